@@ -1,0 +1,39 @@
+//! Generates the C header with cbindgen.
+//!
+//! The header is always written to `$OUT_DIR/session.h`. It is written to
+//! `include/session.h` only when `SESSION_UPDATE_HEADER=1`, so a build never modifies
+//! the source tree by itself (`cargo package` verifies exactly that). The test
+//! `tests/header.rs` fails when the checked-in header differs from the generated one
+//! and prints the command that refreshes it.
+
+use std::env;
+use std::path::PathBuf;
+
+/// The ABI major version: it names the shared library's SONAME and moves only when a
+/// released function, type or status value changes incompatibly.
+const ABI_MAJOR: u32 = 0;
+
+fn main() {
+    let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    println!("cargo:rerun-if-changed=src/ffi");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-env-changed=SESSION_UPDATE_HEADER");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsession.so.{ABI_MAJOR}");
+    println!("cargo:rustc-env=SESSION_ABI_MAJOR={ABI_MAJOR}");
+
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .expect("cbindgen.toml is readable and valid");
+    let bindings = cbindgen::Builder::new()
+        .with_crate(&crate_dir)
+        .with_config(config)
+        .generate()
+        .expect("cbindgen can parse the ffi module");
+
+    let generated = out_dir.join("session.h");
+    bindings.write_to_file(&generated);
+    if env::var("SESSION_UPDATE_HEADER").as_deref() == Ok("1") {
+        bindings.write_to_file(crate_dir.join("include").join("session.h"));
+    }
+}

@@ -1,0 +1,632 @@
+//! Entries and `parse_entry`, the boundary where untrusted text becomes a validated
+//! entry (SPEC §2).
+//!
+//! Parsing checks from the outside in and narrows only after each fact is proven: the
+//! JSON hygiene scan first ([`crate::json`]), then the entry's shape, then the message
+//! by role, then each content block by type. An [`Entry`] keeps its canonical JSON
+//! text, so unknown fields, key order and exact numbers survive every round trip, and
+//! keeps the facts the tree needs (id, parent, kind) as typed fields.
+
+use std::fmt;
+use std::ops::Range;
+
+use crate::error::{EntryError, Error, LineFault};
+use crate::json::{self, Kind, MAX_DEPTH, Tape};
+
+/// The author of an agent message (SPEC §2, a closed union).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+impl Role {
+    /// The role as written in JSON: `user`, `assistant`, `toolResult`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+        }
+    }
+}
+
+/// What an entry records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// `type: "message"`: a model-facing message.
+    Message(Role),
+    /// `type: "metadata"`: a key and a JSON value; on the path, never a message.
+    Metadata,
+}
+
+#[derive(Clone, Debug)]
+enum Body {
+    Message { role: Role, span: Range<usize> },
+    Metadata { key: Box<str>, value: Range<usize> },
+}
+
+/// A validated session entry. It owns its canonical JSON (the input with insignificant
+/// whitespace removed; key order, unknown fields, escapes and numbers exactly as
+/// written) and shares nothing with the text it was parsed from.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    json: Box<str>,
+    id: Box<str>,
+    parent_id: Option<Box<str>>,
+    timestamp: f64,
+    body: Body,
+}
+
+impl Entry {
+    /// The entry's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The parent's id; `None` for a root.
+    pub fn parent_id(&self) -> Option<&str> {
+        self.parent_id.as_deref()
+    }
+
+    /// The entry's timestamp (a finite number).
+    pub fn timestamp(&self) -> f64 {
+        self.timestamp
+    }
+
+    /// Whether this is a message (and whose) or metadata.
+    pub fn kind(&self) -> EntryKind {
+        match &self.body {
+            Body::Message { role, .. } => EntryKind::Message(*role),
+            Body::Metadata { .. } => EntryKind::Metadata,
+        }
+    }
+
+    /// The canonical JSON of the whole entry, one line without a newline.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The canonical JSON of the `message` member, complete (every toolCall and
+    /// toolResult field kept); `None` for metadata.
+    pub fn message_json(&self) -> Option<&str> {
+        match &self.body {
+            Body::Message { span, .. } => self.json.get(span.clone()),
+            Body::Metadata { .. } => None,
+        }
+    }
+
+    /// The message as an owned [`Message`]; `None` for metadata.
+    pub fn message(&self) -> Option<Message> {
+        match &self.body {
+            Body::Message { role, span } => Some(Message {
+                role: *role,
+                json: self.json.get(span.clone()).unwrap_or_default().into(),
+            }),
+            Body::Metadata { .. } => None,
+        }
+    }
+
+    /// For metadata: the key and the canonical JSON of the value.
+    pub fn metadata(&self) -> Option<(&str, &str)> {
+        match &self.body {
+            Body::Metadata { key, value } => Some((key, self.json.get(value.clone())?)),
+            Body::Message { .. } => None,
+        }
+    }
+}
+
+/// Two entries are equal when their canonical JSON is equal.
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.json == other.json
+    }
+}
+
+impl Eq for Entry {}
+
+impl fmt::Display for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+/// A model-facing message taken from a `message` entry, complete and owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    role: Role,
+    json: Box<str>,
+}
+
+impl Message {
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The message's canonical JSON.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.json)
+    }
+}
+
+/// Parses untrusted text as one entry (SPEC §2). On success the entry is new and
+/// normalised; on failure the error names the offending place as a JSON Pointer:
+/// [`Error::InvalidJson`] for text that is not exactly one acceptable JSON value,
+/// [`Error::InvalidEntry`] for JSON of the wrong shape.
+pub fn parse_entry(text: impl AsRef<[u8]>) -> Result<Entry, Error> {
+    EntryParser::default()
+        .parse(text.as_ref())
+        .map_err(ParseFault::into_error)
+}
+
+/// Parses a JSON array of entries (the input of the slice-level tree operations).
+/// Pointers in errors start with the element's index (`/3/message/content/0/id`).
+pub fn parse_entries(text: impl AsRef<[u8]>) -> Result<Vec<Entry>, Error> {
+    let mut tape = Tape::default();
+    // One more level than an entry may have, for the array around the entries.
+    json::scan(text.as_ref(), MAX_DEPTH + 1, &mut tape).map_err(Error::InvalidJson)?;
+    let check = Check::new(&tape, String::new());
+    check.expect(0, Kind::Array).map_err(Error::InvalidEntry)?;
+    let mut entries = Vec::new();
+    for (index, element) in tape.elements(0).enumerate() {
+        let mut check = Check::new(&tape, format!("/{index}"));
+        entries.push(check.entry(element).map_err(Error::InvalidEntry)?);
+    }
+    Ok(entries)
+}
+
+/// Why a text is not an entry: bad JSON, or the wrong shape.
+#[derive(Debug)]
+pub(crate) enum ParseFault {
+    Json(json::JsonError),
+    Entry(EntryError),
+}
+
+impl ParseFault {
+    pub(crate) fn into_error(self) -> Error {
+        match self {
+            ParseFault::Json(e) => Error::InvalidJson(e),
+            ParseFault::Entry(e) => Error::InvalidEntry(e),
+        }
+    }
+
+    pub(crate) fn into_line_fault(self) -> LineFault {
+        match self {
+            ParseFault::Json(e) => LineFault::Json(e),
+            ParseFault::Entry(e) => LineFault::Entry(e),
+        }
+    }
+}
+
+/// Parses many entries while reusing one scan buffer (recovery parses a line at a time).
+#[derive(Default)]
+pub(crate) struct EntryParser {
+    tape: Tape,
+}
+
+impl EntryParser {
+    pub(crate) fn parse(&mut self, text: &[u8]) -> Result<Entry, ParseFault> {
+        json::scan(text, MAX_DEPTH, &mut self.tape).map_err(ParseFault::Json)?;
+        Check::new(&self.tape, String::new())
+            .entry(0)
+            .map_err(ParseFault::Entry)
+    }
+}
+
+/// Block types allowed in each content array.
+const USER_BLOCKS: &[&str] = &["text", "image"];
+const ASSISTANT_BLOCKS: &[&str] = &["text", "thinking", "toolCall"];
+const TOOL_RESULT_BLOCKS: &[&str] = &["text", "image"];
+
+/// The shape checker. It walks the tape from the outside in, keeping the JSON Pointer
+/// of the value under inspection so that every error can name its place.
+struct Check<'t> {
+    tape: &'t Tape,
+    pointer: String,
+}
+
+type Checked<T> = Result<T, EntryError>;
+
+impl<'t> Check<'t> {
+    fn new(tape: &'t Tape, pointer: String) -> Check<'t> {
+        Check { tape, pointer }
+    }
+
+    fn fail<T>(&self, message: String) -> Checked<T> {
+        Err(EntryError {
+            pointer: self.pointer.clone(),
+            message,
+        })
+    }
+
+    /// Runs `f` with `segment` appended to the pointer.
+    fn within<T>(&mut self, segment: &str, f: impl FnOnce(&mut Self) -> Checked<T>) -> Checked<T> {
+        let len = self.pointer.len();
+        json::push_pointer_segment(&mut self.pointer, segment);
+        let result = f(self);
+        self.pointer.truncate(len);
+        result
+    }
+
+    fn expect(&self, node: usize, kind: Kind) -> Checked<()> {
+        let found = self.tape.nodes[node].kind;
+        if found == kind {
+            Ok(())
+        } else {
+            self.fail(format!("expected {}, found {}", kind.noun(), found.noun()))
+        }
+    }
+
+    /// The required member `name` of object `obj`.
+    fn required(&mut self, obj: usize, name: &str) -> Checked<usize> {
+        match self.tape.get(obj, name) {
+            Some(value) => Ok(value),
+            None => self.within(name, |c| c.fail(format!("missing member {name:?}"))),
+        }
+    }
+
+    /// A required string member; with `non_empty`, the empty string is refused.
+    fn string(&mut self, obj: usize, name: &str, non_empty: bool) -> Checked<String> {
+        let node = self.required(obj, name)?;
+        self.within(name, |c| c.string_value(node, non_empty))
+    }
+
+    fn string_value(&self, node: usize, non_empty: bool) -> Checked<String> {
+        self.expect(node, Kind::String)?;
+        let value = self.tape.string(node);
+        if non_empty && value.is_empty() {
+            return self.fail("must be a non-empty string".into());
+        }
+        Ok(value.into_owned())
+    }
+
+    /// A required member of a given JSON kind.
+    fn member_of_kind(&mut self, obj: usize, name: &str, kind: Kind) -> Checked<usize> {
+        let node = self.required(obj, name)?;
+        self.within(name, |c| c.expect(node, kind))?;
+        Ok(node)
+    }
+
+    fn entry(&mut self, root: usize) -> Checked<Entry> {
+        self.expect(root, Kind::Object)?;
+        let id = self.string(root, "id", true)?;
+        let parent_node = self.required(root, "parentId")?;
+        let parent_id = match self.tape.nodes[parent_node].kind {
+            Kind::Null => None,
+            _ => Some(self.within("parentId", |c| c.string_value(parent_node, true))?),
+        };
+        let ts_node = self.member_of_kind(root, "timestamp", Kind::Number)?;
+        // The scanner admits only finite doubles and exact integers.
+        let timestamp = std::str::from_utf8(self.tape.raw(ts_node))
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        let kind = self.string(root, "type", false)?;
+        let tape = self.tape;
+        let base = tape.nodes[root].start;
+        let relative = |node: usize| {
+            let n = &tape.nodes[node];
+            n.start - base..n.end - base
+        };
+        let body = match kind.as_str() {
+            "message" => {
+                let node = self.required(root, "message")?;
+                let role = self.within("message", |c| c.message(node))?;
+                Body::Message {
+                    role,
+                    span: relative(node),
+                }
+            }
+            "metadata" => {
+                let key = self.string(root, "key", true)?;
+                let node = self.required(root, "value")?;
+                Body::Metadata {
+                    key: key.into(),
+                    value: relative(node),
+                }
+            }
+            other => {
+                return self.within("type", |c| {
+                    c.fail(format!(
+                        "unknown entry type {other:?}; expected \"message\" or \"metadata\""
+                    ))
+                });
+            }
+        };
+        let text = self.tape.raw(root);
+        let Ok(json) = std::str::from_utf8(text) else {
+            return self.fail("entry text is not UTF-8".into());
+        };
+        Ok(Entry {
+            json: json.into(),
+            id: id.into(),
+            parent_id: parent_id.map(Into::into),
+            timestamp,
+            body,
+        })
+    }
+
+    fn message(&mut self, msg: usize) -> Checked<Role> {
+        self.expect(msg, Kind::Object)?;
+        let role = self.string(msg, "role", false)?;
+        match role.as_str() {
+            "user" => {
+                let content = self.required(msg, "content")?;
+                self.within("content", |c| match c.tape.nodes[content].kind {
+                    Kind::String => Ok(()),
+                    Kind::Array => c.blocks(content, USER_BLOCKS, "user"),
+                    other => c.fail(format!(
+                        "expected a string or an array of blocks, found {}",
+                        other.noun()
+                    )),
+                })?;
+                Ok(Role::User)
+            }
+            "assistant" => {
+                let content = self.member_of_kind(msg, "content", Kind::Array)?;
+                self.within("content", |c| c.blocks(content, ASSISTANT_BLOCKS, "assistant"))?;
+                Ok(Role::Assistant)
+            }
+            "toolResult" => {
+                self.string(msg, "toolCallId", true)?;
+                self.string(msg, "toolName", false)?;
+                let content = self.member_of_kind(msg, "content", Kind::Array)?;
+                self.within("content", |c| c.blocks(content, TOOL_RESULT_BLOCKS, "toolResult"))?;
+                self.member_of_kind(msg, "isError", Kind::Bool)?;
+                // `details` is optional and may be any JSON value.
+                Ok(Role::ToolResult)
+            }
+            other => self.within("role", |c| {
+                c.fail(format!(
+                    "unknown role {other:?}; expected \"user\", \"assistant\" or \"toolResult\""
+                ))
+            }),
+        }
+    }
+
+    fn blocks(&mut self, array: usize, allowed: &[&str], role: &str) -> Checked<()> {
+        for (index, block) in self.tape.elements(array).enumerate() {
+            self.within(&index.to_string(), |c| c.block(block, allowed, role))?;
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, block: usize, allowed: &[&str], role: &str) -> Checked<()> {
+        self.expect(block, Kind::Object)?;
+        let kind = self.string(block, "type", false)?;
+        if !allowed.contains(&kind.as_str()) {
+            let known = ["text", "thinking", "image", "toolCall"].contains(&kind.as_str());
+            return self.within("type", |c| {
+                c.fail(if known {
+                    format!("a {kind:?} block is not allowed in {role} content")
+                } else {
+                    format!("unknown block type {kind:?}")
+                })
+            });
+        }
+        match kind.as_str() {
+            "text" => drop(self.string(block, "text", false)?),
+            "thinking" => drop(self.string(block, "thinking", false)?),
+            "image" => {
+                self.string(block, "data", false)?;
+                self.string(block, "mimeType", false)?;
+            }
+            _ => {
+                // toolCall: the pairing with its result depends on id and name.
+                self.string(block, "id", true)?;
+                self.string(block, "name", true)?;
+                self.member_of_kind(block, "arguments", Kind::Object)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A_READ: &str = r#"{"id":"a-read","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}],"api":"x","usage":{"input":10}}}"#;
+
+    fn invalid_entry(text: &str) -> EntryError {
+        match parse_entry(text) {
+            Err(Error::InvalidEntry(e)) => e,
+            other => panic!("expected InvalidEntry for {text}, got {other:?}"),
+        }
+    }
+
+    fn invalid_json(text: &[u8]) -> json::JsonError {
+        match parse_entry(text) {
+            Err(Error::InvalidJson(e)) => e,
+            other => panic!("expected InvalidJson, got {other:?}"),
+        }
+    }
+
+    /// Replaces `from` with `to` in the a-read fixture.
+    fn a_read_with(from: &str, to: &str) -> String {
+        assert!(A_READ.contains(from), "{from}");
+        A_READ.replacen(from, to, 1)
+    }
+
+    #[test]
+    fn parse_entry_keeps_a_tool_call_intact() {
+        let e = parse_entry(A_READ).unwrap();
+        assert_eq!(e.id(), "a-read");
+        assert_eq!(e.parent_id(), Some("u-1"));
+        assert_eq!(e.timestamp(), 2.0);
+        assert_eq!(e.kind(), EntryKind::Message(Role::Assistant));
+        assert_eq!(e.json(), A_READ);
+        let m = e.message_json().unwrap();
+        assert!(m.starts_with(r#"{"role":"assistant","content":[{"type":"toolCall","id":"call-1""#));
+        assert!(m.ends_with(r#""usage":{"input":10}}"#));
+    }
+
+    #[test]
+    fn parse_entry_normalises_whitespace_only() {
+        let spaced = "{ \"id\" : \"m\", \"parentId\":null ,\"timestamp\":1.50,\n\"type\":\"metadata\",\"key\":\"cwd\",\"value\":{ \"z\":1,\"a\":[ ] },\"extra\":\"kept\"}";
+        let e = parse_entry(spaced).unwrap();
+        assert_eq!(
+            e.json(),
+            r#"{"id":"m","parentId":null,"timestamp":1.50,"type":"metadata","key":"cwd","value":{"z":1,"a":[]},"extra":"kept"}"#
+        );
+        assert_eq!(e.metadata(), Some(("cwd", r#"{"z":1,"a":[]}"#)));
+        assert_eq!(e.kind(), EntryKind::Metadata);
+        assert!(e.message_json().is_none());
+    }
+
+    #[test]
+    fn user_string_content_stays_a_string() {
+        let e = parse_entry(r#"{"id":"u","parentId":null,"timestamp":0,"type":"message","message":{"role":"user","content":"hi"}}"#).unwrap();
+        assert_eq!(e.message_json(), Some(r#"{"role":"user","content":"hi"}"#));
+    }
+
+    #[test]
+    fn tool_result_keeps_every_field() {
+        let text = r##"{"id":"r","parentId":"a","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":false,"details":{"bytes":[1,2.5,null]}}}"##;
+        let e = parse_entry(text).unwrap();
+        assert_eq!(e.kind(), EntryKind::Message(Role::ToolResult));
+        assert!(e.message_json().unwrap().contains(r#""details":{"bytes":[1,2.5,null]}"#));
+    }
+
+    #[test]
+    fn id_written_with_escapes_is_decoded() {
+        let e = parse_entry(r#"{"id":"u\u002d1","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":0}"#).unwrap();
+        assert_eq!(e.id(), "u-1");
+        assert!(e.json().contains(r#""u\u002d1""#));
+    }
+
+    #[test]
+    fn rejects_non_object_entry() {
+        assert_eq!(invalid_entry("[]").pointer, "");
+        assert_eq!(invalid_entry("\"x\"").pointer, "");
+    }
+
+    #[test]
+    fn rejects_missing_or_empty_id() {
+        assert_eq!(invalid_entry(&a_read_with(r#""id":"a-read","#, "")).pointer, "/id");
+        assert_eq!(invalid_entry(&a_read_with(r#""a-read""#, r#""""#)).pointer, "/id");
+        assert_eq!(invalid_entry(&a_read_with(r#""a-read""#, "7")).pointer, "/id");
+    }
+
+    #[test]
+    fn rejects_bad_parent_id() {
+        assert_eq!(invalid_entry(&a_read_with(r#""parentId":"u-1","#, "")).pointer, "/parentId");
+        assert_eq!(invalid_entry(&a_read_with(r#""u-1""#, r#""""#)).pointer, "/parentId");
+        assert_eq!(invalid_entry(&a_read_with(r#""u-1""#, "false")).pointer, "/parentId");
+    }
+
+    #[test]
+    fn rejects_non_number_timestamp() {
+        assert_eq!(invalid_entry(&a_read_with(r#""timestamp":2"#, r#""timestamp":"2""#)).pointer, "/timestamp");
+        assert_eq!(invalid_entry(&a_read_with(r#""timestamp":2,"#, "")).pointer, "/timestamp");
+    }
+
+    #[test]
+    fn rejects_unknown_type_role_and_block_type() {
+        let e = invalid_entry(&a_read_with(r#""type":"message""#, r#""type":"compaction""#));
+        assert_eq!(e.pointer, "/type");
+        let e = invalid_entry(&a_read_with(r#""role":"assistant""#, r#""role":"system""#));
+        assert_eq!(e.pointer, "/message/role");
+        let e = invalid_entry(&a_read_with(r#""type":"toolCall""#, r#""type":"audio""#));
+        assert_eq!(e.pointer, "/message/content/0/type");
+    }
+
+    #[test]
+    fn rejects_block_type_not_allowed_for_the_role() {
+        let text = r#"{"id":"u","parentId":null,"timestamp":0,"type":"message","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"b"}]}}"#;
+        let e = invalid_entry(text);
+        assert_eq!(e.pointer, "/message/content/1/type");
+        assert!(e.message.contains("not allowed in user content"), "{}", e.message);
+    }
+
+    #[test]
+    fn rejects_incomplete_tool_call() {
+        assert_eq!(invalid_entry(&a_read_with(r#""call-1""#, r#""""#)).pointer, "/message/content/0/id");
+        assert_eq!(invalid_entry(&a_read_with(r#""name":"read","#, "")).pointer, "/message/content/0/name");
+        assert_eq!(
+            invalid_entry(&a_read_with(r#"{"path":"README.md"}"#, r#""{\"path\":1}""#)).pointer,
+            "/message/content/0/arguments"
+        );
+    }
+
+    #[test]
+    fn rejects_incomplete_tool_result() {
+        let base = r#"{"id":"r","parentId":"a","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[],"isError":false}}"#;
+        assert!(parse_entry(base).is_ok());
+        for (from, to, pointer) in [
+            (r#""toolCallId":"c","#, "", "/message/toolCallId"),
+            (r#""c""#, r#""""#, "/message/toolCallId"),
+            (r#""toolName":"read""#, r#""toolName":1"#, "/message/toolName"),
+            (r#""isError":false"#, r#""isError":"no""#, "/message/isError"),
+            (r#""content":[]"#, r#""content":"x""#, "/message/content"),
+            (r#""content":[]"#, r#""content":[{"type":"toolCall","id":"x","name":"y","arguments":{}}]"#, "/message/content/0/type"),
+        ] {
+            let e = invalid_entry(&base.replacen(from, to, 1));
+            assert_eq!(e.pointer, pointer, "{from} -> {to}");
+        }
+    }
+
+    #[test]
+    fn rejects_assistant_string_content() {
+        let e = invalid_entry(&a_read_with(
+            r#""content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}]"#,
+            r#""content":"text""#,
+        ));
+        assert_eq!(e.pointer, "/message/content");
+    }
+
+    #[test]
+    fn rejects_metadata_without_key_or_value() {
+        let base = r#"{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"cwd","value":"/w"}"#;
+        assert!(parse_entry(base).is_ok());
+        assert_eq!(invalid_entry(&base.replace(r#""key":"cwd","#, "")).pointer, "/key");
+        assert_eq!(invalid_entry(&base.replace(r#""cwd""#, r#""""#)).pointer, "/key");
+        assert_eq!(invalid_entry(&base.replace(r#","value":"/w""#, "")).pointer, "/value");
+    }
+
+    #[test]
+    fn metadata_value_may_be_any_json_including_null() {
+        for v in ["null", "0", "\"s\"", "[1,[2]]", "{\"a\":{}}", "true"] {
+            let text = format!(r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{v}}}"#);
+            assert_eq!(parse_entry(&text).unwrap().metadata().unwrap().1, v);
+        }
+    }
+
+    #[test]
+    fn json_hygiene_classes_are_invalid_json_with_pointers() {
+        assert_eq!(invalid_json(a_read_with(r#""api":"x""#, r#""api":"x","api":"y""#).as_bytes()).pointer, "/message/api");
+        assert_eq!(invalid_json(a_read_with(r#""input":10"#, r#""input":1e400"#).as_bytes()).pointer, "/message/usage/input");
+        assert_eq!(invalid_json(a_read_with(r#""input":10"#, r#""input":123456789012345678901234"#).as_bytes()).pointer, "/message/usage/input");
+        assert_eq!(invalid_json(a_read_with("README.md", r"\ud800").as_bytes()).pointer, "/message/content/0/arguments/path");
+        let mut bad_utf8 = A_READ.as_bytes().to_vec();
+        let at = A_READ.find("README").unwrap();
+        bad_utf8[at] = 0xFF;
+        assert_eq!(invalid_json(&bad_utf8).pointer, "/message/content/0/arguments/path");
+        invalid_json(format!("{A_READ} {A_READ}").as_bytes());
+        invalid_json(format!("{A_READ}x").as_bytes());
+        let deep = format!(r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{}{}}}"#, "[".repeat(200), "]".repeat(200));
+        assert!(matches!(invalid_json(deep.as_bytes()).kind, json::JsonErrorKind::TooDeep(_)));
+    }
+
+    #[test]
+    fn parse_entries_prefixes_pointers_with_the_index() {
+        let list = format!("[{A_READ},{}]", a_read_with(r#""call-1""#, r#""""#));
+        match parse_entries(&list) {
+            Err(Error::InvalidEntry(e)) => assert_eq!(e.pointer, "/1/message/content/0/id"),
+            other => panic!("{other:?}"),
+        }
+        match parse_entries(format!("[{A_READ},{}]", a_read_with(r#""input":10"#, r#""input":1e999"#))) {
+            Err(Error::InvalidJson(e)) => assert_eq!(e.pointer, "/1/message/usage/input"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_entries("{}"), Err(Error::InvalidEntry(_))));
+        assert_eq!(parse_entries(format!("[{A_READ}]")).unwrap()[0].json(), A_READ);
+    }
+}

@@ -1,0 +1,182 @@
+//! The core's typed errors. Each carries the facts a caller needs (line, ids, JSON
+//! Pointer) as fields; the C boundary maps them once to a status code and error JSON.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use crate::json::JsonError;
+
+/// A fact about a file that is not an error but that the caller must know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// The file ends in a non-blank piece without `\n` starting at physical line
+    /// `line`: an append that did not finish. It is not committed, and a store that
+    /// sees it refuses to append until the caller repairs the file.
+    UnterminatedTail { line: u64 },
+}
+
+impl Warning {
+    /// The warning's stable code, as in its JSON form.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Warning::UnterminatedTail { .. } => "unterminated_tail",
+        }
+    }
+
+    /// `{"code":"unterminated_tail","line":N}`.
+    pub fn to_json(&self) -> String {
+        match self {
+            Warning::UnterminatedTail { line } => {
+                format!("{{\"code\":\"{}\",\"line\":{line}}}", self.code())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::UnterminatedTail { line } => write!(
+                f,
+                "line {line} has no terminating newline (an unfinished append); it is not committed"
+            ),
+        }
+    }
+}
+
+/// Well-formed JSON of the wrong shape for an entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message} (at {pointer:?})")]
+pub struct EntryError {
+    /// JSON Pointer of the offending value, or of the member that is missing.
+    pub pointer: String,
+    pub message: String,
+}
+
+/// Why a committed line cannot be read as an entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LineFault {
+    #[error("invalid JSON at {:?}: {}", .0.pointer, .0)]
+    Json(JsonError),
+    #[error("invalid entry: {0}")]
+    Entry(EntryError),
+    #[error("the line is {len} bytes long; the maximum is {max}")]
+    TooLong { len: u64, max: usize },
+}
+
+impl LineFault {
+    /// The JSON Pointer inside the line, where there is one.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            LineFault::Json(e) => Some(&e.pointer),
+            LineFault::Entry(e) => Some(&e.pointer),
+            LineFault::TooLong { .. } => None,
+        }
+    }
+}
+
+/// The file operation that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoOp {
+    Open,
+    Read,
+    Write,
+    Sync,
+}
+
+impl IoOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoOp::Open => "open",
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+            IoOp::Sync => "sync",
+        }
+    }
+}
+
+/// A failed file operation, kept whole: a tainted store reports this same value to
+/// every later caller.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct IoFailure {
+    pub op: IoOp,
+    pub kind: io::ErrorKind,
+    /// The OS error number (`errno`), when the OS gave one.
+    pub os_error: Option<i32>,
+    pub message: String,
+}
+
+impl IoFailure {
+    pub(crate) fn new(op: IoOp, context: &str, err: &io::Error) -> IoFailure {
+        IoFailure {
+            op,
+            kind: err.kind(),
+            os_error: err.raw_os_error(),
+            message: format!("{} {context} failed: {err}", op.name()),
+        }
+    }
+}
+
+/// Every way a libsession operation can fail.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Error {
+    /// Not exactly one well-formed JSON value, or JSON that would not survive a round
+    /// trip (duplicate key, lossy number, lone surrogate, nesting too deep).
+    #[error("invalid JSON at {:?}: {}", .0.pointer, .0)]
+    InvalidJson(JsonError),
+    /// Well-formed JSON of the wrong shape.
+    #[error("invalid entry: {0}")]
+    InvalidEntry(EntryError),
+    /// An id that is already taken. `line` is set when replaying a file.
+    #[error("{}duplicate id {id:?}", at_line(*.line))]
+    DuplicateId { id: String, line: Option<u64> },
+    /// An entry whose parent is not there. `line` is set when replaying a file.
+    #[error("{}entry {child_id:?} names parent {parent_id:?}, which does not exist{}",
+        at_line(*.line), if .line.is_some() { " on an earlier line" } else { "" })]
+    MissingParent {
+        child_id: String,
+        parent_id: String,
+        line: Option<u64>,
+    },
+    /// Walking parent links from the leaf came back to `id`.
+    #[error("cycle: entry {id:?} is its own ancestor")]
+    Cycle { id: String },
+    /// No entry has the requested leaf id.
+    #[error("no entry has id {id:?}")]
+    UnknownLeaf { id: String },
+    /// A committed line (ending in `\n`) that is not a valid entry.
+    #[error("line {line}: {fault}")]
+    CorruptLine { line: u64, fault: LineFault },
+    /// The store's file has an unterminated tail; appends are refused until the caller
+    /// repairs it.
+    #[error("the file needs repair before appending: {}", warnings_text(.warnings))]
+    NeedsRepair { warnings: Vec<Warning> },
+    /// An earlier write on this store failed; `cause` is that original failure.
+    #[error("the store is tainted by an earlier failed write: {cause}")]
+    Tainted { cause: Arc<IoFailure> },
+    /// A file operation failed.
+    #[error("{0}")]
+    Io(Arc<IoFailure>),
+    /// A bug in libsession (an operation abandoned by a panic).
+    #[error("internal error: {message}")]
+    Internal { message: String },
+}
+
+fn at_line(line: Option<u64>) -> String {
+    line.map(|l| format!("line {l}: ")).unwrap_or_default()
+}
+
+fn warnings_text(warnings: &[Warning]) -> String {
+    let texts: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    texts.join("; ")
+}
+
+impl Error {
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
+        Error::Internal {
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! libsession stores the conversation of an AI coding agent as an append-only tree of
+//! entries, persists it as JSONL, and restores the model-facing messages of any branch
+//! without loss.
+//!
+//! Every entry has an `id`, a `parentId` (null for a root) and a `timestamp`. The order
+//! of lines in a file is only the order of writing; `parentId` is the logical relation,
+//! so one history grows several branches and no branch overwrites another:
+//!
+//! ```text
+//! u-1            user: "读取 README.md，告诉我项目名"
+//! ├── a-read     assistant: toolCall call-1 read {"path":"README.md"}
+//! │   └── r-read toolResult call-1: "# tiny-pi ..."
+//! │       └── a-final   assistant: "项目名是 tiny-pi"
+//! │           └── meta-cwd  metadata cwd = "/workspace/tiny-pi"
+//! └── a-alt      assistant: "我无法读取该文件"
+//! ```
+//!
+//! The caller names a leaf and gets the path from the root: `path_to("meta-cwd")` is
+//! u-1, a-read, r-read, a-final, meta-cwd, and `messages_on_path("meta-cwd")` is the
+//! four messages on it (metadata is on the path but is not a message).
+//!
+//! ```
+//! use session::Store;
+//!
+//! let store = Store::memory();
+//! store.append(r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message",
+//!     "message":{"role":"user","content":"hi"}}"#)?;
+//! store.append(r#"{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message",
+//!     "message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}"#)?;
+//! let messages = store.messages_on_path("a-1")?;
+//! assert_eq!(messages.len(), 2);
+//! assert_eq!(messages[0].json(), r#"{"role":"user","content":"hi"}"#);
+//! # Ok::<(), session::Error>(())
+//! ```
+//!
+//! Modules: [`entry`] (the parsing boundary), [`json`] (JSON hygiene), [`tree`]
+//! (paths over a slice), [`recover`] (what a JSONL byte string commits), [`store`]
+//! (memory and JSONL stores), [`error`]. The C ABI lives in `ffi`, the only module
+//! with `unsafe`.
+
+#![deny(unsafe_code)]
+
+pub mod entry;
+pub mod error;
+pub mod json;
+pub mod recover;
+pub mod store;
+pub mod tree;
+
+pub use entry::{Entry, EntryKind, Message, Role, parse_entries, parse_entry};
+pub use error::{EntryError, Error, IoFailure, IoOp, LineFault, Warning};
+pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
+pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
+pub use store::{OpenReport, Receipt, SessionFile, Snapshot, State, Store};
+pub use tree::{messages_on_path, path_to};

@@ -1,0 +1,173 @@
+//! `recover_jsonl`: what a JSONL file commits (SPEC §3). Pure; it never changes a file.
+//!
+//! A line is committed only when it ends with `\n`. Blank committed lines (JSON
+//! whitespace only: space, tab, CR) are skipped but still count for physical line
+//! numbers. Any other byte makes a line non-blank: a crash can leave a run of NULs,
+//! and treating it as blank would let the next append weld onto it. A non-blank
+//! committed line that is not a valid entry fails the whole recovery with its line
+//! number; a non-blank final piece without `\n`, even valid JSON, is not committed and
+//! is reported as an `unterminated_tail` warning.
+//!
+//! [`LineScanner`] does the framing as a stream, so a store can recover a file of any
+//! size in fixed-size reads: a line longer than [`MAX_LINE_BYTES`] is never held in
+//! memory, and a gigabyte of NULs at the tail costs one pass and no allocation.
+
+use memchr::memchr;
+
+use crate::entry::{Entry, EntryParser};
+use crate::error::{Error, LineFault, Warning};
+
+/// The longest line (without its `\n`) that a file may commit. A longer committed line
+/// is corrupt; a longer unterminated tail is an unterminated tail. Appends refuse
+/// entries whose line would be longer, so every line a store writes reads back.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// What a JSONL byte string commits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovered {
+    /// Every committed entry, in file order.
+    pub entries: Vec<Entry>,
+    /// At most one `unterminated_tail`.
+    pub warnings: Vec<Warning>,
+}
+
+/// Recovers the committed entries of a JSONL byte string.
+///
+/// Fails with [`Error::CorruptLine`] (with the 1-based physical line) when a committed
+/// non-blank line is not a valid entry or is longer than [`MAX_LINE_BYTES`].
+pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
+    let mut parser = EntryParser::default();
+    let mut entries = Vec::new();
+    let mut scanner = LineScanner::new(MAX_LINE_BYTES);
+    scanner.feed(bytes, &mut |line, text| {
+        let entry = parser
+            .parse(text)
+            .map_err(|fault| corrupt(line, fault.into_line_fault()))?;
+        entries.push(entry);
+        Ok(())
+    })?;
+    Ok(Recovered {
+        entries,
+        warnings: scanner.finish().into_iter().collect(),
+    })
+}
+
+pub(crate) fn corrupt(line: u64, fault: LineFault) -> Error {
+    Error::CorruptLine { line, fault }
+}
+
+/// JSON whitespace other than `\n`: what a blank line may hold.
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+/// Splits a byte stream into committed lines, fed in chunks of any size.
+pub(crate) struct LineScanner {
+    max_line: usize,
+    /// Physical lines completed so far (each ended by `\n`).
+    lines: u64,
+    /// The start of a line that continues in the next chunk, while it fits.
+    partial: Vec<u8>,
+    /// The true length of that line so far, even once it no longer fits.
+    partial_len: u64,
+    /// The line outgrew `max_line`; its bytes are no longer kept.
+    overflow: bool,
+    /// The unfinished line holds a byte that is not blank.
+    partial_nonblank: bool,
+}
+
+impl LineScanner {
+    pub(crate) fn new(max_line: usize) -> LineScanner {
+        LineScanner {
+            max_line,
+            lines: 0,
+            partial: Vec::new(),
+            partial_len: 0,
+            overflow: false,
+            partial_nonblank: false,
+        }
+    }
+
+    /// Feeds the next bytes of the stream, calling `on_line(line, text)` for each
+    /// committed non-blank line (`text` without its `\n`).
+    pub(crate) fn feed(
+        &mut self,
+        mut chunk: &[u8],
+        on_line: &mut impl FnMut(u64, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        while let Some(end) = memchr(b'\n', chunk) {
+            let piece = &chunk[..end];
+            chunk = &chunk[end + 1..];
+            self.lines += 1;
+            if self.partial_len == 0 {
+                self.commit(piece, on_line)?;
+                continue;
+            }
+            self.extend_partial(piece);
+            if self.overflow {
+                return Err(corrupt(self.lines, self.too_long(self.partial_len)));
+            }
+            let line = std::mem::take(&mut self.partial);
+            self.reset_partial();
+            self.commit(&line, on_line)?;
+            // Keep the buffer for the next line that spans chunks.
+            self.partial = line;
+            self.partial.clear();
+        }
+        if !chunk.is_empty() {
+            self.extend_partial(chunk);
+        }
+        Ok(())
+    }
+
+    /// The warning for a non-blank final piece without `\n`, if there is one.
+    pub(crate) fn finish(self) -> Option<Warning> {
+        (self.partial_len > 0 && self.partial_nonblank).then_some(Warning::UnterminatedTail {
+            line: self.lines + 1,
+        })
+    }
+
+    fn commit(
+        &self,
+        line: &[u8],
+        on_line: &mut impl FnMut(u64, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        if line.len() > self.max_line {
+            return Err(corrupt(self.lines, self.too_long(line.len() as u64)));
+        }
+        if is_blank(line) {
+            return Ok(());
+        }
+        on_line(self.lines, line)
+    }
+
+    fn too_long(&self, len: u64) -> LineFault {
+        LineFault::TooLong {
+            len,
+            max: self.max_line,
+        }
+    }
+
+    fn extend_partial(&mut self, bytes: &[u8]) {
+        self.partial_len += bytes.len() as u64;
+        if !self.partial_nonblank && !is_blank(bytes) {
+            self.partial_nonblank = true;
+        }
+        if self.overflow {
+            return;
+        }
+        if self.partial.len() + bytes.len() > self.max_line {
+            // Stop keeping the line: it can only be corrupt or an unterminated tail.
+            self.overflow = true;
+            self.partial = Vec::new();
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+
+    fn reset_partial(&mut self) {
+        self.partial_len = 0;
+        self.overflow = false;
+        self.partial_nonblank = false;
+    }
+}

@@ -1,0 +1,57 @@
+//! The file behind a JSONL store, as a small trait so that tests can inject failures
+//! (a failing write, a short write that leaves half a line, a failing sync) while the
+//! production implementation is the real file opened for append.
+
+use std::fs::File;
+use std::io::{self, Write};
+
+/// What the JSONL store does to its file after open: append and sync.
+pub trait SessionFile: Send {
+    /// One `write(2)`: writes a prefix of `buf` at the end of the file and returns its
+    /// length. A short count is allowed; the store writes the rest with further calls.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
+
+    /// Makes written data durable (`fdatasync(2)`).
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+impl SessionFile for File {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Write::write(self, buf)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
+}
+
+/// Writes all of `line`: continues after a short write and retries `EINTR`
+/// invisibly. Any other failure is returned as is; part of the line may be on disk.
+pub(crate) fn write_all(file: &mut dyn SessionFile, line: &[u8]) -> io::Result<()> {
+    let mut rest = line;
+    while !rest.is_empty() {
+        match file.write(rest) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the file accepted no bytes",
+                ));
+            }
+            Ok(n) => rest = rest.get(n..).unwrap_or_default(),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// `sync`, retrying `EINTR`.
+#[allow(dead_code)] // the durability modes use it
+pub(crate) fn sync(file: &mut dyn SessionFile) -> io::Result<()> {
+    loop {
+        match file.sync() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
