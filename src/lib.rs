@@ -47,6 +47,9 @@ pub mod recover;
 pub mod store;
 pub mod tree;
 
+#[allow(unsafe_code)]
+pub mod ffi;
+
 pub use entry::{Entry, EntryKind, Message, Role, parse_entries, parse_entry};
 pub use error::{EntryError, Error, IoFailure, IoOp, LineFault, Warning};
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};

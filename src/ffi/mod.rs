@@ -1,0 +1,426 @@
+//! The C ABI (SPEC §4): the only `extern "C"` and the only `unsafe` in the crate.
+//!
+//! Each function only converts: C strings and byte ranges in, owned JSON strings and
+//! status codes out. Every function runs inside one panic boundary ([`boundary`]), and
+//! every error goes through one mapping ([`errors`]). The doc comments here become
+//! `include/session.h`.
+
+mod boundary;
+mod errors;
+mod status;
+
+use std::ffi::{CStr, c_char};
+use std::sync::{Arc, OnceLock};
+
+pub use status::*;
+
+use crate::entry::{parse_entries, parse_entry};
+use crate::recover::recover_jsonl;
+use crate::store::{Store, warnings_json};
+use crate::{json, tree};
+use boundary::{bytes_arg, guard, guard_store, set_store, str_arg};
+use errors::FfiError;
+
+/// An open session store: in memory (`session_memory_store_open`) or backed by a JSONL
+/// file (`session_jsonl_store_open`). Opaque; free it with `session_store_close`.
+///
+/// A store is safe to use from many threads at once. Appends commit in the order in
+/// which they arrive (a fair FIFO inside the handle); a read waits for the appends that
+/// arrived before it.
+pub struct SessionStore {
+    store: Store,
+    /// Set when an operation on this store panicked: the error object that every later
+    /// call reports as its `cause`.
+    poisoned: OnceLock<Arc<str>>,
+}
+
+/// The library version, e.g. `"0.1.0"` (the crate version). The string is static: do
+/// not free it. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn session_version() -> *const c_char {
+    static VERSION: &CStr = match CStr::from_bytes_with_nul(
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+    ) {
+        Ok(v) => v,
+        Err(_) => c"unknown",
+    };
+    VERSION.as_ptr()
+}
+
+/// The stable name of a status (`"ok"`, `"missing_parent"`, …), the same as the `code`
+/// of the error JSON; `"unknown"` for a value that is not a status. The string is
+/// static: do not free it. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn session_status_name(status: SessionStatus) -> *const c_char {
+    status::status_name(status).as_ptr()
+}
+
+/// Frees a string that a libsession call returned through `out_json`. NULL is fine.
+/// Freeing any other pointer, or the same string twice, is undefined behaviour.
+///
+/// # Safety
+///
+/// `s` is NULL or a string from a libsession `out_json` not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_string_free(s: *mut c_char) {
+    // SAFETY: the caller passes NULL or a string that `boundary::write_out` made with
+    // `CString::into_raw` and has not freed yet.
+    unsafe { boundary::free_string(s) }
+}
+
+/// Parses `entry_json` as one session entry and returns the normalised entry:
+/// the same JSON value with insignificant whitespace removed, key order, unknown
+/// fields, escapes and numbers kept exactly.
+///
+/// An entry is `{"id", "parentId", "timestamp", "type", ...}`: `id` a non-empty
+/// string, `parentId` null or a non-empty string, `timestamp` a number, `type`
+/// either `"message"` with a `message` (role `user`, `assistant` or `toolResult`) or
+/// `"metadata"` with a non-empty `key` and any JSON `value`. Unknown `type`, `role` or
+/// content block `type` is rejected; unknown extra fields are kept.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON` or `SESSION_ERR_INVALID_ENTRY`
+/// (with `pointer`); `SESSION_ERR_INVALID_ARGUMENT` for a NULL or non-UTF-8 string.
+///
+/// Ownership: `entry_json` is borrowed for the call. `out_json` may be NULL; otherwise
+/// `*out_json` is always set, to the result or to `{"error":{…}}`, and the caller frees
+/// it with `session_string_free`. Thread-safe.
+///
+/// # Safety
+///
+/// `entry_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_parse_entry(
+    entry_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees `entry_json` is NULL or NUL-terminated.
+            let text = str_arg(entry_json, "entry_json")?;
+            Ok(parse_entry(text)?.json().to_owned())
+        })
+    }
+}
+
+/// The entries from the root to `leaf_id`, as a JSON array, over `entries_json`, a
+/// JSON array of entries in any order.
+///
+/// First every entry is parsed (errors point into the array: `/3/message/...`) and
+/// indexed; a duplicate id anywhere fails. Then the parent links are walked from the
+/// leaf; only this path is checked, so a broken branch that is not selected does not
+/// stop a healthy path from being read.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON`, `SESSION_ERR_INVALID_ENTRY`,
+/// `SESSION_ERR_DUPLICATE_ID` (`id`), `SESSION_ERR_UNKNOWN_LEAF` (`id`),
+/// `SESSION_ERR_MISSING_PARENT` (`childId`, `parentId`), `SESSION_ERR_CYCLE` (`id`),
+/// `SESSION_ERR_INVALID_ARGUMENT`.
+///
+/// Ownership and threading as `session_parse_entry`.
+///
+/// # Safety
+///
+/// `entries_json` and `leaf_id` are NULL or NUL-terminated; `out_json` is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_path_to(
+    entries_json: *const c_char,
+    leaf_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees both strings are NULL or NUL-terminated.
+            let (text, leaf) = (str_arg(entries_json, "entries_json")?, str_arg(leaf_id, "leaf_id")?);
+            let entries = parse_entries(text)?;
+            let path = tree::path_to(&entries, leaf)?;
+            Ok(json::array(path.iter().map(|e| e.json())))
+        })
+    }
+}
+
+/// The messages on the path to `leaf_id`, as a JSON array of complete messages
+/// (toolCall ids, names and arguments; toolResult ids, names, `isError`, `details`;
+/// every other field). Metadata entries are on the path but are not messages.
+///
+/// Returns and ownership as `session_path_to`.
+///
+/// # Safety
+///
+/// As `session_path_to`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_messages_on_path(
+    entries_json: *const c_char,
+    leaf_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees both strings are NULL or NUL-terminated.
+            let (text, leaf) = (str_arg(entries_json, "entries_json")?, str_arg(leaf_id, "leaf_id")?);
+            let entries = parse_entries(text)?;
+            let messages = tree::messages_on_path(&entries, leaf)?;
+            Ok(json::array(messages.iter().map(|m| m.json())))
+        })
+    }
+}
+
+/// Recovers what the JSONL bytes `bytes[0..len)` commit, as
+/// `{"entries":[…],"warnings":[…]}`. Pure: it never touches a file.
+///
+/// A line is committed only when it ends with a newline. Blank lines (spaces, tabs,
+/// CR) are skipped but counted for line numbers. A final piece without a newline is
+/// not committed: if it is not blank it is reported as the warning
+/// `{"code":"unterminated_tail","line":N}`. NUL bytes, a BOM or invalid UTF-8 make a
+/// line non-blank.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`, `reason`, `pointer`) when a
+/// committed line is not a valid entry; `SESSION_ERR_INVALID_ARGUMENT` when `bytes` is
+/// NULL and `len > 0`. `(NULL, 0)` is empty input.
+///
+/// Ownership: `bytes` is borrowed for the call; `out_json` as `session_parse_entry`.
+/// Thread-safe.
+///
+/// # Safety
+///
+/// `bytes` is NULL or points to `len` readable bytes; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_recover_jsonl(
+    bytes: *const u8,
+    len: usize,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees `bytes` is NULL or has `len` readable bytes.
+            let input = bytes_arg(bytes, len, "bytes")?;
+            let recovered = recover_jsonl(input)?;
+            Ok(format!(
+                "{{\"entries\":{},\"warnings\":{}}}",
+                json::array(recovered.entries.iter().map(|e| e.json())),
+                warnings_json(&recovered.warnings)
+            ))
+        })
+    }
+}
+
+/// Opens a new, empty store in memory and sets `*out_store` to it.
+///
+/// Returns `SESSION_OK`, or `SESSION_ERR_INVALID_ARGUMENT` when `out_store` is NULL.
+/// The caller closes the store with `session_store_close`. Thread-safe.
+///
+/// # Safety
+///
+/// `out_store` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_memory_store_open(out_store: *mut *mut SessionStore) -> SessionStatus {
+    // SAFETY: no out_json; `out_store` is NULL or writable (checked in `set_store`).
+    unsafe {
+        guard(std::ptr::null_mut(), || {
+            set_store(out_store, Store::memory())?;
+            Ok(String::new())
+        })
+    }
+}
+
+/// Opens the JSONL file at `path` (UTF-8), creating it if it is missing (not its
+/// folders), and sets `*out_store` to the store. The result is
+/// `{"state":"ready"|"needs_repair","warnings":[…]}`.
+///
+/// Opening recovers the committed lines and replays the tree rules in file order: ids
+/// unique, every parent on an earlier committed line. A file whose last line has no
+/// newline opens as `needs_repair`: reads work, appends are refused. libsession never
+/// truncates or rewrites a file by itself.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
+/// `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
+/// `SESSION_ERR_IO` (missing folder, unreadable path); `SESSION_ERR_INVALID_ARGUMENT`
+/// (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
+/// (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
+///
+/// Guarantees and their limits: one writer instance per file (no cross-process lock);
+/// a successful append means the OS accepted the bytes (no fsync).
+///
+/// Ownership: `path` is borrowed; close the store with `session_store_close`;
+/// `out_json` as `session_parse_entry`. Thread-safe.
+///
+/// # Safety
+///
+/// `path` is NULL or NUL-terminated; `out_store` and `out_json` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_jsonl_store_open(
+    path: *const c_char,
+    out_store: *mut *mut SessionStore,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            boundary::clear_store(out_store);
+            // SAFETY: the caller guarantees `path` is NULL or NUL-terminated.
+            let path = str_arg(path, "path")?;
+            if out_store.is_null() {
+                return Err(FfiError::Argument {
+                    name: "out_store",
+                    problem: "is NULL",
+                });
+            }
+            let (store, report) = Store::open_jsonl(path)?;
+            set_store(out_store, store)?;
+            Ok(report.to_json())
+        })
+    }
+}
+
+/// Appends one entry. The entry is parsed and, for a file, serialised to its one line
+/// at the moment of the call: later changes to the caller's buffer cannot alter it.
+/// In its FIFO turn the append checks the store's state, that the id is new and that
+/// the parent (if any) is committed, writes the line with one append, and only then
+/// records the id. The result is `{"id":"…","seq":N}`, `seq` being the entry's
+/// 0-based position among the store's committed entries.
+///
+/// Returns `SESSION_OK`; at call time `SESSION_ERR_INVALID_JSON` /
+/// `SESSION_ERR_INVALID_ENTRY` (the store is unchanged); in turn
+/// `SESSION_ERR_NEEDS_REPAIR`, `SESSION_ERR_DUPLICATE_ID`,
+/// `SESSION_ERR_MISSING_PARENT`; `SESSION_ERR_IO` when the write fails (it may have left
+/// half a line, so the store is tainted from then on); `SESSION_ERR_TAINTED` (`cause`)
+/// on a tainted store, with no I/O; `SESSION_ERR_INVALID_ARGUMENT`. A failed append
+/// fails only itself, except that an I/O failure taints the store.
+///
+/// Thread-safe; appends commit in arrival order. Ownership as `session_parse_entry`.
+///
+/// # Safety
+///
+/// `store` is NULL or an open store; `entry_json` is NULL or NUL-terminated; `out_json`
+/// is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_append(
+    store: *mut SessionStore,
+    entry_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `store` is NULL or open and `out_json` NULL or
+    // writable.
+    unsafe {
+        guard_store(store, out_json, |store| {
+            // SAFETY: the caller guarantees `entry_json` is NULL or NUL-terminated.
+            let text = str_arg(entry_json, "entry_json")?;
+            Ok(store.append(text)?.to_json())
+        })
+    }
+}
+
+/// Every committed entry, as a JSON array in commit order. Waits for the appends that
+/// arrived before it.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_TAINTED`; `SESSION_ERR_INVALID_ARGUMENT`. Works on a
+/// `needs_repair` store (the committed prefix). Thread-safe. Ownership as
+/// `session_parse_entry`.
+///
+/// # Safety
+///
+/// `store` is NULL or an open store; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_entries(
+    store: *mut SessionStore,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: as documented for the caller.
+    unsafe { guard_store(store, out_json, |store| Ok(store.entries_json()?)) }
+}
+
+/// State, entries and warnings in one turn:
+/// `{"state":"ready"|"needs_repair","entries":[…],"warnings":[…]}`.
+///
+/// Returns as `session_store_entries`.
+///
+/// # Safety
+///
+/// As `session_store_entries`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_read(
+    store: *mut SessionStore,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: as documented for the caller.
+    unsafe { guard_store(store, out_json, |store| Ok(store.read_json()?)) }
+}
+
+/// The entries from the root to `leaf_id`, as a JSON array, through the store's own
+/// index: the cost grows with the path's length, not with the number of entries.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`); `SESSION_ERR_TAINTED`;
+/// `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe. Ownership as `session_parse_entry`.
+///
+/// # Safety
+///
+/// `store` is NULL or an open store; `leaf_id` is NULL or NUL-terminated; `out_json` is
+/// NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_path_to(
+    store: *mut SessionStore,
+    leaf_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: as documented for the caller.
+    unsafe {
+        guard_store(store, out_json, |store| {
+            // SAFETY: the caller guarantees `leaf_id` is NULL or NUL-terminated.
+            let leaf = str_arg(leaf_id, "leaf_id")?;
+            Ok(store.path_to_json(leaf)?)
+        })
+    }
+}
+
+/// The messages on the path to `leaf_id`, as a JSON array of complete messages;
+/// metadata is skipped. Through the store's index, as `session_store_path_to`.
+///
+/// Returns as `session_store_path_to`.
+///
+/// # Safety
+///
+/// As `session_store_path_to`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_messages_on_path(
+    store: *mut SessionStore,
+    leaf_id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: as documented for the caller.
+    unsafe {
+        guard_store(store, out_json, |store| {
+            // SAFETY: the caller guarantees `leaf_id` is NULL or NUL-terminated.
+            let leaf = str_arg(leaf_id, "leaf_id")?;
+            Ok(store.messages_on_path_json(leaf)?)
+        })
+    }
+}
+
+/// The store's state, at once (it does not wait for queued operations):
+/// `SESSION_STATE_READY`, `SESSION_STATE_NEEDS_REPAIR` or `SESSION_STATE_TAINTED`.
+/// A NULL store reports `SESSION_STATE_TAINTED`. Thread-safe.
+///
+/// # Safety
+///
+/// `store` is NULL or an open store.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_state(store: *const SessionStore) -> SessionState {
+    // SAFETY: the caller guarantees `store` is NULL or an open store.
+    unsafe { boundary::store_state(store) }
+}
+
+/// Closes a store and frees it. NULL is fine. This must be the last call on the store:
+/// no other call on it may be running or follow. Appends that returned are already
+/// written; closing does not sync.
+///
+/// # Safety
+///
+/// `store` is NULL or an open store that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_close(store: *mut SessionStore) {
+    // SAFETY: the caller guarantees `store` is NULL or open, and this is its last call.
+    unsafe { boundary::close_store(store) }
+}
