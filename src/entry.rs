@@ -371,14 +371,18 @@ impl<'t> Check<'t> {
             }
             "assistant" => {
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
-                self.within("content", |c| c.blocks(content, ASSISTANT_BLOCKS, "assistant"))?;
+                self.within("content", |c| {
+                    c.blocks(content, ASSISTANT_BLOCKS, "assistant")
+                })?;
                 Ok(Role::Assistant)
             }
             "toolResult" => {
                 self.string(msg, "toolCallId", true)?;
                 self.string(msg, "toolName", false)?;
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
-                self.within("content", |c| c.blocks(content, TOOL_RESULT_BLOCKS, "toolResult"))?;
+                self.within("content", |c| {
+                    c.blocks(content, TOOL_RESULT_BLOCKS, "toolResult")
+                })?;
                 self.member_of_kind(msg, "isError", Kind::Bool)?;
                 // `details` is optional and may be any JSON value.
                 Ok(Role::ToolResult)
@@ -464,7 +468,9 @@ mod tests {
         assert_eq!(e.kind(), EntryKind::Message(Role::Assistant));
         assert_eq!(e.json(), A_READ);
         let m = e.message_json().unwrap();
-        assert!(m.starts_with(r#"{"role":"assistant","content":[{"type":"toolCall","id":"call-1""#));
+        assert!(
+            m.starts_with(r#"{"role":"assistant","content":[{"type":"toolCall","id":"call-1""#)
+        );
         assert!(m.ends_with(r#""usage":{"input":10}}"#));
     }
 
@@ -492,7 +498,11 @@ mod tests {
         let text = r##"{"id":"r","parentId":"a","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi"},{"type":"image","data":"AA==","mimeType":"image/png"}],"isError":false,"details":{"bytes":[1,2.5,null]}}}"##;
         let e = parse_entry(text).unwrap();
         assert_eq!(e.kind(), EntryKind::Message(Role::ToolResult));
-        assert!(e.message_json().unwrap().contains(r#""details":{"bytes":[1,2.5,null]}"#));
+        assert!(
+            e.message_json()
+                .unwrap()
+                .contains(r#""details":{"bytes":[1,2.5,null]}"#)
+        );
     }
 
     #[test]
@@ -510,27 +520,54 @@ mod tests {
 
     #[test]
     fn rejects_missing_or_empty_id() {
-        assert_eq!(invalid_entry(&a_read_with(r#""id":"a-read","#, "")).pointer, "/id");
-        assert_eq!(invalid_entry(&a_read_with(r#""a-read""#, r#""""#)).pointer, "/id");
-        assert_eq!(invalid_entry(&a_read_with(r#""a-read""#, "7")).pointer, "/id");
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""id":"a-read","#, "")).pointer,
+            "/id"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""a-read""#, r#""""#)).pointer,
+            "/id"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""a-read""#, "7")).pointer,
+            "/id"
+        );
     }
 
     #[test]
     fn rejects_bad_parent_id() {
-        assert_eq!(invalid_entry(&a_read_with(r#""parentId":"u-1","#, "")).pointer, "/parentId");
-        assert_eq!(invalid_entry(&a_read_with(r#""u-1""#, r#""""#)).pointer, "/parentId");
-        assert_eq!(invalid_entry(&a_read_with(r#""u-1""#, "false")).pointer, "/parentId");
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""parentId":"u-1","#, "")).pointer,
+            "/parentId"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""u-1""#, r#""""#)).pointer,
+            "/parentId"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""u-1""#, "false")).pointer,
+            "/parentId"
+        );
     }
 
     #[test]
     fn rejects_non_number_timestamp() {
-        assert_eq!(invalid_entry(&a_read_with(r#""timestamp":2"#, r#""timestamp":"2""#)).pointer, "/timestamp");
-        assert_eq!(invalid_entry(&a_read_with(r#""timestamp":2,"#, "")).pointer, "/timestamp");
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""timestamp":2"#, r#""timestamp":"2""#)).pointer,
+            "/timestamp"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""timestamp":2,"#, "")).pointer,
+            "/timestamp"
+        );
     }
 
     #[test]
     fn rejects_unknown_type_role_and_block_type() {
-        let e = invalid_entry(&a_read_with(r#""type":"message""#, r#""type":"compaction""#));
+        let e = invalid_entry(&a_read_with(
+            r#""type":"message""#,
+            r#""type":"compaction""#,
+        ));
         assert_eq!(e.pointer, "/type");
         let e = invalid_entry(&a_read_with(r#""role":"assistant""#, r#""role":"system""#));
         assert_eq!(e.pointer, "/message/role");
@@ -543,13 +580,23 @@ mod tests {
         let text = r#"{"id":"u","parentId":null,"timestamp":0,"type":"message","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"b"}]}}"#;
         let e = invalid_entry(text);
         assert_eq!(e.pointer, "/message/content/1/type");
-        assert!(e.message.contains("not allowed in user content"), "{}", e.message);
+        assert!(
+            e.message.contains("not allowed in user content"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn rejects_incomplete_tool_call() {
-        assert_eq!(invalid_entry(&a_read_with(r#""call-1""#, r#""""#)).pointer, "/message/content/0/id");
-        assert_eq!(invalid_entry(&a_read_with(r#""name":"read","#, "")).pointer, "/message/content/0/name");
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""call-1""#, r#""""#)).pointer,
+            "/message/content/0/id"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""name":"read","#, "")).pointer,
+            "/message/content/0/name"
+        );
         assert_eq!(
             invalid_entry(&a_read_with(r#"{"path":"README.md"}"#, r#""{\"path\":1}""#)).pointer,
             "/message/content/0/arguments"
@@ -563,10 +610,22 @@ mod tests {
         for (from, to, pointer) in [
             (r#""toolCallId":"c","#, "", "/message/toolCallId"),
             (r#""c""#, r#""""#, "/message/toolCallId"),
-            (r#""toolName":"read""#, r#""toolName":1"#, "/message/toolName"),
-            (r#""isError":false"#, r#""isError":"no""#, "/message/isError"),
+            (
+                r#""toolName":"read""#,
+                r#""toolName":1"#,
+                "/message/toolName",
+            ),
+            (
+                r#""isError":false"#,
+                r#""isError":"no""#,
+                "/message/isError",
+            ),
             (r#""content":[]"#, r#""content":"x""#, "/message/content"),
-            (r#""content":[]"#, r#""content":[{"type":"toolCall","id":"x","name":"y","arguments":{}}]"#, "/message/content/0/type"),
+            (
+                r#""content":[]"#,
+                r#""content":[{"type":"toolCall","id":"x","name":"y","arguments":{}}]"#,
+                "/message/content/0/type",
+            ),
         ] {
             let e = invalid_entry(&base.replacen(from, to, 1));
             assert_eq!(e.pointer, pointer, "{from} -> {to}");
@@ -586,33 +645,69 @@ mod tests {
     fn rejects_metadata_without_key_or_value() {
         let base = r#"{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"cwd","value":"/w"}"#;
         assert!(parse_entry(base).is_ok());
-        assert_eq!(invalid_entry(&base.replace(r#""key":"cwd","#, "")).pointer, "/key");
-        assert_eq!(invalid_entry(&base.replace(r#""cwd""#, r#""""#)).pointer, "/key");
-        assert_eq!(invalid_entry(&base.replace(r#","value":"/w""#, "")).pointer, "/value");
+        assert_eq!(
+            invalid_entry(&base.replace(r#""key":"cwd","#, "")).pointer,
+            "/key"
+        );
+        assert_eq!(
+            invalid_entry(&base.replace(r#""cwd""#, r#""""#)).pointer,
+            "/key"
+        );
+        assert_eq!(
+            invalid_entry(&base.replace(r#","value":"/w""#, "")).pointer,
+            "/value"
+        );
     }
 
     #[test]
     fn metadata_value_may_be_any_json_including_null() {
         for v in ["null", "0", "\"s\"", "[1,[2]]", "{\"a\":{}}", "true"] {
-            let text = format!(r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{v}}}"#);
+            let text = format!(
+                r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{v}}}"#
+            );
             assert_eq!(parse_entry(&text).unwrap().metadata().unwrap().1, v);
         }
     }
 
     #[test]
     fn json_hygiene_classes_are_invalid_json_with_pointers() {
-        assert_eq!(invalid_json(a_read_with(r#""api":"x""#, r#""api":"x","api":"y""#).as_bytes()).pointer, "/message/api");
-        assert_eq!(invalid_json(a_read_with(r#""input":10"#, r#""input":1e400"#).as_bytes()).pointer, "/message/usage/input");
-        assert_eq!(invalid_json(a_read_with(r#""input":10"#, r#""input":123456789012345678901234"#).as_bytes()).pointer, "/message/usage/input");
-        assert_eq!(invalid_json(a_read_with("README.md", r"\ud800").as_bytes()).pointer, "/message/content/0/arguments/path");
+        assert_eq!(
+            invalid_json(a_read_with(r#""api":"x""#, r#""api":"x","api":"y""#).as_bytes()).pointer,
+            "/message/api"
+        );
+        assert_eq!(
+            invalid_json(a_read_with(r#""input":10"#, r#""input":1e400"#).as_bytes()).pointer,
+            "/message/usage/input"
+        );
+        assert_eq!(
+            invalid_json(
+                a_read_with(r#""input":10"#, r#""input":123456789012345678901234"#).as_bytes()
+            )
+            .pointer,
+            "/message/usage/input"
+        );
+        assert_eq!(
+            invalid_json(a_read_with("README.md", r"\ud800").as_bytes()).pointer,
+            "/message/content/0/arguments/path"
+        );
         let mut bad_utf8 = A_READ.as_bytes().to_vec();
         let at = A_READ.find("README").unwrap();
         bad_utf8[at] = 0xFF;
-        assert_eq!(invalid_json(&bad_utf8).pointer, "/message/content/0/arguments/path");
+        assert_eq!(
+            invalid_json(&bad_utf8).pointer,
+            "/message/content/0/arguments/path"
+        );
         invalid_json(format!("{A_READ} {A_READ}").as_bytes());
         invalid_json(format!("{A_READ}x").as_bytes());
-        let deep = format!(r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{}{}}}"#, "[".repeat(200), "]".repeat(200));
-        assert!(matches!(invalid_json(deep.as_bytes()).kind, json::JsonErrorKind::TooDeep(_)));
+        let deep = format!(
+            r#"{{"id":"m","parentId":null,"timestamp":0,"type":"metadata","key":"k","value":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            invalid_json(deep.as_bytes()).kind,
+            json::JsonErrorKind::TooDeep(_)
+        ));
     }
 
     #[test]
@@ -622,11 +717,17 @@ mod tests {
             Err(Error::InvalidEntry(e)) => assert_eq!(e.pointer, "/1/message/content/0/id"),
             other => panic!("{other:?}"),
         }
-        match parse_entries(format!("[{A_READ},{}]", a_read_with(r#""input":10"#, r#""input":1e999"#))) {
+        match parse_entries(format!(
+            "[{A_READ},{}]",
+            a_read_with(r#""input":10"#, r#""input":1e999"#)
+        )) {
             Err(Error::InvalidJson(e)) => assert_eq!(e.pointer, "/1/message/usage/input"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(parse_entries("{}"), Err(Error::InvalidEntry(_))));
-        assert_eq!(parse_entries(format!("[{A_READ}]")).unwrap()[0].json(), A_READ);
+        assert_eq!(
+            parse_entries(format!("[{A_READ}]")).unwrap()[0].json(),
+            A_READ
+        );
     }
 }

@@ -170,7 +170,10 @@ impl fmt::Display for JsonErrorKind {
                 write!(f, "nesting deeper than {limit} levels")
             }
             JsonErrorKind::TrailingData => {
-                write!(f, "more than one JSON value, or trailing data after the value")
+                write!(
+                    f,
+                    "more than one JSON value, or trailing data after the value"
+                )
             }
         }
     }
@@ -462,7 +465,11 @@ impl Scanner<'_> {
                     self.close(tape)?;
                 }
                 Some(&b) => {
-                    let want = if is_object { "',' or '}'" } else { "',' or ']'" };
+                    let want = if is_object {
+                        "',' or '}'"
+                    } else {
+                        "',' or ']'"
+                    };
                     return Err(self.error(
                         tape,
                         syntax(format!("expected {want}, found {}", describe(b))),
@@ -500,7 +507,10 @@ impl Scanner<'_> {
                 Some(&b) => describe(b),
                 None => return Err(self.error(tape, JsonErrorKind::UnexpectedEnd)),
             };
-            return Err(self.error(tape, syntax(format!("expected a key string, found {found}"))));
+            return Err(self.error(
+                tape,
+                syntax(format!("expected a key string, found {found}")),
+            ));
         }
         let span = self.string_token(tape)?;
         self.keys.push(span);
@@ -512,7 +522,9 @@ impl Scanner<'_> {
                 tape.text.push(b':');
                 Ok(())
             }
-            Some(&b) => Err(self.error(tape, syntax(format!("expected ':', found {}", describe(b))))),
+            Some(&b) => {
+                Err(self.error(tape, syntax(format!("expected ':', found {}", describe(b)))))
+            }
             None => Err(self.error(tape, JsonErrorKind::UnexpectedEnd)),
         }
     }
@@ -555,11 +567,11 @@ impl Scanner<'_> {
             }
         }
         let token = &input[begin..=i];
-        if high_bits & 0x80 != 0 {
-            if let Err(e) = std::str::from_utf8(token) {
-                self.pos = begin + e.valid_up_to();
-                return Err(self.error(tape, JsonErrorKind::InvalidUtf8));
-            }
+        if high_bits & 0x80 != 0
+            && let Err(e) = std::str::from_utf8(token)
+        {
+            self.pos = begin + e.valid_up_to();
+            return Err(self.error(tape, JsonErrorKind::InvalidUtf8));
         }
         self.pos = i + 1;
         let start = tape.text.len();
@@ -579,7 +591,10 @@ impl Scanner<'_> {
             Some(b'u') => {
                 let Some(unit) = input.get(i + 2..).and_then(hex4) else {
                     self.pos = i;
-                    return Err(self.error(tape, syntax("\\u must be followed by four hex digits".into())));
+                    return Err(self.error(
+                        tape,
+                        syntax("\\u must be followed by four hex digits".into()),
+                    ));
                 };
                 match unit {
                     0xD800..=0xDBFF => {
@@ -669,7 +684,11 @@ impl Scanner<'_> {
         let lossy = if is_integer {
             lossy_integer(text)
         } else {
-            lossy_float(text, &input[int_start..int_end], &input[int_end..mantissa_end])
+            lossy_float(
+                text,
+                &input[int_start..int_end],
+                &input[int_end..mantissa_end],
+            )
         };
         if let Some(why) = lossy {
             return Err(self.error(tape, JsonErrorKind::LossyNumber(why)));
@@ -753,7 +772,10 @@ impl Scanner<'_> {
             // One key per member, so the current member's key is the frame's last one;
             // keys of nested objects come after it.
             if let Some(k) = self.keys.get(frame.keys_from + frame.count - 1) {
-                push_pointer_segment(pointer, &decode_string(&tape.text[k.start..k.end], k.escaped));
+                push_pointer_segment(
+                    pointer,
+                    &decode_string(&tape.text[k.start..k.end], k.escaped),
+                );
             }
         } else {
             push_pointer_segment(pointer, &frame.count.saturating_sub(1).to_string());
@@ -891,7 +913,10 @@ mod tests {
             s.push_str(&format!("\"k{i}\":{i},"));
         }
         s.push_str("\"k42\":0}");
-        assert_eq!(err(s.as_bytes()).kind, JsonErrorKind::DuplicateKey("k42".into()));
+        assert_eq!(
+            err(s.as_bytes()).kind,
+            JsonErrorKind::DuplicateKey("k42".into())
+        );
     }
 
     #[test]
@@ -902,9 +927,18 @@ mod tests {
 
     #[test]
     fn numbers_that_would_change_are_rejected() {
-        for bad in ["1e400", "-1e400", "18446744073709551616", "-9223372036854775809", "1e-400"] {
+        for bad in [
+            "1e400",
+            "-1e400",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1e-400",
+        ] {
             let e = err(format!("[0,{bad}]").as_bytes());
-            assert!(matches!(e.kind, JsonErrorKind::LossyNumber(_)), "{bad}: {e:?}");
+            assert!(
+                matches!(e.kind, JsonErrorKind::LossyNumber(_)),
+                "{bad}: {e:?}"
+            );
             assert_eq!(e.pointer, "/1", "{bad}");
         }
     }
@@ -912,8 +946,17 @@ mod tests {
     #[test]
     fn numbers_that_survive_are_kept_verbatim() {
         for ok in [
-            "0", "-0", "18446744073709551615", "-9223372036854775808", "1.0", "1e5",
-            "0.1", "1E-5", "0e0", "-0.0e-400", "9007199254740993",
+            "0",
+            "-0",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "1.0",
+            "1e5",
+            "0.1",
+            "1E-5",
+            "0e0",
+            "-0.0e-400",
+            "9007199254740993",
         ] {
             assert_eq!(canon(ok).unwrap(), ok);
         }
@@ -924,7 +967,10 @@ mod tests {
         for bad in ["01", "1.", ".5", "-", "1e", "+1", "0x10", "NaN", "Infinity"] {
             let e = err(bad.as_bytes());
             assert!(
-                matches!(e.kind, JsonErrorKind::Syntax(_) | JsonErrorKind::TrailingData),
+                matches!(
+                    e.kind,
+                    JsonErrorKind::Syntax(_) | JsonErrorKind::TrailingData
+                ),
                 "{bad}: {e:?}"
             );
         }
@@ -932,8 +978,17 @@ mod tests {
 
     #[test]
     fn lone_surrogates_are_rejected_and_pairs_kept() {
-        for bad in [r#""\ud800""#, r#""\udc00""#, r#""\ud800\u0041""#, r#""\ud800x""#] {
-            assert_eq!(err(bad.as_bytes()).kind, JsonErrorKind::LoneSurrogate, "{bad}");
+        for bad in [
+            r#""\ud800""#,
+            r#""\udc00""#,
+            r#""\ud800\u0041""#,
+            r#""\ud800x""#,
+        ] {
+            assert_eq!(
+                err(bad.as_bytes()).kind,
+                JsonErrorKind::LoneSurrogate,
+                "{bad}"
+            );
         }
         assert!(canon(r#""\ud83d\ude00""#).is_ok());
     }
@@ -946,16 +1001,29 @@ mod tests {
     #[test]
     fn invalid_utf8_and_raw_controls_are_rejected() {
         assert_eq!(err(b"{\"a\":\"\xff\"}").kind, JsonErrorKind::InvalidUtf8);
-        assert_eq!(err(b"{\"a\":\"\xe4\xb8\"}").kind, JsonErrorKind::InvalidUtf8);
-        assert_eq!(err(b"{\"a\":\"x\ny\"}").kind, JsonErrorKind::ControlCharacter);
+        assert_eq!(
+            err(b"{\"a\":\"\xe4\xb8\"}").kind,
+            JsonErrorKind::InvalidUtf8
+        );
+        assert_eq!(
+            err(b"{\"a\":\"x\ny\"}").kind,
+            JsonErrorKind::ControlCharacter
+        );
         assert_eq!(err(b"\"\x00\"").kind, JsonErrorKind::ControlCharacter);
-        assert_eq!(err(b"{\"a\":\"\xed\xa0\x80\"}").kind, JsonErrorKind::InvalidUtf8);
+        assert_eq!(
+            err(b"{\"a\":\"\xed\xa0\x80\"}").kind,
+            JsonErrorKind::InvalidUtf8
+        );
     }
 
     #[test]
     fn trailing_data_and_second_values_are_rejected() {
         for bad in ["{} {}", "{}x", "1 2", "[] ]", "{}\u{0}"] {
-            assert_eq!(err(bad.as_bytes()).kind, JsonErrorKind::TrailingData, "{bad:?}");
+            assert_eq!(
+                err(bad.as_bytes()).kind,
+                JsonErrorKind::TrailingData,
+                "{bad:?}"
+            );
         }
         assert_eq!(err(b"").kind, JsonErrorKind::Empty);
         assert_eq!(err(b" \r\n").kind, JsonErrorKind::Empty);
@@ -970,7 +1038,10 @@ mod tests {
         let huge = "[".repeat(1_000_000);
         assert_eq!(err(huge.as_bytes()).kind, JsonErrorKind::TooDeep(MAX_DEPTH));
         let objects = "{\"a\":".repeat(1_000_000);
-        assert_eq!(err(objects.as_bytes()).kind, JsonErrorKind::TooDeep(MAX_DEPTH));
+        assert_eq!(
+            err(objects.as_bytes()).kind,
+            JsonErrorKind::TooDeep(MAX_DEPTH)
+        );
     }
 
     #[test]
@@ -994,7 +1065,10 @@ mod tests {
         for bad in [r#"{"a""#, r#"{"a":"#, r#"{"a":"x"#, "[1,", r#""\"#, "{"] {
             let e = err(bad.as_bytes());
             assert!(
-                matches!(e.kind, JsonErrorKind::UnexpectedEnd | JsonErrorKind::Syntax(_)),
+                matches!(
+                    e.kind,
+                    JsonErrorKind::UnexpectedEnd | JsonErrorKind::Syntax(_)
+                ),
                 "{bad}: {e:?}"
             );
         }
@@ -1003,7 +1077,10 @@ mod tests {
     #[test]
     fn decode_string_handles_every_escape() {
         let token = br#""a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00z""#;
-        assert_eq!(decode_string(token, true), "a\"\\/\u{8}\u{c}\n\r\t\u{e9}\u{1F600}z");
+        assert_eq!(
+            decode_string(token, true),
+            "a\"\\/\u{8}\u{c}\n\r\t\u{e9}\u{1F600}z"
+        );
         assert_eq!(decode_string(b"\"plain\"", false), "plain");
     }
 }

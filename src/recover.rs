@@ -171,3 +171,99 @@ impl LineScanner {
         self.partial_nonblank = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (line, text) of each committed non-blank line, and the tail warning.
+    type Scanned = (Vec<(u64, Vec<u8>)>, Option<Warning>);
+
+    /// Feeds `bytes` in chunks of `chunk` bytes.
+    fn scan(bytes: &[u8], chunk: usize, max: usize) -> Result<Scanned, Error> {
+        let mut scanner = LineScanner::new(max);
+        let mut seen = Vec::new();
+        for piece in bytes.chunks(chunk.max(1)) {
+            scanner.feed(piece, &mut |line, text| {
+                seen.push((line, text.to_vec()));
+                Ok(())
+            })?;
+        }
+        Ok((seen, scanner.finish()))
+    }
+
+    #[test]
+    fn framing_is_the_same_for_every_chunk_size() {
+        let input = b"a\n\n  \nbb b\r\n\0\ncc\nd \t";
+        let whole = scan(input, input.len(), 100).unwrap();
+        assert_eq!(
+            whole.0,
+            [
+                (1, b"a".to_vec()),
+                (4, b"bb b\r".to_vec()),
+                (5, b"\0".to_vec()),
+                (6, b"cc".to_vec())
+            ]
+        );
+        assert_eq!(whole.1, Some(Warning::UnterminatedTail { line: 7 }));
+        for chunk in 1..input.len() {
+            assert_eq!(scan(input, chunk, 100).unwrap(), whole, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn committed_line_over_the_limit_is_corrupt_at_its_line_for_any_chunking() {
+        let input = b"ok\nthis line is too long\nnext\n";
+        for chunk in 1..=input.len() {
+            match scan(input, chunk, 10) {
+                Err(Error::CorruptLine {
+                    line: 2,
+                    fault: LineFault::TooLong { len: 21, max: 10 },
+                }) => {}
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn line_exactly_at_the_limit_is_accepted() {
+        let (lines, tail) = scan(b"0123456789\n", 3, 10).unwrap();
+        assert_eq!(lines, [(1, b"0123456789".to_vec())]);
+        assert_eq!(tail, None);
+    }
+
+    #[test]
+    fn tail_over_the_limit_is_an_unterminated_tail_and_is_not_kept() {
+        let mut scanner = LineScanner::new(8);
+        let mut none = |_: u64, _: &[u8]| -> Result<(), Error> { panic!("nothing is committed") };
+        for _ in 0..1000 {
+            scanner.feed(&[0u8; 64], &mut none).unwrap();
+        }
+        assert!(
+            scanner.partial.capacity() <= 8,
+            "an overlong tail must not be buffered"
+        );
+        assert_eq!(
+            scanner.finish(),
+            Some(Warning::UnterminatedTail { line: 1 })
+        );
+    }
+
+    #[test]
+    fn blank_tail_over_the_limit_is_still_blank() {
+        let mut scanner = LineScanner::new(4);
+        let mut none = |_: u64, _: &[u8]| -> Result<(), Error> { panic!("nothing is committed") };
+        scanner.feed(b"x\n", &mut |_, _| Ok(())).unwrap();
+        scanner.feed(&[b' '; 100], &mut none).unwrap();
+        assert_eq!(scanner.finish(), None);
+    }
+
+    #[test]
+    fn blank_means_space_tab_and_cr_only() {
+        assert!(is_blank(b" \t\r"));
+        assert!(is_blank(b""));
+        for other in [&b"\0"[..], b"\x0b", b"\x0c", b"\xEF\xBB\xBF", b"\xC2\xA0"] {
+            assert!(!is_blank(other), "{other:?}");
+        }
+    }
+}

@@ -25,7 +25,10 @@ pub fn path_to(entries: &[Entry], leaf_id: &str) -> Result<Vec<Entry>, Error> {
 /// the path but are not messages. Fails as [`path_to`] does.
 pub fn messages_on_path(entries: &[Entry], leaf_id: &str) -> Result<Vec<Message>, Error> {
     let path = path_indices(entries, leaf_id)?;
-    Ok(path.into_iter().filter_map(|i| entries[i].message()).collect())
+    Ok(path
+        .into_iter()
+        .filter_map(|i| entries[i].message())
+        .collect())
 }
 
 /// Indices of the path, root first.

@@ -95,7 +95,11 @@ fn show(file: &str, leaf: &str) -> Result<ExitCode, Error> {
     let messages = store.messages_on_path(leaf)?;
     println!("state: {}", report.state.as_str());
     let steps: Vec<String> = path.iter().map(describe).collect();
-    println!("active path ({} entries): {}", path.len(), steps.join(" -> "));
+    println!(
+        "active path ({} entries): {}",
+        path.len(),
+        steps.join(" -> ")
+    );
     println!("messages ({}):", messages.len());
     print_lines(messages.iter().map(|m| m.json()));
     Ok(ExitCode::SUCCESS)
@@ -119,7 +123,10 @@ fn verify(file: &str) -> Result<ExitCode, Error> {
     let (store, report) = open(file)?;
     println!("state: {}", report.state.as_str());
     println!("entries: {}", store.len()?);
-    println!("warnings: {}", session::store::warnings_json(&report.warnings));
+    println!(
+        "warnings: {}",
+        session::store::warnings_json(&report.warnings)
+    );
     Ok(match report.state {
         State::Ready => ExitCode::SUCCESS,
         _ => ExitCode::from(1),

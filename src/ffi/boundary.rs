@@ -5,9 +5,9 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+use super::SessionStore;
 use super::errors::FfiError;
 use super::status::*;
-use super::SessionStore;
 use crate::store::{State, Store};
 
 /// Runs `f` with panics caught, then writes its JSON (or the error JSON) to
@@ -116,7 +116,10 @@ fn null_argument(name: &'static str) -> FfiError {
 /// # Safety
 ///
 /// `p` is NULL or a NUL-terminated string that outlives the call.
-pub(crate) unsafe fn str_arg<'a>(p: *const c_char, name: &'static str) -> Result<&'a str, FfiError> {
+pub(crate) unsafe fn str_arg<'a>(
+    p: *const c_char,
+    name: &'static str,
+) -> Result<&'a str, FfiError> {
     if p.is_null() {
         return Err(null_argument(name));
     }
@@ -133,7 +136,11 @@ pub(crate) unsafe fn str_arg<'a>(p: *const c_char, name: &'static str) -> Result
 /// # Safety
 ///
 /// `p` is NULL or points to `len` readable bytes that outlive the call.
-pub(crate) unsafe fn bytes_arg<'a>(p: *const u8, len: usize, name: &'static str) -> Result<&'a [u8], FfiError> {
+pub(crate) unsafe fn bytes_arg<'a>(
+    p: *const u8,
+    len: usize,
+    name: &'static str,
+) -> Result<&'a [u8], FfiError> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -168,7 +175,10 @@ pub(crate) unsafe fn clear_store(out_store: *mut *mut SessionStore) {
 /// # Safety
 ///
 /// `out_store` is NULL or writable.
-pub(crate) unsafe fn set_store(out_store: *mut *mut SessionStore, store: Store) -> Result<(), FfiError> {
+pub(crate) unsafe fn set_store(
+    out_store: *mut *mut SessionStore,
+    store: Store,
+) -> Result<(), FfiError> {
     if out_store.is_null() {
         return Err(null_argument("out_store"));
     }
@@ -221,5 +231,7 @@ fn panic_error(payload: Box<dyn Any + Send>) -> FfiError {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
-    FfiError::Panic(format!("libsession panicked (a bug; please report it): {detail}"))
+    FfiError::Panic(format!(
+        "libsession panicked (a bug; please report it): {detail}"
+    ))
 }

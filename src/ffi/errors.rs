@@ -11,7 +11,10 @@ use crate::store::warnings_json;
 pub(crate) enum FfiError {
     Core(Error),
     /// A NULL or non-UTF-8 argument.
-    Argument { name: &'static str, problem: &'static str },
+    Argument {
+        name: &'static str,
+        problem: &'static str,
+    },
     /// A panic caught at the boundary.
     Panic(String),
     /// A call on a store whose earlier operation panicked; `cause` is that panic's
@@ -136,18 +139,24 @@ fn core_object(code: &str, e: &Error) -> String {
             parent_id,
             line,
         } => with_line(
-            object.string("childId", child_id).string("parentId", parent_id),
+            object
+                .string("childId", child_id)
+                .string("parentId", parent_id),
             *line,
         ),
         Error::Cycle { id } | Error::UnknownLeaf { id } => object.string("id", id).finish(),
         Error::CorruptLine { line, fault } => {
-            let object = object.number("line", *line).string("reason", fault_reason(fault));
+            let object = object
+                .number("line", *line)
+                .string("reason", fault_reason(fault));
             match fault.pointer() {
                 Some(pointer) => object.string("pointer", pointer).finish(),
                 None => object.finish(),
             }
         }
-        Error::NeedsRepair { warnings } => object.raw("warnings", &warnings_json(warnings)).finish(),
+        Error::NeedsRepair { warnings } => {
+            object.raw("warnings", &warnings_json(warnings)).finish()
+        }
         Error::Tainted { cause } => object.raw("cause", &io_object(cause)).finish(),
         Error::Io(failure) => io_object(failure),
         Error::Internal { .. } => object.finish(),

@@ -38,12 +38,11 @@ pub struct SessionStore {
 /// not free it. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn session_version() -> *const c_char {
-    static VERSION: &CStr = match CStr::from_bytes_with_nul(
-        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
-    ) {
-        Ok(v) => v,
-        Err(_) => c"unknown",
-    };
+    static VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => c"unknown",
+        };
     VERSION.as_ptr()
 }
 
@@ -132,7 +131,10 @@ pub unsafe extern "C" fn session_path_to(
     unsafe {
         guard(out_json, || {
             // SAFETY: the caller guarantees both strings are NULL or NUL-terminated.
-            let (text, leaf) = (str_arg(entries_json, "entries_json")?, str_arg(leaf_id, "leaf_id")?);
+            let (text, leaf) = (
+                str_arg(entries_json, "entries_json")?,
+                str_arg(leaf_id, "leaf_id")?,
+            );
             let entries = parse_entries(text)?;
             let path = tree::path_to(&entries, leaf)?;
             Ok(json::array(path.iter().map(|e| e.json())))
@@ -159,7 +161,10 @@ pub unsafe extern "C" fn session_messages_on_path(
     unsafe {
         guard(out_json, || {
             // SAFETY: the caller guarantees both strings are NULL or NUL-terminated.
-            let (text, leaf) = (str_arg(entries_json, "entries_json")?, str_arg(leaf_id, "leaf_id")?);
+            let (text, leaf) = (
+                str_arg(entries_json, "entries_json")?,
+                str_arg(leaf_id, "leaf_id")?,
+            );
             let entries = parse_entries(text)?;
             let messages = tree::messages_on_path(&entries, leaf)?;
             Ok(json::array(messages.iter().map(|m| m.json())))
@@ -216,7 +221,9 @@ pub unsafe extern "C" fn session_recover_jsonl(
 ///
 /// `out_store` is NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn session_memory_store_open(out_store: *mut *mut SessionStore) -> SessionStatus {
+pub unsafe extern "C" fn session_memory_store_open(
+    out_store: *mut *mut SessionStore,
+) -> SessionStatus {
     // SAFETY: no out_json; `out_store` is NULL or writable (checked in `set_store`).
     unsafe {
         guard(std::ptr::null_mut(), || {

@@ -107,7 +107,10 @@ mod tests {
     #[test]
     fn limits_in_the_header_match_the_core() {
         assert_eq!(SESSION_MAX_DEPTH as usize, crate::json::MAX_DEPTH);
-        assert_eq!(SESSION_MAX_LINE_BYTES as usize, crate::recover::MAX_LINE_BYTES);
+        assert_eq!(
+            SESSION_MAX_LINE_BYTES as usize,
+            crate::recover::MAX_LINE_BYTES
+        );
     }
 
     #[test]

@@ -81,19 +81,16 @@ impl<T, R> Fifo<T, R> {
             if let Some(delivered) = lock(&waiter.delivered).take() {
                 return Entered::Done(delivered);
             }
-            if let Some(front) = queue.slots.front_mut() {
-                if front.ticket == ticket {
-                    if let Some(payload) = front.payload.take() {
-                        return Entered::Turn(
-                            Turn {
-                                fifo: self,
-                                taken: 0,
-                                released: false,
-                            },
-                            payload,
-                        );
-                    }
-                }
+            if let Some(front) = queue.slots.front_mut()
+                && front.ticket == ticket
+                && let Some(payload) = front.payload.take()
+            {
+                let turn = Turn {
+                    fifo: self,
+                    taken: 0,
+                    released: false,
+                };
+                return Entered::Turn(turn, payload);
             }
             queue = waiter
                 .wake
@@ -184,7 +181,7 @@ mod tests {
 
     #[test]
     fn operations_run_one_at_a_time_in_arrival_order_per_thread() {
-        let fifo = Fifo::new();
+        let fifo: Fifo<usize, usize> = Fifo::new();
         let log = Mutex::new(Vec::new());
         let running = AtomicUsize::new(0);
         thread::scope(|s| {
@@ -193,7 +190,11 @@ mod tests {
                 s.spawn(move || {
                     for i in 0..500 {
                         if let Entered::Turn(turn, op) = fifo.enter(t * 1000 + i) {
-                            assert_eq!(running.fetch_add(1, Ordering::SeqCst), 0, "two turns at once");
+                            assert_eq!(
+                                running.fetch_add(1, Ordering::SeqCst),
+                                0,
+                                "two turns at once"
+                            );
                             lock(log).push(op);
                             running.fetch_sub(1, Ordering::SeqCst);
                             drop(turn);
@@ -215,7 +216,9 @@ mod tests {
         let fifo: Fifo<usize, usize> = Fifo::new();
         let log = Mutex::new(Vec::new());
         // Hold the front so that others queue up behind it.
-        let Entered::Turn(mut first, zero) = fifo.enter(0) else { panic!() };
+        let Entered::Turn(mut first, zero) = fifo.enter(0) else {
+            panic!()
+        };
         thread::scope(|s| {
             let handles: Vec<_> = (1..=3)
                 .map(|i| {
@@ -244,7 +247,9 @@ mod tests {
     #[test]
     fn taking_stops_at_an_operation_the_turn_refuses() {
         let fifo: Fifo<usize, usize> = Fifo::new();
-        let Entered::Turn(mut first, _) = fifo.enter(0) else { panic!() };
+        let Entered::Turn(mut first, _) = fifo.enter(0) else {
+            panic!()
+        };
         thread::scope(|s| {
             for i in 1..=3 {
                 let fifo = &fifo;
@@ -265,10 +270,13 @@ mod tests {
     #[test]
     fn a_turn_dropped_by_a_panic_abandons_taken_operations_and_hands_over() {
         let fifo: Fifo<usize, usize> = Fifo::new();
-        let Entered::Turn(mut first, _) = fifo.enter(0) else { panic!() };
+        let Entered::Turn(mut first, _) = fifo.enter(0) else {
+            panic!()
+        };
         thread::scope(|s| {
             let fifo_ref = &fifo;
-            let taken_op = s.spawn(move || matches!(fifo_ref.enter(1), Entered::Done(Delivered::Abandoned)));
+            let taken_op =
+                s.spawn(move || matches!(fifo_ref.enter(1), Entered::Done(Delivered::Abandoned)));
             while lock(&fifo.queue).slots.len() < 2 {
                 thread::yield_now();
             }
@@ -282,8 +290,14 @@ mod tests {
                 panic!("injected");
             }));
             assert!(result.is_err());
-            assert!(taken_op.join().unwrap(), "taken operation must be told it was abandoned");
-            assert!(next_op.join().unwrap(), "the next operation must get its turn");
+            assert!(
+                taken_op.join().unwrap(),
+                "taken operation must be told it was abandoned"
+            );
+            assert!(
+                next_op.join().unwrap(),
+                "the next operation must get its turn"
+            );
         });
     }
 }

@@ -167,6 +167,9 @@ pub struct Store {
     inner: Mutex<Inner>,
     /// A copy of the condition, readable without waiting for the FIFO.
     state: AtomicU8,
+    /// Whether appends write lines to a file. Fixed at open, and kept outside the
+    /// mutex: a call must join the FIFO without waiting for the write in flight.
+    writes_lines: bool,
 }
 
 impl Store {
@@ -211,7 +214,9 @@ impl Store {
 
     fn new(log: Log, sink: Sink, condition: Condition, warnings: Vec<Warning>) -> Store {
         let state = condition_state(&condition);
+        let writes_lines = matches!(sink, Sink::File(_));
         Store {
+            writes_lines,
             fifo: Fifo::new(),
             inner: Mutex::new(Inner {
                 log,
@@ -251,8 +256,7 @@ impl Store {
 
     /// Fixes what will be committed: for a file store, the exact line.
     fn snapshot(&self, entry: Entry) -> Result<PendingAppend, Error> {
-        let is_file = matches!(self.lock()?.sink, Sink::File(_));
-        if !is_file {
+        if !self.writes_lines {
             return Ok(PendingAppend { entry, line: None });
         }
         let json = entry.json();
@@ -300,13 +304,13 @@ impl Store {
             }
         }
         let parent = inner.log.admit(&pending.entry, None)?;
-        if let (Sink::File(file), Some(line)) = (&mut inner.sink, &pending.line) {
-            if let Err(e) = file::write_all(file.as_mut(), line) {
-                let failure = Arc::new(IoFailure::new(IoOp::Write, "appending a line", &e));
-                inner.condition = Condition::Tainted(Arc::clone(&failure));
-                self.state.store(State::Tainted.to_u8(), Ordering::Release);
-                return Err(Error::Io(failure));
-            }
+        if let (Sink::File(file), Some(line)) = (&mut inner.sink, &pending.line)
+            && let Err(e) = file::write_all(file.as_mut(), line)
+        {
+            let failure = Arc::new(IoFailure::new(IoOp::Write, "appending a line", &e));
+            inner.condition = Condition::Tainted(Arc::clone(&failure));
+            self.state.store(State::Tainted.to_u8(), Ordering::Release);
+            return Err(Error::Io(failure));
         }
         let id = pending.entry.id().to_owned();
         let seq = inner.log.push(pending.entry, parent);
@@ -411,9 +415,9 @@ impl Store {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
-        self.inner
-            .lock()
-            .map_err(|_| Error::internal("the store was poisoned by a panic in an earlier operation"))
+        self.inner.lock().map_err(|_| {
+            Error::internal("the store was poisoned by a panic in an earlier operation")
+        })
     }
 }
 
