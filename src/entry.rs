@@ -5,10 +5,10 @@
 //! JSON hygiene scan first ([`crate::json`]), then the entry's shape, then the message
 //! by role, then each content block by type. An [`Entry`] keeps its canonical JSON
 //! text, so unknown fields, key order and exact numbers survive every round trip, and
-//! keeps the facts the tree needs (id, parent, kind) as typed fields.
+//! keeps the facts the tree needs (id, parent, kind) as spans into that text.
 
+use std::borrow::Cow;
 use std::fmt;
-use std::ops::Range;
 
 use crate::error::{EntryError, Error, LineFault};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
@@ -41,10 +41,62 @@ pub enum EntryKind {
     Metadata,
 }
 
-#[derive(Clone, Debug)]
-enum Body {
-    Message { role: Role, span: Range<usize> },
-    Metadata { key: Box<str>, value: Range<usize> },
+/// A byte range inside an entry's canonical JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    pub(crate) fn of<'a>(&self, json: &'a str) -> &'a str {
+        let start = self.start as usize;
+        json.get(start..start + self.len as usize)
+            .unwrap_or_default()
+    }
+}
+
+/// A string value of the entry: the text between the quotes of its token when that is
+/// the value itself (no escapes, the common case, no allocation), else the decoded
+/// value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Text {
+    InJson(Span),
+    Decoded(Box<str>),
+}
+
+impl Text {
+    pub(crate) fn of<'a>(&'a self, json: &'a str) -> &'a str {
+        match self {
+            Text::InJson(span) => span.of(json),
+            Text::Decoded(text) => text,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Body {
+    Message { role: Role, span: Span },
+    Metadata { key: Text, value: Span },
+}
+
+/// What the tree and the reads need to know of an entry, as positions in its canonical
+/// JSON: no copy of the text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Facts {
+    pub(crate) id: Text,
+    pub(crate) parent: Option<Text>,
+    pub(crate) timestamp: f64,
+    pub(crate) body: Body,
+}
+
+impl Facts {
+    pub(crate) fn message_json<'a>(&self, json: &'a str) -> Option<&'a str> {
+        match &self.body {
+            Body::Message { span, .. } => Some(span.of(json)),
+            Body::Metadata { .. } => None,
+        }
+    }
 }
 
 /// A validated session entry. It owns its canonical JSON (the input with insignificant
@@ -53,31 +105,39 @@ enum Body {
 #[derive(Clone, Debug)]
 pub struct Entry {
     json: Box<str>,
-    id: Box<str>,
-    parent_id: Option<Box<str>>,
-    timestamp: f64,
-    body: Body,
+    facts: Facts,
 }
 
 impl Entry {
+    pub(crate) fn from_parts(json: &str, facts: Facts) -> Entry {
+        Entry {
+            json: json.into(),
+            facts,
+        }
+    }
+
+    pub(crate) fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
     /// The entry's id.
     pub fn id(&self) -> &str {
-        &self.id
+        self.facts.id.of(&self.json)
     }
 
     /// The parent's id; `None` for a root.
     pub fn parent_id(&self) -> Option<&str> {
-        self.parent_id.as_deref()
+        self.facts.parent.as_ref().map(|p| p.of(&self.json))
     }
 
     /// The entry's timestamp (a finite number).
     pub fn timestamp(&self) -> f64 {
-        self.timestamp
+        self.facts.timestamp
     }
 
     /// Whether this is a message (and whose) or metadata.
     pub fn kind(&self) -> EntryKind {
-        match &self.body {
+        match &self.facts.body {
             Body::Message { role, .. } => EntryKind::Message(*role),
             Body::Metadata { .. } => EntryKind::Metadata,
         }
@@ -91,18 +151,15 @@ impl Entry {
     /// The canonical JSON of the `message` member, complete (every toolCall and
     /// toolResult field kept); `None` for metadata.
     pub fn message_json(&self) -> Option<&str> {
-        match &self.body {
-            Body::Message { span, .. } => self.json.get(span.clone()),
-            Body::Metadata { .. } => None,
-        }
+        self.facts.message_json(&self.json)
     }
 
     /// The message as an owned [`Message`]; `None` for metadata.
     pub fn message(&self) -> Option<Message> {
-        match &self.body {
+        match &self.facts.body {
             Body::Message { role, span } => Some(Message {
                 role: *role,
-                json: self.json.get(span.clone()).unwrap_or_default().into(),
+                json: span.of(&self.json).into(),
             }),
             Body::Metadata { .. } => None,
         }
@@ -110,8 +167,8 @@ impl Entry {
 
     /// For metadata: the key and the canonical JSON of the value.
     pub fn metadata(&self) -> Option<(&str, &str)> {
-        match &self.body {
-            Body::Metadata { key, value } => Some((key, self.json.get(value.clone())?)),
+        match &self.facts.body {
+            Body::Metadata { key, value } => Some((key.of(&self.json), value.of(&self.json))),
             Body::Message { .. } => None,
         }
     }
@@ -161,9 +218,11 @@ impl fmt::Display for Message {
 /// [`Error::InvalidJson`] for text that is not exactly one acceptable JSON value,
 /// [`Error::InvalidEntry`] for JSON of the wrong shape.
 pub fn parse_entry(text: impl AsRef<[u8]>) -> Result<Entry, Error> {
-    EntryParser::default()
+    let mut parser = EntryParser::default();
+    let (json, facts) = parser
         .parse(text.as_ref())
-        .map_err(ParseFault::into_error)
+        .map_err(ParseFault::into_error)?;
+    Ok(Entry::from_parts(json, facts))
 }
 
 /// Parses a JSON array of entries (the input of the slice-level tree operations).
@@ -172,14 +231,21 @@ pub fn parse_entries(text: impl AsRef<[u8]>) -> Result<Vec<Entry>, Error> {
     let mut tape = Tape::default();
     // One more level than an entry may have, for the array around the entries.
     json::scan(text.as_ref(), MAX_DEPTH + 1, &mut tape).map_err(Error::InvalidJson)?;
-    let check = Check::new(&tape, String::new());
+    let mut check = Check::new(&tape);
     check.expect(0, Kind::Array).map_err(Error::InvalidEntry)?;
     let mut entries = Vec::new();
     for (index, element) in tape.elements(0).enumerate() {
-        let mut check = Check::new(&tape, format!("/{index}"));
-        entries.push(check.entry(element).map_err(Error::InvalidEntry)?);
+        check.path.push(Segment::Index(index));
+        let facts = check.entry(element).map_err(Error::InvalidEntry)?;
+        check.path.pop();
+        entries.push(Entry::from_parts(utf8(tape.raw(element))?, facts));
     }
     Ok(entries)
+}
+
+/// The canonical text is UTF-8 by construction (validated strings, ASCII elsewhere).
+fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(bytes).map_err(|_| Error::internal("canonical JSON is not UTF-8"))
 }
 
 /// Why a text is not an entry: bad JSON, or the wrong shape.
@@ -187,6 +253,7 @@ pub fn parse_entries(text: impl AsRef<[u8]>) -> Result<Vec<Entry>, Error> {
 pub(crate) enum ParseFault {
     Json(json::JsonError),
     Entry(EntryError),
+    Internal(Error),
 }
 
 impl ParseFault {
@@ -194,14 +261,18 @@ impl ParseFault {
         match self {
             ParseFault::Json(e) => Error::InvalidJson(e),
             ParseFault::Entry(e) => Error::InvalidEntry(e),
+            ParseFault::Internal(e) => e,
         }
     }
 
-    pub(crate) fn into_line_fault(self) -> LineFault {
-        match self {
+    /// The fault of a committed line; an internal error stays what it is.
+    pub(crate) fn at_line(self, line: u64) -> Error {
+        let fault = match self {
             ParseFault::Json(e) => LineFault::Json(e),
             ParseFault::Entry(e) => LineFault::Entry(e),
-        }
+            ParseFault::Internal(e) => return e,
+        };
+        Error::CorruptLine { line, fault }
     }
 }
 
@@ -212,11 +283,13 @@ pub(crate) struct EntryParser {
 }
 
 impl EntryParser {
-    pub(crate) fn parse(&mut self, text: &[u8]) -> Result<Entry, ParseFault> {
+    /// Parses one entry; returns its canonical JSON (borrowed from the parser's buffer
+    /// until the next call) and its facts.
+    pub(crate) fn parse(&mut self, text: &[u8]) -> Result<(&str, Facts), ParseFault> {
         json::scan(text, MAX_DEPTH, &mut self.tape).map_err(ParseFault::Json)?;
-        Check::new(&self.tape, String::new())
-            .entry(0)
-            .map_err(ParseFault::Entry)
+        let facts = Check::new(&self.tape).entry(0).map_err(ParseFault::Entry)?;
+        let json = utf8(&self.tape.text).map_err(ParseFault::Internal)?;
+        Ok((json, facts))
     }
 }
 
@@ -225,33 +298,51 @@ const USER_BLOCKS: &[&str] = &["text", "image"];
 const ASSISTANT_BLOCKS: &[&str] = &["text", "thinking", "toolCall"];
 const TOOL_RESULT_BLOCKS: &[&str] = &["text", "image"];
 
-/// The shape checker. It walks the tape from the outside in, keeping the JSON Pointer
-/// of the value under inspection so that every error can name its place.
+/// One step of the JSON Pointer to the value under inspection.
+#[derive(Clone, Copy)]
+enum Segment {
+    Key(&'static str),
+    Index(usize),
+}
+
+/// The shape checker. It walks the tape from the outside in, keeping the path to the
+/// value under inspection so that every error can name its place as a JSON Pointer
+/// (rendered only when an error happens).
 struct Check<'t> {
     tape: &'t Tape,
-    pointer: String,
+    path: Vec<Segment>,
 }
 
 type Checked<T> = Result<T, EntryError>;
 
 impl<'t> Check<'t> {
-    fn new(tape: &'t Tape, pointer: String) -> Check<'t> {
-        Check { tape, pointer }
+    fn new(tape: &'t Tape) -> Check<'t> {
+        Check {
+            tape,
+            path: Vec::new(),
+        }
     }
 
     fn fail<T>(&self, message: String) -> Checked<T> {
-        Err(EntryError {
-            pointer: self.pointer.clone(),
-            message,
-        })
+        let mut pointer = String::new();
+        for segment in &self.path {
+            match segment {
+                Segment::Key(key) => json::push_pointer_segment(&mut pointer, key),
+                Segment::Index(i) => json::push_pointer_segment(&mut pointer, &i.to_string()),
+            }
+        }
+        Err(EntryError { pointer, message })
     }
 
-    /// Runs `f` with `segment` appended to the pointer.
-    fn within<T>(&mut self, segment: &str, f: impl FnOnce(&mut Self) -> Checked<T>) -> Checked<T> {
-        let len = self.pointer.len();
-        json::push_pointer_segment(&mut self.pointer, segment);
+    /// Runs `f` with `segment` appended to the path.
+    fn within<T>(
+        &mut self,
+        segment: Segment,
+        f: impl FnOnce(&mut Self) -> Checked<T>,
+    ) -> Checked<T> {
+        self.path.push(segment);
         let result = f(self);
-        self.pointer.truncate(len);
+        self.path.pop();
         result
     }
 
@@ -265,42 +356,69 @@ impl<'t> Check<'t> {
     }
 
     /// The required member `name` of object `obj`.
-    fn required(&mut self, obj: usize, name: &str) -> Checked<usize> {
+    fn required(&mut self, obj: usize, name: &'static str) -> Checked<usize> {
         match self.tape.get(obj, name) {
             Some(value) => Ok(value),
-            None => self.within(name, |c| c.fail(format!("missing member {name:?}"))),
+            None => self.within(Segment::Key(name), |c| {
+                c.fail(format!("missing member {name:?}"))
+            }),
         }
-    }
-
-    /// A required string member; with `non_empty`, the empty string is refused.
-    fn string(&mut self, obj: usize, name: &str, non_empty: bool) -> Checked<String> {
-        let node = self.required(obj, name)?;
-        self.within(name, |c| c.string_value(node, non_empty))
-    }
-
-    fn string_value(&self, node: usize, non_empty: bool) -> Checked<String> {
-        self.expect(node, Kind::String)?;
-        let value = self.tape.string(node);
-        if non_empty && value.is_empty() {
-            return self.fail("must be a non-empty string".into());
-        }
-        Ok(value.into_owned())
     }
 
     /// A required member of a given JSON kind.
-    fn member_of_kind(&mut self, obj: usize, name: &str, kind: Kind) -> Checked<usize> {
+    fn member_of_kind(&mut self, obj: usize, name: &'static str, kind: Kind) -> Checked<usize> {
         let node = self.required(obj, name)?;
-        self.within(name, |c| c.expect(node, kind))?;
+        self.within(Segment::Key(name), |c| c.expect(node, kind))?;
         Ok(node)
     }
 
-    fn entry(&mut self, root: usize) -> Checked<Entry> {
+    /// A required string member, its value decoded (borrowed when it has no escapes):
+    /// for the short discriminants (`type`, `role`) that are compared.
+    fn string(&mut self, obj: usize, name: &'static str) -> Checked<Cow<'t, str>> {
+        let node = self.member_of_kind(obj, name, Kind::String)?;
+        Ok(self.tape.string(node))
+    }
+
+    /// A required non-empty string member, as a [`Text`] relative to `base`.
+    fn text(&mut self, obj: usize, name: &'static str, base: usize) -> Checked<Text> {
+        let node = self.required(obj, name)?;
+        self.within(Segment::Key(name), |c| c.text_value(node, base))
+    }
+
+    fn text_value(&self, node: usize, base: usize) -> Checked<Text> {
+        self.expect(node, Kind::String)?;
+        let n = &self.tape.nodes[node];
+        if n.end - n.start <= 2 {
+            return self.fail("must be a non-empty string".into());
+        }
+        if n.escaped {
+            return Ok(Text::Decoded(self.tape.string(node).into()));
+        }
+        // The value is the token without its quotes.
+        Ok(Text::InJson(Span {
+            start: (n.start + 1 - base) as u32,
+            len: (n.end - n.start - 2) as u32,
+        }))
+    }
+
+    fn span(&self, node: usize, base: usize) -> Span {
+        let n = &self.tape.nodes[node];
+        Span {
+            start: (n.start - base) as u32,
+            len: (n.end - n.start) as u32,
+        }
+    }
+
+    fn entry(&mut self, root: usize) -> Checked<Facts> {
         self.expect(root, Kind::Object)?;
-        let id = self.string(root, "id", true)?;
+        let base = self.tape.nodes[root].start;
+        let id = self.text(root, "id", base)?;
         let parent_node = self.required(root, "parentId")?;
-        let parent_id = match self.tape.nodes[parent_node].kind {
+        let parent = match self.tape.nodes[parent_node].kind {
             Kind::Null => None,
-            _ => Some(self.within("parentId", |c| c.string_value(parent_node, true))?),
+            _ => Some(self.within(Segment::Key("parentId"), |c| {
+                c.text_value(parent_node, base)
+            })?),
         };
         let ts_node = self.member_of_kind(root, "timestamp", Kind::Number)?;
         // The scanner admits only finite doubles and exact integers.
@@ -308,46 +426,35 @@ impl<'t> Check<'t> {
             .ok()
             .and_then(|t| t.parse::<f64>().ok())
             .unwrap_or(0.0);
-        let kind = self.string(root, "type", false)?;
-        let tape = self.tape;
-        let base = tape.nodes[root].start;
-        let relative = |node: usize| {
-            let n = &tape.nodes[node];
-            n.start - base..n.end - base
-        };
-        let body = match kind.as_str() {
+        let kind = self.string(root, "type")?;
+        let body = match kind.as_ref() {
             "message" => {
                 let node = self.required(root, "message")?;
-                let role = self.within("message", |c| c.message(node))?;
+                let role = self.within(Segment::Key("message"), |c| c.message(node))?;
                 Body::Message {
                     role,
-                    span: relative(node),
+                    span: self.span(node, base),
                 }
             }
             "metadata" => {
-                let key = self.string(root, "key", true)?;
+                let key = self.text(root, "key", base)?;
                 let node = self.required(root, "value")?;
                 Body::Metadata {
-                    key: key.into(),
-                    value: relative(node),
+                    key,
+                    value: self.span(node, base),
                 }
             }
             other => {
-                return self.within("type", |c| {
+                return self.within(Segment::Key("type"), |c| {
                     c.fail(format!(
                         "unknown entry type {other:?}; expected \"message\" or \"metadata\""
                     ))
                 });
             }
         };
-        let text = self.tape.raw(root);
-        let Ok(json) = std::str::from_utf8(text) else {
-            return self.fail("entry text is not UTF-8".into());
-        };
-        Ok(Entry {
-            json: json.into(),
-            id: id.into(),
-            parent_id: parent_id.map(Into::into),
+        Ok(Facts {
+            id,
+            parent,
             timestamp,
             body,
         })
@@ -355,39 +462,41 @@ impl<'t> Check<'t> {
 
     fn message(&mut self, msg: usize) -> Checked<Role> {
         self.expect(msg, Kind::Object)?;
-        let role = self.string(msg, "role", false)?;
-        match role.as_str() {
+        let role = self.string(msg, "role")?;
+        match role.as_ref() {
             "user" => {
                 let content = self.required(msg, "content")?;
-                self.within("content", |c| match c.tape.nodes[content].kind {
-                    Kind::String => Ok(()),
-                    Kind::Array => c.blocks(content, USER_BLOCKS, "user"),
-                    other => c.fail(format!(
-                        "expected a string or an array of blocks, found {}",
-                        other.noun()
-                    )),
+                self.within(Segment::Key("content"), |c| {
+                    match c.tape.nodes[content].kind {
+                        Kind::String => Ok(()),
+                        Kind::Array => c.blocks(content, USER_BLOCKS, "user"),
+                        other => c.fail(format!(
+                            "expected a string or an array of blocks, found {}",
+                            other.noun()
+                        )),
+                    }
                 })?;
                 Ok(Role::User)
             }
             "assistant" => {
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
-                self.within("content", |c| {
+                self.within(Segment::Key("content"), |c| {
                     c.blocks(content, ASSISTANT_BLOCKS, "assistant")
                 })?;
                 Ok(Role::Assistant)
             }
             "toolResult" => {
-                self.string(msg, "toolCallId", true)?;
-                self.string(msg, "toolName", false)?;
+                self.text(msg, "toolCallId", 0)?;
+                self.member_of_kind(msg, "toolName", Kind::String)?;
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
-                self.within("content", |c| {
+                self.within(Segment::Key("content"), |c| {
                     c.blocks(content, TOOL_RESULT_BLOCKS, "toolResult")
                 })?;
                 self.member_of_kind(msg, "isError", Kind::Bool)?;
                 // `details` is optional and may be any JSON value.
                 Ok(Role::ToolResult)
             }
-            other => self.within("role", |c| {
+            other => self.within(Segment::Key("role"), |c| {
                 c.fail(format!(
                     "unknown role {other:?}; expected \"user\", \"assistant\" or \"toolResult\""
                 ))
@@ -397,17 +506,17 @@ impl<'t> Check<'t> {
 
     fn blocks(&mut self, array: usize, allowed: &[&str], role: &str) -> Checked<()> {
         for (index, block) in self.tape.elements(array).enumerate() {
-            self.within(&index.to_string(), |c| c.block(block, allowed, role))?;
+            self.within(Segment::Index(index), |c| c.block(block, allowed, role))?;
         }
         Ok(())
     }
 
     fn block(&mut self, block: usize, allowed: &[&str], role: &str) -> Checked<()> {
         self.expect(block, Kind::Object)?;
-        let kind = self.string(block, "type", false)?;
-        if !allowed.contains(&kind.as_str()) {
-            let known = ["text", "thinking", "image", "toolCall"].contains(&kind.as_str());
-            return self.within("type", |c| {
+        let kind = self.string(block, "type")?;
+        if !allowed.contains(&kind.as_ref()) {
+            let known = ["text", "thinking", "image", "toolCall"].contains(&kind.as_ref());
+            return self.within(Segment::Key("type"), |c| {
                 c.fail(if known {
                     format!("a {kind:?} block is not allowed in {role} content")
                 } else {
@@ -415,17 +524,17 @@ impl<'t> Check<'t> {
                 })
             });
         }
-        match kind.as_str() {
-            "text" => drop(self.string(block, "text", false)?),
-            "thinking" => drop(self.string(block, "thinking", false)?),
+        match kind.as_ref() {
+            "text" => drop(self.member_of_kind(block, "text", Kind::String)?),
+            "thinking" => drop(self.member_of_kind(block, "thinking", Kind::String)?),
             "image" => {
-                self.string(block, "data", false)?;
-                self.string(block, "mimeType", false)?;
+                self.member_of_kind(block, "data", Kind::String)?;
+                self.member_of_kind(block, "mimeType", Kind::String)?;
             }
             _ => {
                 // toolCall: the pairing with its result depends on id and name.
-                self.string(block, "id", true)?;
-                self.string(block, "name", true)?;
+                self.text(block, "id", 0)?;
+                self.text(block, "name", 0)?;
                 self.member_of_kind(block, "arguments", Kind::Object)?;
             }
         }

@@ -65,6 +65,9 @@ pub(crate) struct Node {
 pub(crate) struct Tape {
     pub text: Vec<u8>,
     pub nodes: Vec<Node>,
+    /// The scanner's working stacks, kept here so that they are reused too.
+    frames: Vec<Frame>,
+    keys: Vec<KeySpan>,
 }
 
 impl Tape {
@@ -307,7 +310,45 @@ static STRING_STOP: [bool; 256] = {
     table
 };
 
+/// Returns the index of the first byte at or after `i` that ends the fast path in a
+/// string (see [`STRING_STOP`]), OR-ing every byte passed into `high_bits` (so the
+/// caller knows whether to validate UTF-8). Eight bytes at a time where it can.
+fn skip_plain_string_bytes(input: &[u8], mut i: usize, high_bits: &mut u8) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    /// Whether any byte of `word` is zero.
+    fn has_zero(word: u64) -> bool {
+        word.wrapping_sub(ONES) & !word & HIGH != 0
+    }
+    while let Some(chunk) = input.get(i..i + 8) {
+        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(bytes);
+        let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
+        if below_space
+            || has_zero(word ^ (ONES * u64::from(b'"')))
+            || has_zero(word ^ (ONES * u64::from(b'\\')))
+        {
+            break;
+        }
+        if word & HIGH != 0 {
+            *high_bits |= 0x80;
+        }
+        i += 8;
+    }
+    while let Some(&b) = input.get(i) {
+        if STRING_STOP[b as usize] {
+            break;
+        }
+        *high_bits |= b;
+        i += 1;
+    }
+    i
+}
+
 /// One open container while scanning.
+#[derive(Debug)]
 struct Frame {
     node: usize,
     is_object: bool,
@@ -318,7 +359,7 @@ struct Frame {
 }
 
 /// A key seen in the object being scanned: the span of its token in the canonical text.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct KeySpan {
     start: usize,
     end: usize,
@@ -343,10 +384,15 @@ pub(crate) fn scan(input: &[u8], max_depth: usize, tape: &mut Tape) -> Result<()
         input,
         pos: 0,
         max_depth,
-        stack: Vec::new(),
-        keys: Vec::new(),
+        stack: std::mem::take(&mut tape.frames),
+        keys: std::mem::take(&mut tape.keys),
     };
-    scanner.run(tape)
+    scanner.stack.clear();
+    scanner.keys.clear();
+    let result = scanner.run(tape);
+    tape.frames = scanner.stack;
+    tape.keys = scanner.keys;
+    result
 }
 
 impl Scanner<'_> {
@@ -543,13 +589,7 @@ impl Scanner<'_> {
         let mut escaped = false;
         let mut high_bits = 0u8;
         loop {
-            while let Some(&b) = input.get(i) {
-                if STRING_STOP[b as usize] {
-                    break;
-                }
-                high_bits |= b;
-                i += 1;
-            }
+            i = skip_plain_string_bytes(input, i, &mut high_bits);
             match input.get(i) {
                 None => {
                     self.pos = i;
@@ -732,11 +772,16 @@ impl Scanner<'_> {
             return Ok(());
         }
         let key = |k: &KeySpan| decode_string(&tape.text[k.start..k.end], k.escaped);
+        // Unescaped keys are equal exactly when their tokens are; decode only escapes.
+        let same = |a: &KeySpan, b: &KeySpan| {
+            if a.escaped || b.escaped {
+                key(a) == key(b)
+            } else {
+                tape.text[a.start..a.end] == tape.text[b.start..b.end]
+            }
+        };
         let duplicate = if keys.len() <= 16 {
-            (1..keys.len()).find(|&j| {
-                let kj = key(&keys[j]);
-                keys[..j].iter().any(|ki| key(ki) == kj)
-            })
+            (1..keys.len()).find(|&j| keys[..j].iter().any(|ki| same(ki, &keys[j])))
         } else {
             let mut seen = std::collections::HashSet::with_capacity(keys.len());
             (0..keys.len()).find(|&j| !seen.insert(key(&keys[j])))

@@ -40,10 +40,8 @@ pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
     let mut entries = Vec::new();
     let mut scanner = LineScanner::new(MAX_LINE_BYTES);
     scanner.feed(bytes, &mut |line, text| {
-        let entry = parser
-            .parse(text)
-            .map_err(|fault| corrupt(line, fault.into_line_fault()))?;
-        entries.push(entry);
+        let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
+        entries.push(Entry::from_parts(json, facts));
         Ok(())
     })?;
     Ok(Recovered {
@@ -52,7 +50,7 @@ pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
     })
 }
 
-pub(crate) fn corrupt(line: u64, fault: LineFault) -> Error {
+fn corrupt(line: u64, fault: LineFault) -> Error {
     Error::CorruptLine { line, fault }
 }
 

@@ -1,83 +1,182 @@
 //! The committed entries of a store and their id index.
 //!
+//! Every committed entry's canonical JSON lives back to back in one arena, so reads
+//! copy bytes instead of re-serialising, and memory stays close to the file's size.
+//! Each entry keeps a small record: where its text is, its facts (id, parent, kind,
+//! message span) as positions in that text, and the position of its parent.
+//!
 //! Entries commit only after their parent, so every parent link points to an earlier
 //! position: walking from a leaf visits each ancestor once, and a store-level path
 //! costs time in proportion to its length, not to the number of entries.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 
-use crate::entry::Entry;
+use crate::entry::{Entry, Facts};
 use crate::error::Error;
 
-struct Committed {
-    entry: Entry,
-    /// Position of the parent; `None` for a root.
-    parent: Option<usize>,
+/// No position: the parent of a root, the end of a hash chain.
+const NONE: u32 = u32::MAX;
+
+struct Record {
+    /// Where the entry's canonical JSON starts in the arena, and its length.
+    start: usize,
+    len: u32,
+    /// Position of the parent, or `NONE` for a root.
+    parent: u32,
+    /// The previous entry whose id has the same hash, or `NONE`.
+    same_hash: u32,
+    facts: Facts,
 }
 
 #[derive(Default)]
 pub(crate) struct Log {
-    committed: Vec<Committed>,
-    by_id: HashMap<Box<str>, usize>,
+    arena: String,
+    records: Vec<Record>,
+    /// Id hash → position of the last entry with that hash. Ids themselves are read
+    /// from the arena, so the index holds no copy of them.
+    by_hash: HashMap<u64, u32>,
+    hasher: RandomState,
 }
 
 impl Log {
+    /// An empty log expecting about `bytes` of entry text.
+    pub(crate) fn with_capacity(bytes: usize) -> Log {
+        Log {
+            arena: String::with_capacity(bytes),
+            ..Log::default()
+        }
+    }
+
+    fn json_at(&self, record: &Record) -> &str {
+        self.arena
+            .get(record.start..record.start + record.len as usize)
+            .unwrap_or_default()
+    }
+
+    /// The position of the entry with `id`.
+    pub(crate) fn find(&self, id: &str) -> Option<u32> {
+        let mut at = *self.by_hash.get(&self.hasher.hash_one(id))?;
+        while let Some(record) = self.records.get(at as usize) {
+            if record.facts.id.of(self.json_at(record)) == id {
+                return Some(at);
+            }
+            at = record.same_hash;
+        }
+        None
+    }
+
     /// The tree rules for a new entry: its id is not taken and its parent, if any, is
     /// already committed. Returns the parent's position. `line` is the physical line
     /// when replaying a file, for the error.
-    pub(crate) fn admit(&self, entry: &Entry, line: Option<u64>) -> Result<Option<usize>, Error> {
-        if self.by_id.contains_key(entry.id()) {
+    pub(crate) fn admit(
+        &self,
+        id: &str,
+        parent_id: Option<&str>,
+        line: Option<u64>,
+    ) -> Result<u32, Error> {
+        if self.find(id).is_some() {
             return Err(Error::DuplicateId {
-                id: entry.id().to_owned(),
+                id: id.to_owned(),
                 line,
             });
         }
-        let Some(parent_id) = entry.parent_id() else {
-            return Ok(None);
+        let Some(parent_id) = parent_id else {
+            return Ok(NONE);
         };
-        match self.by_id.get(parent_id) {
-            Some(&parent) => Ok(Some(parent)),
-            None => Err(Error::MissingParent {
-                child_id: entry.id().to_owned(),
-                parent_id: parent_id.to_owned(),
-                line,
-            }),
-        }
+        self.find(parent_id).ok_or_else(|| Error::MissingParent {
+            child_id: id.to_owned(),
+            parent_id: parent_id.to_owned(),
+            line,
+        })
     }
 
     /// Commits an admitted entry; returns its position (`seq`).
-    pub(crate) fn push(&mut self, entry: Entry, parent: Option<usize>) -> u64 {
-        let seq = self.committed.len();
-        self.by_id.insert(entry.id().into(), seq);
-        self.committed.push(Committed { entry, parent });
-        seq as u64
+    pub(crate) fn push(&mut self, json: &str, facts: Facts, parent: u32) -> Result<u64, Error> {
+        let position = self.records.len();
+        let (Ok(seq), Ok(len)) = (u32::try_from(position), u32::try_from(json.len())) else {
+            return Err(Error::internal(
+                "the store holds as many entries as it can index",
+            ));
+        };
+        if seq == NONE {
+            return Err(Error::internal(
+                "the store holds as many entries as it can index",
+            ));
+        }
+        let hash = self.hasher.hash_one(facts.id.of(json));
+        let same_hash = self.by_hash.insert(hash, seq).unwrap_or(NONE);
+        let start = self.arena.len();
+        self.arena.push_str(json);
+        self.records.push(Record {
+            start,
+            len,
+            parent,
+            same_hash,
+            facts,
+        });
+        Ok(seq as u64)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.committed.len()
+        self.records.len()
     }
 
-    pub(crate) fn entries(&self) -> impl ExactSizeIterator<Item = &Entry> + Clone {
-        self.committed.iter().map(|c| &c.entry)
+    /// The canonical JSON of every committed entry, in commit order.
+    pub(crate) fn jsons(&self) -> impl Iterator<Item = &str> + Clone {
+        self.records.iter().map(|r| self.json_at(r))
     }
 
-    /// The entries from the root to `leaf_id`, root first.
-    pub(crate) fn path(&self, leaf_id: &str) -> Result<Vec<&Entry>, Error> {
-        let Some(&leaf) = self.by_id.get(leaf_id) else {
+    /// Owned copies of every committed entry.
+    pub(crate) fn entries(&self) -> Vec<Entry> {
+        self.records.iter().map(|r| self.entry_at(r)).collect()
+    }
+
+    fn entry_at(&self, record: &Record) -> Entry {
+        Entry::from_parts(self.json_at(record), record.facts.clone())
+    }
+
+    /// The records from the root to `leaf_id`, root first.
+    fn path(&self, leaf_id: &str) -> Result<Vec<&Record>, Error> {
+        let Some(leaf) = self.find(leaf_id) else {
             return Err(Error::UnknownLeaf {
                 id: leaf_id.to_owned(),
             });
         };
         let mut path = Vec::new();
-        let mut at = Some(leaf);
-        while let Some(i) = at {
-            let Some(c) = self.committed.get(i) else {
-                return Err(Error::internal("store index points past its entries"));
-            };
-            path.push(&c.entry);
-            at = c.parent;
+        let mut at = leaf;
+        while let Some(record) = self.records.get(at as usize) {
+            path.push(record);
+            at = record.parent;
         }
         path.reverse();
         Ok(path)
+    }
+
+    /// Owned copies of the entries on the path to `leaf_id`.
+    pub(crate) fn path_entries(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
+        Ok(self
+            .path(leaf_id)?
+            .into_iter()
+            .map(|r| self.entry_at(r))
+            .collect())
+    }
+
+    /// The canonical JSON of the entries on the path to `leaf_id`.
+    pub(crate) fn path_jsons(&self, leaf_id: &str) -> Result<Vec<&str>, Error> {
+        Ok(self
+            .path(leaf_id)?
+            .into_iter()
+            .map(|r| self.json_at(r))
+            .collect())
+    }
+
+    /// The canonical JSON of the messages on the path to `leaf_id`.
+    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&str>, Error> {
+        Ok(self
+            .path(leaf_id)?
+            .into_iter()
+            .filter_map(|r| r.facts.message_json(self.json_at(r)))
+            .collect())
     }
 }

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::entry::{Entry, EntryParser, Message, parse_entry};
 use crate::error::{EntryError, Error, IoFailure, IoOp, Warning};
 use crate::json;
-use crate::recover::{LineScanner, MAX_LINE_BYTES, corrupt};
+use crate::recover::{LineScanner, MAX_LINE_BYTES};
 
 pub use file::SessionFile;
 
@@ -303,7 +303,8 @@ impl Store {
                 });
             }
         }
-        let parent = inner.log.admit(&pending.entry, None)?;
+        let entry = &pending.entry;
+        let parent = inner.log.admit(entry.id(), entry.parent_id(), None)?;
         if let (Sink::File(file), Some(line)) = (&mut inner.sink, &pending.line)
             && let Err(e) = file::write_all(file.as_mut(), line)
         {
@@ -312,9 +313,13 @@ impl Store {
             self.state.store(State::Tainted.to_u8(), Ordering::Release);
             return Err(Error::Io(failure));
         }
-        let id = pending.entry.id().to_owned();
-        let seq = inner.log.push(pending.entry, parent);
-        Ok(Receipt { id, seq })
+        let seq = inner
+            .log
+            .push(entry.json(), entry.facts().clone(), parent)?;
+        Ok(Receipt {
+            id: entry.id().to_owned(),
+            seq,
+        })
     }
 
     /// Runs `f` on the committed state in FIFO order, after every earlier append.
@@ -338,7 +343,7 @@ impl Store {
 
     /// Copies of every committed entry, in commit order.
     pub fn entries(&self) -> Result<Vec<Entry>, Error> {
-        self.read_with(|inner| Ok(inner.log.entries().cloned().collect()))
+        self.read_with(|inner| Ok(inner.log.entries()))
     }
 
     /// State, committed entries and warnings, read in one turn.
@@ -346,7 +351,7 @@ impl Store {
         self.read_with(|inner| {
             Ok(Snapshot {
                 state: condition_state(&inner.condition),
-                entries: inner.log.entries().cloned().collect(),
+                entries: inner.log.entries(),
                 warnings: inner.warnings.clone(),
             })
         })
@@ -356,30 +361,26 @@ impl Store {
     /// grows with the path's length, not with the number of entries. Fails with
     /// [`Error::UnknownLeaf`] (or [`Error::Tainted`]).
     pub fn path_to(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
-        self.read_with(|inner| Ok(inner.log.path(leaf_id)?.into_iter().cloned().collect()))
+        self.read_with(|inner| inner.log.path_entries(leaf_id))
     }
 
     /// The messages on the path to `leaf_id`, complete; metadata is skipped.
     pub fn messages_on_path(&self, leaf_id: &str) -> Result<Vec<Message>, Error> {
         self.read_with(|inner| {
-            Ok(inner
-                .log
-                .path(leaf_id)?
-                .into_iter()
-                .filter_map(Entry::message)
-                .collect())
+            let path = inner.log.path_entries(leaf_id)?;
+            Ok(path.iter().filter_map(Entry::message).collect())
         })
     }
 
     /// [`Store::entries`] as a JSON array.
     pub fn entries_json(&self) -> Result<String, Error> {
-        self.read_with(|inner| Ok(json::array(inner.log.entries().map(Entry::json))))
+        self.read_with(|inner| Ok(json::array(inner.log.jsons())))
     }
 
     /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}`.
     pub fn read_json(&self) -> Result<String, Error> {
         self.read_with(|inner| {
-            let entries = json::array(inner.log.entries().map(Entry::json));
+            let entries = json::array(inner.log.jsons());
             Ok(format!(
                 "{{\"state\":\"{}\",\"entries\":{entries},\"warnings\":{}}}",
                 condition_state(&inner.condition).as_str(),
@@ -391,16 +392,16 @@ impl Store {
     /// [`Store::path_to`] as a JSON array of entries.
     pub fn path_to_json(&self, leaf_id: &str) -> Result<String, Error> {
         self.read_with(|inner| {
-            let path = inner.log.path(leaf_id)?;
-            Ok(json::array(path.iter().map(|e| e.json())))
+            let path = inner.log.path_jsons(leaf_id)?;
+            Ok(json::array(path.iter().copied()))
         })
     }
 
     /// [`Store::messages_on_path`] as a JSON array of messages.
     pub fn messages_on_path_json(&self, leaf_id: &str) -> Result<String, Error> {
         self.read_with(|inner| {
-            let path = inner.log.path(leaf_id)?;
-            Ok(json::array(path.iter().filter_map(|e| e.message_json())))
+            let messages = inner.log.path_messages(leaf_id)?;
+            Ok(json::array(messages.iter().copied()))
         })
     }
 
@@ -441,7 +442,10 @@ fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
 /// passes the entry and tree rules.
 fn replay(file: &File, path: &Path) -> Result<(Log, Vec<Warning>), Error> {
     const CHUNK: usize = 1 << 20;
-    let mut log = Log::default();
+    // The canonical text is at most the file's size: reserve it once, so the arena
+    // never reallocates (and never holds two copies) while a large file is read.
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut log = Log::with_capacity(usize::try_from(size).unwrap_or(0));
     let mut parser = EntryParser::default();
     let mut scanner = LineScanner::new(MAX_LINE_BYTES);
     let mut buf = vec![0u8; CHUNK];
@@ -454,11 +458,13 @@ fn replay(file: &File, path: &Path) -> Result<(Log, Vec<Warning>), Error> {
             Err(e) => return Err(io_error(IoOp::Read, path, &e)),
         };
         scanner.feed(&buf[..n], &mut |line, text| {
-            let entry = parser
-                .parse(text)
-                .map_err(|fault| corrupt(line, fault.into_line_fault()))?;
-            let parent = log.admit(&entry, Some(line))?;
-            log.push(entry, parent);
+            let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
+            let parent = {
+                let (id, parent_id) =
+                    (facts.id.of(json), facts.parent.as_ref().map(|p| p.of(json)));
+                log.admit(id, parent_id, Some(line))?
+            };
+            log.push(json, facts, parent)?;
             Ok(())
         })?;
     }

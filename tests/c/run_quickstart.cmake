@@ -1,0 +1,20 @@
+# Runs examples/c/quickstart on a fresh file and checks its exit status, its output and
+# the file it wrote. cmake -DPROGRAM=… -DSESSION_FILE=… [-DLAUNCHER=valgrind;…] -P this
+file(REMOVE "${SESSION_FILE}")
+execute_process(COMMAND ${LAUNCHER} "${PROGRAM}" "${SESSION_FILE}"
+                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "quickstart exited with ${result}")
+endif()
+set(expected [=[[{"role":"user","content":"What is this project called?"},{"role":"assistant","content":[{"type":"text","text":"tiny-pi"}]}]]=])
+string(STRIP "${out}" out)
+if(NOT out STREQUAL expected)
+  message(FATAL_ERROR "quickstart printed\n  ${out}\nexpected\n  ${expected}")
+endif()
+file(STRINGS "${SESSION_FILE}" lines)
+list(LENGTH lines n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "quickstart wrote ${n} lines, expected 2")
+endif()
+file(REMOVE "${SESSION_FILE}")
