@@ -66,6 +66,15 @@ pub enum LineFault {
 }
 
 impl LineFault {
+    /// `invalid_json`, `invalid_entry` or `line_too_long`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            LineFault::Json(_) => "invalid_json",
+            LineFault::Entry(_) => "invalid_entry",
+            LineFault::TooLong { .. } => "line_too_long",
+        }
+    }
+
     /// The JSON Pointer inside the line, where there is one.
     pub fn pointer(&self) -> Option<&str> {
         match self {
@@ -83,6 +92,12 @@ pub enum IoOp {
     Read,
     Write,
     Sync,
+    /// Taking the advisory lock.
+    Lock,
+    /// Checking that the path still names the file being written.
+    Identity,
+    /// Cutting a file to its committed prefix (repair).
+    Truncate,
 }
 
 impl IoOp {
@@ -92,6 +107,31 @@ impl IoOp {
             IoOp::Read => "read",
             IoOp::Write => "write",
             IoOp::Sync => "sync",
+            IoOp::Lock => "lock",
+            IoOp::Identity => "identity",
+            IoOp::Truncate => "truncate",
+        }
+    }
+}
+
+/// How the file behind a writer changed under it, found before an append.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileChange {
+    /// The path no longer exists: appends would go to an unlinked file.
+    Deleted,
+    /// The path names another file now (renamed over, or deleted and recreated).
+    Replaced,
+    /// The file's size is not what this writer last left: someone else wrote to it.
+    SizeChanged { expected: u64, actual: u64 },
+}
+
+impl FileChange {
+    /// `deleted`, `replaced` or `size_changed`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            FileChange::Deleted => "deleted",
+            FileChange::Replaced => "replaced",
+            FileChange::SizeChanged { .. } => "size_changed",
         }
     }
 }
@@ -106,6 +146,9 @@ pub struct IoFailure {
     /// The OS error number (`errno`), when the OS gave one.
     pub os_error: Option<i32>,
     pub message: String,
+    /// Set when no operation failed but the file changed under the writer
+    /// (`op` is [`IoOp::Identity`]).
+    pub change: Option<FileChange>,
 }
 
 impl IoFailure {
@@ -115,6 +158,24 @@ impl IoFailure {
             kind: err.kind(),
             os_error: err.raw_os_error(),
             message: format!("{} {context} failed: {err}", op.name()),
+            change: None,
+        }
+    }
+
+    pub(crate) fn changed(path: &str, change: FileChange) -> IoFailure {
+        let what = match change {
+            FileChange::Deleted => "was deleted".to_owned(),
+            FileChange::Replaced => "now names another file".to_owned(),
+            FileChange::SizeChanged { expected, actual } => format!(
+                "is {actual} bytes long, not the {expected} this writer left: another writer appended or truncated it"
+            ),
+        };
+        IoFailure {
+            op: IoOp::Identity,
+            kind: io::ErrorKind::Other,
+            os_error: None,
+            message: format!("{path} {what}; nothing was written"),
+            change: Some(change),
         }
     }
 }
@@ -159,6 +220,21 @@ pub enum Error {
     /// A file operation failed.
     #[error("{0}")]
     Io(Arc<IoFailure>),
+    /// Another writer holds the file's advisory lock.
+    #[error("{path} is locked by another writer (in this or another process)")]
+    Locked { path: String },
+    /// An append on a store opened read-only.
+    #[error("the store is read-only")]
+    ReadOnly,
+    /// A call on a store from a process other than the one that opened it (after
+    /// `fork`): the child must open its own store.
+    #[error(
+        "the store was opened by process {owner}; process {current} cannot use it (open it again)"
+    )]
+    WrongProcess { owner: u32, current: u32 },
+    /// An unknown or ill-typed option.
+    #[error("invalid option: {message}")]
+    InvalidOption { message: String },
     /// A bug in libsession (an operation abandoned by a panic).
     #[error("internal error: {message}")]
     Internal { message: String },

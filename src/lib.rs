@@ -44,6 +44,7 @@ pub mod entry;
 pub mod error;
 pub mod json;
 pub mod recover;
+pub mod repair;
 pub mod store;
 pub mod tree;
 
@@ -51,8 +52,12 @@ pub mod tree;
 pub mod ffi;
 
 pub use entry::{Entry, EntryKind, Message, Role, parse_entries, parse_entry};
-pub use error::{EntryError, Error, IoFailure, IoOp, LineFault, Warning};
+pub use error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
 pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
-pub use store::{OpenReport, Receipt, SessionFile, Snapshot, State, Store};
+pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
+pub use store::{
+    Diagnostic, Durability, JsonlOptions, OpenReport, Problem, Receipt, SessionFile, Snapshot,
+    State, Store,
+};
 pub use tree::{messages_on_path, path_to};

@@ -40,7 +40,9 @@ pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
     let mut entries = Vec::new();
     let mut scanner = LineScanner::new(MAX_LINE_BYTES);
     scanner.feed(bytes, &mut |line, text| {
-        let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
+        let (json, facts) = parser
+            .parse(committed(line, text)?)
+            .map_err(|fault| fault.at_line(line))?;
         entries.push(Entry::from_parts(json, facts));
         Ok(())
     })?;
@@ -50,8 +52,13 @@ pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
     })
 }
 
-fn corrupt(line: u64, fault: LineFault) -> Error {
-    Error::CorruptLine { line, fault }
+/// A committed line as the scanner saw it: its text (without `\n`), or why it cannot
+/// be read at all.
+pub(crate) type Line<'a> = Result<&'a [u8], LineFault>;
+
+/// The text of a committed line, or the hard error for a line that cannot be read.
+pub(crate) fn committed(line: u64, text: Line<'_>) -> Result<&[u8], Error> {
+    text.map_err(|fault| Error::CorruptLine { line, fault })
 }
 
 /// JSON whitespace other than `\n`: what a blank line may hold.
@@ -64,6 +71,10 @@ pub(crate) struct LineScanner {
     max_line: usize,
     /// Physical lines completed so far (each ended by `\n`).
     lines: u64,
+    /// Bytes fed before the current chunk.
+    fed: u64,
+    /// Bytes up to and including the last `\n`: the committed prefix.
+    committed_bytes: u64,
     /// The start of a line that continues in the next chunk, while it fits.
     partial: Vec<u8>,
     /// The true length of that line so far, even once it no longer fits.
@@ -79,6 +90,8 @@ impl LineScanner {
         LineScanner {
             max_line,
             lines: 0,
+            fed: 0,
+            committed_bytes: 0,
             partial: Vec::new(),
             partial_len: 0,
             overflow: false,
@@ -87,35 +100,50 @@ impl LineScanner {
     }
 
     /// Feeds the next bytes of the stream, calling `on_line(line, text)` for each
-    /// committed non-blank line (`text` without its `\n`).
+    /// committed non-blank line: `Ok(text)` without its `\n`, or the fault of a line
+    /// longer than the limit (whose bytes were not kept).
     pub(crate) fn feed(
         &mut self,
-        mut chunk: &[u8],
-        on_line: &mut impl FnMut(u64, &[u8]) -> Result<(), Error>,
+        chunk: &[u8],
+        on_line: &mut impl FnMut(u64, Line<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        while let Some(end) = memchr(b'\n', chunk) {
-            let piece = &chunk[..end];
-            chunk = &chunk[end + 1..];
+        let mut rest = chunk;
+        while let Some(end) = memchr(b'\n', rest) {
+            let piece = &rest[..end];
+            rest = &rest[end + 1..];
             self.lines += 1;
+            self.committed_bytes = self.fed + (chunk.len() - rest.len()) as u64;
             if self.partial_len == 0 {
                 self.commit(piece, on_line)?;
                 continue;
             }
             self.extend_partial(piece);
+            let mut line = std::mem::take(&mut self.partial);
             if self.overflow {
-                return Err(corrupt(self.lines, self.too_long(self.partial_len)));
+                let (len, nonblank) = (self.partial_len, self.partial_nonblank);
+                self.reset_partial();
+                // A blank line is skipped whatever its length.
+                if nonblank {
+                    on_line(self.lines, Err(self.too_long(len)))?;
+                }
+            } else {
+                self.reset_partial();
+                self.commit(&line, on_line)?;
+                // Keep the buffer for the next line that spans chunks.
+                line.clear();
+                self.partial = line;
             }
-            let line = std::mem::take(&mut self.partial);
-            self.reset_partial();
-            self.commit(&line, on_line)?;
-            // Keep the buffer for the next line that spans chunks.
-            self.partial = line;
-            self.partial.clear();
         }
-        if !chunk.is_empty() {
-            self.extend_partial(chunk);
+        if !rest.is_empty() {
+            self.extend_partial(rest);
         }
+        self.fed += chunk.len() as u64;
         Ok(())
+    }
+
+    /// Bytes up to and including the last `\n` seen: the committed prefix.
+    pub(crate) fn committed_bytes(&self) -> u64 {
+        self.committed_bytes
     }
 
     /// The warning for a non-blank final piece without `\n`, if there is one.
@@ -128,15 +156,15 @@ impl LineScanner {
     fn commit(
         &self,
         line: &[u8],
-        on_line: &mut impl FnMut(u64, &[u8]) -> Result<(), Error>,
+        on_line: &mut impl FnMut(u64, Line<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        if line.len() > self.max_line {
-            return Err(corrupt(self.lines, self.too_long(line.len() as u64)));
-        }
         if is_blank(line) {
             return Ok(());
         }
-        on_line(self.lines, line)
+        if line.len() > self.max_line {
+            return on_line(self.lines, Err(self.too_long(line.len() as u64)));
+        }
+        on_line(self.lines, Ok(line))
     }
 
     fn too_long(&self, len: u64) -> LineFault {
@@ -183,7 +211,7 @@ mod tests {
         let mut seen = Vec::new();
         for piece in bytes.chunks(chunk.max(1)) {
             scanner.feed(piece, &mut |line, text| {
-                seen.push((line, text.to_vec()));
+                seen.push((line, committed(line, text)?.to_vec()));
                 Ok(())
             })?;
         }
@@ -233,7 +261,8 @@ mod tests {
     #[test]
     fn tail_over_the_limit_is_an_unterminated_tail_and_is_not_kept() {
         let mut scanner = LineScanner::new(8);
-        let mut none = |_: u64, _: &[u8]| -> Result<(), Error> { panic!("nothing is committed") };
+        let mut none =
+            |_: u64, _: Line<'_>| -> Result<(), Error> { panic!("nothing is committed") };
         for _ in 0..1000 {
             scanner.feed(&[0u8; 64], &mut none).unwrap();
         }
@@ -250,10 +279,45 @@ mod tests {
     #[test]
     fn blank_tail_over_the_limit_is_still_blank() {
         let mut scanner = LineScanner::new(4);
-        let mut none = |_: u64, _: &[u8]| -> Result<(), Error> { panic!("nothing is committed") };
+        let mut none =
+            |_: u64, _: Line<'_>| -> Result<(), Error> { panic!("nothing is committed") };
         scanner.feed(b"x\n", &mut |_, _| Ok(())).unwrap();
         scanner.feed(&[b' '; 100], &mut none).unwrap();
         assert_eq!(scanner.finish(), None);
+    }
+
+    #[test]
+    fn committed_bytes_end_after_the_last_newline_for_any_chunking() {
+        let input = b"a\n\nbb\ncc";
+        for chunk in 1..=input.len() {
+            let mut scanner = LineScanner::new(100);
+            for piece in input.chunks(chunk) {
+                scanner.feed(piece, &mut |_, _| Ok(())).unwrap();
+            }
+            assert_eq!(scanner.committed_bytes(), 6, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn scanning_continues_after_an_overlong_line_when_the_caller_allows_it() {
+        let mut seen = Vec::new();
+        let mut scanner = LineScanner::new(4);
+        for piece in b"ok\ntoolongline\nok2\n".chunks(3) {
+            scanner
+                .feed(piece, &mut |line, text| {
+                    seen.push((line, text.map(<[u8]>::to_vec)));
+                    Ok(())
+                })
+                .unwrap();
+        }
+        assert_eq!(
+            seen,
+            [
+                (1, Ok(b"ok".to_vec())),
+                (2, Err(LineFault::TooLong { len: 11, max: 4 })),
+                (3, Ok(b"ok2".to_vec())),
+            ]
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::status::*;
-use crate::error::{Error, IoFailure, LineFault};
+use crate::error::{Error, FileChange, IoFailure};
 use crate::json;
 use crate::store::warnings_json;
 
@@ -87,7 +87,11 @@ impl FfiError {
                 Error::CorruptLine { .. } => SESSION_ERR_CORRUPT_LINE,
                 Error::NeedsRepair { .. } => SESSION_ERR_NEEDS_REPAIR,
                 Error::Tainted { .. } => SESSION_ERR_TAINTED,
-                Error::Io(_) => SESSION_ERR_IO,
+                Error::Io(failure) => io_status(failure),
+                Error::Locked { .. } => SESSION_ERR_LOCKED,
+                Error::ReadOnly => SESSION_ERR_READ_ONLY,
+                Error::WrongProcess { .. } => SESSION_ERR_WRONG_PROCESS,
+                Error::InvalidOption { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Internal { .. } => SESSION_ERR_INTERNAL,
             },
         }
@@ -148,7 +152,7 @@ fn core_object(code: &str, e: &Error) -> String {
         Error::CorruptLine { line, fault } => {
             let object = object
                 .number("line", *line)
-                .string("reason", fault_reason(fault));
+                .string("reason", fault.reason());
             match fault.pointer() {
                 Some(pointer) => object.string("pointer", pointer).finish(),
                 None => object.finish(),
@@ -159,7 +163,22 @@ fn core_object(code: &str, e: &Error) -> String {
         }
         Error::Tainted { cause } => object.raw("cause", &io_object(cause)).finish(),
         Error::Io(failure) => io_object(failure),
-        Error::Internal { .. } => object.finish(),
+        Error::Locked { path } => object.string("path", path).finish(),
+        Error::WrongProcess { owner, current } => object
+            .number("owner_pid", u64::from(*owner))
+            .number("pid", u64::from(*current))
+            .finish(),
+        Error::InvalidOption { .. } => object.string("argument", "options_json").finish(),
+        Error::ReadOnly | Error::Internal { .. } => object.finish(),
+    }
+}
+
+/// A file that changed under the writer has its own status; any other failed file
+/// operation is `io`.
+fn io_status(failure: &IoFailure) -> SessionStatus {
+    match failure.change {
+        Some(_) => SESSION_ERR_FILE_CHANGED,
+        None => SESSION_ERR_IO,
     }
 }
 
@@ -170,19 +189,20 @@ fn with_line(object: Object, line: Option<u64>) -> String {
     }
 }
 
-fn fault_reason(fault: &LineFault) -> &'static str {
-    match fault {
-        LineFault::Json(_) => "invalid_json",
-        LineFault::Entry(_) => "invalid_entry",
-        LineFault::TooLong { .. } => "line_too_long",
-    }
-}
-
-/// `{"code":"io","message":…,"op":…,"os_error":N}`: the same bytes every time for the
-/// same failure, so a tainted store's `cause` is identical in every result.
+/// `{"code":"io","message":…,"op":…,"os_error":N}` (or `{"code":"file_changed",…,
+/// "reason":…}`): the same bytes every time for the same failure, so a tainted store's
+/// `cause` is identical in every result.
 fn io_object(failure: &IoFailure) -> String {
-    let object = Object::new(status_name_str(SESSION_ERR_IO), &failure.message)
+    let object = Object::new(status_name_str(io_status(failure)), &failure.message)
         .string("op", failure.op.name());
+    let object = match failure.change {
+        Some(FileChange::SizeChanged { expected, actual }) => object
+            .string("reason", "size_changed")
+            .number("expected_size", expected)
+            .number("actual_size", actual),
+        Some(change) => object.string("reason", change.reason()),
+        None => object,
+    };
     match failure.os_error {
         Some(errno) if errno >= 0 => object.number("os_error", errno as u64).finish(),
         _ => object.finish(),

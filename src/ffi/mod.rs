@@ -16,7 +16,8 @@ pub use status::*;
 
 use crate::entry::{parse_entries, parse_entry};
 use crate::recover::recover_jsonl;
-use crate::store::{Store, warnings_json};
+use crate::repair::repair_jsonl;
+use crate::store::{JsonlOptions, Store, warnings_json};
 use crate::{json, tree};
 use boundary::{bytes_arg, guard, guard_store, set_store, str_arg};
 use errors::FfiError;
@@ -233,9 +234,11 @@ pub unsafe extern "C" fn session_memory_store_open(
     }
 }
 
-/// Opens the JSONL file at `path` (UTF-8), creating it if it is missing (not its
-/// folders), and sets `*out_store` to the store. The result is
-/// `{"state":"ready"|"needs_repair","warnings":[…]}`.
+/// Opens the JSONL file at `path` (UTF-8) for appending, creating it if it is
+/// missing (not its folders), and sets `*out_store` to the store. The result is
+/// `{"state":"ready"|"needs_repair","warnings":[…]}`. The defaults of
+/// `session_jsonl_store_open_with` apply: an advisory lock against a second writer,
+/// an identity check before each append, no fsync.
 ///
 /// Opening recovers the committed lines and replays the tree rules in file order: ids
 /// unique, every parent on an earlier committed line. A file whose last line has no
@@ -244,12 +247,13 @@ pub unsafe extern "C" fn session_memory_store_open(
 ///
 /// Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
 /// `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
+/// `SESSION_ERR_LOCKED` (another writer has the file open);
 /// `SESSION_ERR_IO` (missing folder, unreadable path); `SESSION_ERR_INVALID_ARGUMENT`
 /// (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
 /// (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
 ///
-/// Guarantees and their limits: one writer instance per file (no cross-process lock);
-/// a successful append means the OS accepted the bytes (no fsync).
+/// Guarantees and their limits: one writer per file (the lock is advisory); a
+/// successful append means the OS accepted the bytes (no fsync).
 ///
 /// Ownership: `path` is borrowed; close the store with `session_store_close`;
 /// `out_json` as `session_parse_entry`. Thread-safe.
@@ -282,6 +286,106 @@ pub unsafe extern "C" fn session_jsonl_store_open(
     }
 }
 
+/// `session_jsonl_store_open` with options, given as a JSON object (NULL or `{}` for
+/// the defaults); unknown members are an error:
+///
+/// - `"durability"`: what a successful append promises. `"none"` (default): the OS
+///   accepted the bytes. `"fsync"`: the line is on stable storage (`fdatasync` after
+///   every append; when the open creates the file, its directory is synced too).
+///   `"fsync_batch"`: as `"fsync"`, with group commit: appends that queue up while a
+///   sync is in flight are written and synced together, so concurrent appenders
+///   share syncs. A failed sync taints the store like a failed write.
+/// - `"lock"` (default `true`): hold an exclusive advisory lock (`flock`) while the
+///   store is open, so that a second writer, in this or another process, fails with
+///   `SESSION_ERR_LOCKED` instead of interleaving. Advisory only: a process that does
+///   not lock, and some network filesystems, are not stopped.
+/// - `"readOnly"` (default `false`): never create, lock or write the file; appends
+///   fail with `SESSION_ERR_READ_ONLY`. Works beside a writer.
+/// - `"salvage"` (default `false`): read-only, and never fail on interior damage:
+///   every good entry is loaded, every bad line is skipped, and the result (and
+///   `session_store_read`) adds `"complete":false,"diagnostics":[{"line":N,
+///   "code":"corrupt_line"|"duplicate_id"|"orphan",…}]`. An orphan (an entry whose
+///   parent is not on an earlier good line) is loaded, but a path through it fails
+///   with `SESSION_ERR_MISSING_PARENT`.
+/// - `"checkIdentity"` (default `true`): before each append, check that the path
+///   still names the file being written and that its size is what this writer left;
+///   otherwise fail with `SESSION_ERR_FILE_CHANGED` and taint the store, writing
+///   nothing.
+///
+/// Returns as `session_jsonl_store_open`, plus `SESSION_ERR_INVALID_ARGUMENT` for bad
+/// options (`argument` is `options_json`) and `SESSION_ERR_LOCKED`.
+///
+/// # Safety
+///
+/// `path` and `options_json` are NULL (options only) or NUL-terminated; `out_store`
+/// and `out_json` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_jsonl_store_open_with(
+    path: *const c_char,
+    options_json: *const c_char,
+    out_store: *mut *mut SessionStore,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            boundary::clear_store(out_store);
+            // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
+            let path = str_arg(path, "path")?;
+            let options = match options_json.is_null() {
+                true => JsonlOptions::default(),
+                // SAFETY: as above.
+                false => JsonlOptions::from_json(str_arg(options_json, "options_json")?)?,
+            };
+            if out_store.is_null() {
+                return Err(FfiError::Argument {
+                    name: "out_store",
+                    problem: "is NULL",
+                });
+            }
+            let (store, report) = Store::open_jsonl_with(path, &options)?;
+            set_store(out_store, store)?;
+            Ok(report.to_json())
+        })
+    }
+}
+
+/// Repairs the JSONL file at `path` when its only problem is an unterminated tail
+/// (what makes a store open as `needs_repair`). In this order, so that an
+/// interruption at any step loses no committed line: the committed prefix is
+/// validated (a corrupt line, duplicate id or missing parent refuses the repair and
+/// leaves the file untouched); the uncommitted bytes are copied to a new sidecar file
+/// next to it (`<name>.tail-<k>.bak`) and the sidecar and the directory are synced;
+/// then the file is truncated to its committed prefix and synced. The result is
+/// `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
+/// unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
+/// second repair changes nothing. Afterwards the file opens `ready`.
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE`, `SESSION_ERR_DUPLICATE_ID`,
+/// `SESSION_ERR_MISSING_PARENT` (file untouched); `SESSION_ERR_LOCKED` when a writer
+/// holds the file; `SESSION_ERR_IO`; `SESSION_ERR_INVALID_ARGUMENT`. Do not repair a
+/// file that a writer without the lock has open.
+///
+/// Ownership as `session_parse_entry`. Thread-safe.
+///
+/// # Safety
+///
+/// `path` is NULL or NUL-terminated; `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_jsonl_repair(
+    path: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees `path` is NULL or NUL-terminated.
+            let path = str_arg(path, "path")?;
+            Ok(repair_jsonl(path)?.to_json())
+        })
+    }
+}
+
 /// Appends one entry. The entry is parsed and, for a file, serialised to its one line
 /// at the moment of the call: later changes to the caller's buffer cannot alter it.
 /// In its FIFO turn the append checks the store's state, that the id is new and that
@@ -289,13 +393,19 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 /// records the id. The result is `{"id":"…","seq":N}`, `seq` being the entry's
 /// 0-based position among the store's committed entries.
 ///
+/// With durability `fsync` the line is also on stable storage when this returns; with
+/// `fsync_batch` appends queued behind this one may be written and synced with it.
+///
 /// Returns `SESSION_OK`; at call time `SESSION_ERR_INVALID_JSON` /
-/// `SESSION_ERR_INVALID_ENTRY` (the store is unchanged); in turn
-/// `SESSION_ERR_NEEDS_REPAIR`, `SESSION_ERR_DUPLICATE_ID`,
-/// `SESSION_ERR_MISSING_PARENT`; `SESSION_ERR_IO` when the write fails (it may have left
-/// half a line, so the store is tainted from then on); `SESSION_ERR_TAINTED` (`cause`)
-/// on a tainted store, with no I/O; `SESSION_ERR_INVALID_ARGUMENT`. A failed append
-/// fails only itself, except that an I/O failure taints the store.
+/// `SESSION_ERR_INVALID_ENTRY` (the store is unchanged), `SESSION_ERR_READ_ONLY`,
+/// `SESSION_ERR_WRONG_PROCESS`; in turn `SESSION_ERR_NEEDS_REPAIR`,
+/// `SESSION_ERR_DUPLICATE_ID`, `SESSION_ERR_MISSING_PARENT`; `SESSION_ERR_IO` when the
+/// write or sync fails (it may have left half a line, so the store is tainted from
+/// then on) and `SESSION_ERR_FILE_CHANGED` when the file changed under the writer
+/// (tainted too, nothing written); `SESSION_ERR_TAINTED` (`cause`) on a tainted store,
+/// with no I/O; `SESSION_ERR_INVALID_ARGUMENT`. A failed append fails only itself,
+/// except that an I/O failure taints the store; with `fsync_batch`, a failed write or
+/// sync fails every append of its group (their lines may or may not be on disk).
 ///
 /// Thread-safe; appends commit in arrival order. Ownership as `session_parse_entry`.
 ///
@@ -323,8 +433,9 @@ pub unsafe extern "C" fn session_store_append(
 /// Every committed entry, as a JSON array in commit order. Waits for the appends that
 /// arrived before it.
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_TAINTED`; `SESSION_ERR_INVALID_ARGUMENT`. Works on a
-/// `needs_repair` store (the committed prefix). Thread-safe. Ownership as
+/// Returns `SESSION_OK`; `SESSION_ERR_TAINTED`; `SESSION_ERR_WRONG_PROCESS`;
+/// `SESSION_ERR_INVALID_ARGUMENT`. Works on a `needs_repair` store (the committed
+/// prefix). Thread-safe. Ownership as
 /// `session_parse_entry`.
 ///
 /// # Safety
@@ -360,7 +471,8 @@ pub unsafe extern "C" fn session_store_read(
 /// index: the cost grows with the path's length, not with the number of entries.
 ///
 /// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`); `SESSION_ERR_TAINTED`;
-/// `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe. Ownership as `session_parse_entry`.
+/// `SESSION_ERR_WRONG_PROCESS`; `SESSION_ERR_MISSING_PARENT` only in a salvage store,
+/// for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe. Ownership as `session_parse_entry`.
 ///
 /// # Safety
 ///

@@ -13,8 +13,9 @@ pub type SessionStatus = i32;
 
 /// Success.
 pub const SESSION_OK: SessionStatus = 0;
-/// A required pointer argument is NULL, or a C string argument is not valid UTF-8.
-/// Nothing was created or written. Error JSON member: `argument` (its name).
+/// A required pointer argument is NULL, a C string argument is not valid UTF-8, or
+/// an options object is invalid. Nothing was created or written. Error JSON member:
+/// `argument` (its name).
 pub const SESSION_ERR_INVALID_ARGUMENT: SessionStatus = 1;
 /// The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
 /// duplicate key, a number that would not come back as the same value (`1e400`, an
@@ -52,6 +53,21 @@ pub const SESSION_ERR_TAINTED: SessionStatus = 10;
 pub const SESSION_ERR_IO: SessionStatus = 11;
 /// A bug in libsession: a caught panic. The store it happened on is tainted.
 pub const SESSION_ERR_INTERNAL: SessionStatus = 12;
+/// Another writer holds the file's advisory lock (`flock`), in this or another
+/// process: only one writer may have a file open. Error JSON member: `path`.
+pub const SESSION_ERR_LOCKED: SessionStatus = 13;
+/// Before an append, the writer found that its file changed under it: the path was
+/// deleted or now names another file, or its size is not what this writer left
+/// (another writer appended). Nothing was written; the store is tainted from then on,
+/// with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
+/// `size_changed`), `expected_size` and `actual_size` for `size_changed`.
+pub const SESSION_ERR_FILE_CHANGED: SessionStatus = 14;
+/// An append on a store opened read-only (`readOnly` or `salvage`).
+pub const SESSION_ERR_READ_ONLY: SessionStatus = 15;
+/// A call on a store from a process other than the one that opened it (a child after
+/// `fork`): nothing is done. The child must open its own store. Error JSON members:
+/// `owner_pid`, `pid`.
+pub const SESSION_ERR_WRONG_PROCESS: SessionStatus = 16;
 
 /// The condition of a store, as `session_store_state` reports it.
 pub type SessionState = i32;
@@ -71,7 +87,7 @@ pub const SESSION_MAX_DEPTH: u32 = 128;
 /// append whose line would be longer fails with `SESSION_ERR_INVALID_ENTRY`.
 pub const SESSION_MAX_LINE_BYTES: u64 = 67108864;
 
-const NAMES: [&CStr; 13] = [
+const NAMES: [&CStr; 17] = [
     c"ok",
     c"invalid_argument",
     c"invalid_json",
@@ -85,6 +101,10 @@ const NAMES: [&CStr; 13] = [
     c"tainted",
     c"io",
     c"internal",
+    c"locked",
+    c"file_changed",
+    c"read_only",
+    c"wrong_process",
 ];
 
 /// The stable name of a status; `unknown` for a value that is not a status.
@@ -129,12 +149,16 @@ mod tests {
             (SESSION_ERR_TAINTED, "tainted"),
             (SESSION_ERR_IO, "io"),
             (SESSION_ERR_INTERNAL, "internal"),
+            (SESSION_ERR_LOCKED, "locked"),
+            (SESSION_ERR_FILE_CHANGED, "file_changed"),
+            (SESSION_ERR_READ_ONLY, "read_only"),
+            (SESSION_ERR_WRONG_PROCESS, "wrong_process"),
         ];
         for (i, (status, name)) in expected.into_iter().enumerate() {
             assert_eq!(status, i as SessionStatus);
             assert_eq!(status_name_str(status), name);
         }
-        assert_eq!(status_name_str(13), "unknown");
+        assert_eq!(status_name_str(17), "unknown");
         assert_eq!(status_name_str(-1), "unknown");
         assert_eq!(status_name_str(i32::MAX), "unknown");
     }

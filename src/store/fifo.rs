@@ -113,7 +113,6 @@ impl<T, R> Turn<'_, T, R> {
     /// Takes, in order, the payloads of up to `max` operations queued right behind
     /// this turn, stopping at the first that `accept` refuses. The turn must then
     /// deliver one result to each, in the same order, with [`Turn::finish`].
-    #[allow(dead_code)] // group commit uses it
     pub(crate) fn take_following(&mut self, max: usize, accept: impl Fn(&T) -> bool) -> Vec<T> {
         let mut queue = lock(&self.fifo.queue);
         let mut taken = Vec::new();

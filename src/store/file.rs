@@ -46,7 +46,6 @@ pub(crate) fn write_all(file: &mut dyn SessionFile, line: &[u8]) -> io::Result<(
 }
 
 /// `sync`, retrying `EINTR`.
-#[allow(dead_code)] // the durability modes use it
 pub(crate) fn sync(file: &mut dyn SessionFile) -> io::Result<()> {
     loop {
         match file.sync() {

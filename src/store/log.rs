@@ -16,7 +16,9 @@ use crate::entry::{Entry, Facts};
 use crate::error::Error;
 
 /// No position: the parent of a root, the end of a hash chain.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
+/// The parent of an entry loaded by salvage whose parent is missing.
+pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 struct Record {
     /// Where the entry's canonical JSON starts in the arena, and its length.
@@ -99,7 +101,7 @@ impl Log {
                 "the store holds as many entries as it can index",
             ));
         };
-        if seq == NONE {
+        if seq >= ORPHAN {
             return Err(Error::internal(
                 "the store holds as many entries as it can index",
             ));
@@ -136,7 +138,8 @@ impl Log {
         Entry::from_parts(self.json_at(record), record.facts.clone())
     }
 
-    /// The records from the root to `leaf_id`, root first.
+    /// The records from the root to `leaf_id`, root first. A path that reaches an
+    /// orphan (salvage only) fails as a missing parent.
     fn path(&self, leaf_id: &str) -> Result<Vec<&Record>, Error> {
         let Some(leaf) = self.find(leaf_id) else {
             return Err(Error::UnknownLeaf {
@@ -148,6 +151,22 @@ impl Log {
         while let Some(record) = self.records.get(at as usize) {
             path.push(record);
             at = record.parent;
+        }
+        if at == ORPHAN
+            && let Some(orphan) = path.last()
+        {
+            let json = self.json_at(orphan);
+            return Err(Error::MissingParent {
+                child_id: orphan.facts.id.of(json).to_owned(),
+                parent_id: orphan
+                    .facts
+                    .parent
+                    .as_ref()
+                    .map(|p| p.of(json))
+                    .unwrap_or_default()
+                    .to_owned(),
+                line: None,
+            });
         }
         path.reverse();
         Ok(path)

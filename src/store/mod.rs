@@ -6,36 +6,45 @@
 //! line with one append, and only then records the id. Reads join the same FIFO, so
 //! they wait for every append that arrived before them, and return copies.
 //!
-//! Guarantees of the JSONL store, and their limits: one writer instance per file; a
-//! completed append means the OS accepted the bytes (no fsync); no cross-process lock.
-//! After every successful append the old bytes of the file are a prefix of the new
-//! ones. The library never truncates or rewrites a file by itself: a file with an
-//! unterminated tail opens as `needs_repair` and refuses appends.
+//! Guarantees of the JSONL store, and their limits: one writer per file, enforced by
+//! an advisory lock by default ([`JsonlOptions::lock`]); a completed append means the
+//! OS accepted the bytes, or with [`Durability::Fsync`] that they are on stable
+//! storage. After every successful append the old bytes of the file are a prefix of
+//! the new ones. The library never truncates or rewrites a file by itself: a file with
+//! an unterminated tail opens as `needs_repair` and refuses appends until the caller
+//! runs [`crate::repair_jsonl`].
 
 mod fifo;
 mod file;
+mod jsonl;
 mod log;
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::entry::{Entry, EntryParser, Message, parse_entry};
-use crate::error::{EntryError, Error, IoFailure, IoOp, Warning};
+use crate::entry::{Entry, Message, parse_entry};
+use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
-use crate::recover::{LineScanner, MAX_LINE_BYTES};
+use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
+pub(crate) use file::{sync, write_all};
+pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
+pub(crate) use jsonl::{Replay, io_error, sync_dir};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
+use jsonl::FileSink;
 use log::Log;
+
+/// The most appends one group commit takes (`Durability::FsyncBatch`).
+const MAX_GROUP: usize = 256;
 
 /// The condition of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
-    /// Appends are accepted.
+    /// Appends are accepted (or, for a read-only store, the file is clean).
     Ready,
     /// The file has an unterminated tail: reads return the committed prefix and the
     /// warning; appends are refused without touching the file.
@@ -98,16 +107,24 @@ pub struct OpenReport {
     /// `Ready`, or `NeedsRepair` when the file has an unterminated tail.
     pub state: State,
     pub warnings: Vec<Warning>,
+    /// Salvage only: the lines that could not be loaded and the orphans.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Whether this is a salvage open.
+    pub salvage: bool,
 }
 
 impl OpenReport {
-    /// `{"state":"ready"|"needs_repair","warnings":[…]}`.
+    /// `{"state":"ready"|"needs_repair","warnings":[…]}`; a salvage open adds
+    /// `"complete":bool,"diagnostics":[…]`.
     pub fn to_json(&self) -> String {
-        format!(
-            "{{\"state\":\"{}\",\"warnings\":{}}}",
+        let mut out = format!(
+            "{{\"state\":\"{}\",\"warnings\":{}",
             self.state.as_str(),
             warnings_json(&self.warnings)
-        )
+        );
+        push_salvage(&mut out, self.salvage, &self.diagnostics);
+        out.push('}');
+        out
     }
 }
 
@@ -117,12 +134,27 @@ pub struct Snapshot {
     pub state: State,
     pub entries: Vec<Entry>,
     pub warnings: Vec<Warning>,
+    /// Salvage only: the lines that could not be loaded and the orphans.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// `[…]` of warnings in their JSON form.
 pub fn warnings_json(warnings: &[Warning]) -> String {
     let items: Vec<String> = warnings.iter().map(Warning::to_json).collect();
     json::array(items.iter().map(String::as_str))
+}
+
+/// Appends `,"complete":…,"diagnostics":[…]` for a salvage store.
+fn push_salvage(out: &mut String, salvage: bool, diagnostics: &[Diagnostic]) {
+    if !salvage {
+        return;
+    }
+    let items: Vec<String> = diagnostics.iter().map(Diagnostic::to_json).collect();
+    out.push_str(&format!(
+        ",\"complete\":{},\"diagnostics\":{}",
+        diagnostics.is_empty(),
+        json::array(items.iter().map(String::as_str))
+    ));
 }
 
 /// An append waiting in the FIFO: the snapshot taken at call time.
@@ -141,7 +173,9 @@ type AppendResult = Result<Receipt, Error>;
 
 enum Sink {
     Memory,
-    File(Box<dyn SessionFile>),
+    /// A JSONL file opened read-only (or for salvage).
+    ReadOnly,
+    File(FileSink),
 }
 
 enum Condition {
@@ -155,6 +189,7 @@ struct Inner {
     sink: Sink,
     condition: Condition,
     warnings: Vec<Warning>,
+    diagnostics: Vec<Diagnostic>,
 }
 
 /// An append-only tree of session entries, in memory or backed by a JSONL file.
@@ -167,26 +202,51 @@ pub struct Store {
     inner: Mutex<Inner>,
     /// A copy of the condition, readable without waiting for the FIFO.
     state: AtomicU8,
-    /// Whether appends write lines to a file. Fixed at open, and kept outside the
-    /// mutex: a call must join the FIFO without waiting for the write in flight.
-    writes_lines: bool,
+    /// What kind of store this is. Fixed at open and kept outside the mutex: a call
+    /// must join the FIFO without waiting for the write in flight.
+    kind: Kind,
+    /// The process that opened the store. After `fork`, the child's copy shares the
+    /// parent's file (and lock) and a snapshot of its locks: it must not be used.
+    owner: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Memory,
+    ReadOnly { salvage: bool },
+    File { group_commit: bool },
 }
 
 impl Store {
     /// A new, empty store in memory.
     pub fn memory() -> Store {
-        Store::new(Log::default(), Sink::Memory, Condition::Ready, Vec::new())
+        Store::new(
+            Log::default(),
+            Sink::Memory,
+            Kind::Memory,
+            Vec::new(),
+            Vec::new(),
+        )
     }
 
-    /// Opens the JSONL file at `path`, creating it if it is missing (not its folders).
+    /// Opens the JSONL file at `path` with the default [`JsonlOptions`]: created if it
+    /// is missing (not its folders), locked against a second writer, no fsync.
     ///
     /// Recovers the committed lines and replays the tree rules in file order: ids
     /// unique, every parent on an earlier committed line. Fails with
     /// [`Error::CorruptLine`], [`Error::DuplicateId`] or [`Error::MissingParent`]
-    /// naming the line, or [`Error::Io`]. A file with an unterminated tail opens in
-    /// [`State::NeedsRepair`].
+    /// naming the line, [`Error::Locked`], or [`Error::Io`]. A file with an
+    /// unterminated tail opens in [`State::NeedsRepair`].
     pub fn open_jsonl(path: impl AsRef<Path>) -> Result<(Store, OpenReport), Error> {
-        Store::open_jsonl_with_io(path, |file| Box::new(file))
+        Store::open_jsonl_with(path, &JsonlOptions::default())
+    }
+
+    /// [`Store::open_jsonl`] with options.
+    pub fn open_jsonl_with(
+        path: impl AsRef<Path>,
+        options: &JsonlOptions,
+    ) -> Result<(Store, OpenReport), Error> {
+        Store::open_jsonl_with_options_and_io(path, options, |file| Box::new(file))
     }
 
     /// [`Store::open_jsonl`], with the writes and syncs after open going through the
@@ -195,36 +255,66 @@ impl Store {
         path: impl AsRef<Path>,
         wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
     ) -> Result<(Store, OpenReport), Error> {
-        let path = path.as_ref();
-        let file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| io_error(IoOp::Open, path, &e))?;
-        let (log, warnings) = replay(&file, path)?;
-        let (state, condition) = if warnings.is_empty() {
-            (State::Ready, Condition::Ready)
-        } else {
-            (State::NeedsRepair, Condition::NeedsRepair)
-        };
-        let store = Store::new(log, Sink::File(wrap(file)), condition, warnings.clone());
-        Ok((store, OpenReport { state, warnings }))
+        Store::open_jsonl_with_options_and_io(path, &JsonlOptions::default(), wrap)
     }
 
-    fn new(log: Log, sink: Sink, condition: Condition, warnings: Vec<Warning>) -> Store {
-        let state = condition_state(&condition);
-        let writes_lines = matches!(sink, Sink::File(_));
+    /// [`Store::open_jsonl_with`] and [`Store::open_jsonl_with_io`] together.
+    pub fn open_jsonl_with_options_and_io(
+        path: impl AsRef<Path>,
+        options: &JsonlOptions,
+        wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
+    ) -> Result<(Store, OpenReport), Error> {
+        let opened = jsonl::open(path.as_ref(), options, wrap)?;
+        let (sink, kind) = match opened.sink {
+            Some(sink) => {
+                let group_commit = sink.durability() == Durability::FsyncBatch;
+                (Sink::File(sink), Kind::File { group_commit })
+            }
+            None => (
+                Sink::ReadOnly,
+                Kind::ReadOnly {
+                    salvage: options.salvage,
+                },
+            ),
+        };
+        let report = OpenReport {
+            state: if opened.warnings.is_empty() {
+                State::Ready
+            } else {
+                State::NeedsRepair
+            },
+            warnings: opened.warnings.clone(),
+            diagnostics: opened.diagnostics.clone(),
+            salvage: options.salvage,
+        };
+        let store = Store::new(opened.log, sink, kind, opened.warnings, opened.diagnostics);
+        Ok((store, report))
+    }
+
+    fn new(
+        log: Log,
+        sink: Sink,
+        kind: Kind,
+        warnings: Vec<Warning>,
+        diagnostics: Vec<Diagnostic>,
+    ) -> Store {
+        let condition = if warnings.is_empty() {
+            Condition::Ready
+        } else {
+            Condition::NeedsRepair
+        };
         Store {
-            writes_lines,
+            state: AtomicU8::new(condition_state(&condition).to_u8()),
             fifo: Fifo::new(),
             inner: Mutex::new(Inner {
                 log,
                 sink,
                 condition,
                 warnings,
+                diagnostics,
             }),
-            state: AtomicU8::new(state.to_u8()),
+            kind,
+            owner: std::process::id(),
         }
     }
 
@@ -233,31 +323,55 @@ impl Store {
         State::from_u8(self.state.load(Ordering::Acquire))
     }
 
+    /// Whether appends are refused because the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.kind, Kind::ReadOnly { .. })
+    }
+
+    /// Calls from a forked child would write through the parent's file and lock, and
+    /// could find the FIFO's locks held by threads that do not exist in the child.
+    fn check_process(&self) -> Result<(), Error> {
+        let current = std::process::id();
+        if current == self.owner {
+            Ok(())
+        } else {
+            Err(Error::WrongProcess {
+                owner: self.owner,
+                current,
+            })
+        }
+    }
+
     /// Parses `entry_json` now (see [`parse_entry`]) and appends it in FIFO order.
     ///
     /// Fails at call time with [`Error::InvalidJson`] or [`Error::InvalidEntry`]
-    /// (the store stays as it was); in its turn with [`Error::NeedsRepair`],
-    /// [`Error::DuplicateId`], [`Error::MissingParent`], [`Error::Io`] (the write
-    /// failed; the store is tainted from now on) or [`Error::Tainted`].
+    /// (the store stays as it was), [`Error::ReadOnly`] or [`Error::WrongProcess`]; in
+    /// its turn with [`Error::NeedsRepair`], [`Error::DuplicateId`],
+    /// [`Error::MissingParent`], [`Error::Io`] (the write or sync failed, or the file
+    /// changed under the writer; the store is tainted from now on) or
+    /// [`Error::Tainted`].
     pub fn append(&self, entry_json: impl AsRef<[u8]>) -> Result<Receipt, Error> {
         self.append_entry(parse_entry(entry_json)?)
     }
 
     /// Appends an already parsed entry, as [`Store::append`] does.
     pub fn append_entry(&self, entry: Entry) -> Result<Receipt, Error> {
+        self.check_process()?;
         let pending = self.snapshot(entry)?;
         match self.fifo.enter(Op::Append(pending)) {
             Entered::Done(Delivered::Result(result)) => result,
             Entered::Done(Delivered::Abandoned) => Err(abandoned()),
-            Entered::Turn(turn, Op::Append(pending)) => self.run_append(turn, pending),
+            Entered::Turn(turn, Op::Append(pending)) => self.run_appends(turn, pending),
             Entered::Turn(_, Op::Read) => Err(Error::internal("an append was handed a read")),
         }
     }
 
     /// Fixes what will be committed: for a file store, the exact line.
     fn snapshot(&self, entry: Entry) -> Result<PendingAppend, Error> {
-        if !self.writes_lines {
-            return Ok(PendingAppend { entry, line: None });
+        match self.kind {
+            Kind::Memory => return Ok(PendingAppend { entry, line: None }),
+            Kind::ReadOnly { .. } => return Err(Error::ReadOnly),
+            Kind::File { .. } => {}
         }
         let json = entry.json();
         if json.len() > MAX_LINE_BYTES {
@@ -279,16 +393,72 @@ impl Store {
         })
     }
 
-    fn run_append(&self, turn: Turn<'_, Op, AppendResult>, pending: PendingAppend) -> AppendResult {
-        let result = match self.lock() {
-            Ok(mut inner) => self.commit(&mut inner, pending),
-            Err(e) => Err(e),
+    /// Runs this turn's append and, with group commit, the appends queued behind it:
+    /// after each round of writes it takes the appends that arrived meanwhile, so that
+    /// everything queued while this turn was writing shares its one sync.
+    fn run_appends(
+        &self,
+        mut turn: Turn<'_, Op, AppendResult>,
+        first: PendingAppend,
+    ) -> AppendResult {
+        let group_commit = self.kind == (Kind::File { group_commit: true });
+        let mut results = match self.lock() {
+            Ok(mut inner) => {
+                let mut results = vec![self.commit(&mut inner, first)];
+                while group_commit && results.len() < MAX_GROUP {
+                    let more = turn.take_following(MAX_GROUP - results.len(), |op| {
+                        matches!(op, Op::Append(_))
+                    });
+                    if more.is_empty() {
+                        break;
+                    }
+                    for op in more {
+                        results.push(match op {
+                            Op::Append(pending) => self.commit(&mut inner, pending),
+                            Op::Read => Err(Error::internal("a read was taken into a group")),
+                        });
+                    }
+                }
+                if group_commit {
+                    self.sync_group(&mut inner, &mut results);
+                }
+                results
+            }
+            Err(e) => vec![Err(e)],
         };
-        turn.finish(Vec::new());
-        result
+        let own = results.remove(0);
+        turn.finish(results);
+        own
     }
 
-    /// One append in its turn: state, tree rules, write, record.
+    /// Group commit: one sync makes every append of the group durable. A failed write
+    /// or sync fails every append of the group that is not yet durable.
+    fn sync_group(&self, inner: &mut Inner, results: &mut [AppendResult]) {
+        if !results.iter().any(|r| r.is_ok()) {
+            return;
+        }
+        let synced = match (&inner.condition, &mut inner.sink) {
+            (Condition::Ready, Sink::File(sink)) => sink.sync(),
+            // A write in this group failed: nothing written before it is durable.
+            _ => Ok(()),
+        };
+        if let Err(failure) = synced {
+            let failure = self.taint(inner, failure);
+            // The first written append reports the failure; the others its taint.
+            if let Some(first) = results.iter_mut().find(|r| r.is_ok()) {
+                *first = Err(Error::Io(Arc::clone(&failure)));
+            }
+        }
+        if let Condition::Tainted(cause) = &inner.condition {
+            for result in results.iter_mut().filter(|r| r.is_ok()) {
+                *result = Err(Error::Tainted {
+                    cause: Arc::clone(cause),
+                });
+            }
+        }
+    }
+
+    /// One append in its turn: state, tree rules, file identity, write, record.
     fn commit(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
         match &inner.condition {
             Condition::Ready => {}
@@ -305,13 +475,16 @@ impl Store {
         }
         let entry = &pending.entry;
         let parent = inner.log.admit(entry.id(), entry.parent_id(), None)?;
-        if let (Sink::File(file), Some(line)) = (&mut inner.sink, &pending.line)
-            && let Err(e) = file::write_all(file.as_mut(), line)
-        {
-            let failure = Arc::new(IoFailure::new(IoOp::Write, "appending a line", &e));
-            inner.condition = Condition::Tainted(Arc::clone(&failure));
-            self.state.store(State::Tainted.to_u8(), Ordering::Release);
-            return Err(Error::Io(failure));
+        if let (Sink::File(sink), Some(line)) = (&mut inner.sink, &pending.line) {
+            let written = sink.check_identity().and_then(|()| sink.write(line));
+            let written = written.and_then(|()| match sink.durability() {
+                Durability::Fsync => sink.sync(),
+                // Group commit syncs once for the whole group; none never syncs.
+                Durability::FsyncBatch | Durability::None => Ok(()),
+            });
+            if let Err(failure) = written {
+                return Err(Error::Io(self.taint(inner, failure)));
+            }
         }
         let seq = inner
             .log
@@ -322,9 +495,18 @@ impl Store {
         })
     }
 
+    /// From now on every operation fails with `failure`, and no I/O is done.
+    fn taint(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
+        let failure = Arc::new(failure);
+        inner.condition = Condition::Tainted(Arc::clone(&failure));
+        self.state.store(State::Tainted.to_u8(), Ordering::Release);
+        failure
+    }
+
     /// Runs `f` on the committed state in FIFO order, after every earlier append.
     /// Fails with [`Error::Tainted`] on a tainted store.
     fn read_with<R>(&self, f: impl FnOnce(&Inner) -> Result<R, Error>) -> Result<R, Error> {
+        self.check_process()?;
         let turn = match self.fifo.enter(Op::Read) {
             Entered::Turn(turn, _) => turn,
             Entered::Done(_) => return Err(Error::internal("a read was run by another operation")),
@@ -346,13 +528,15 @@ impl Store {
         self.read_with(|inner| Ok(inner.log.entries()))
     }
 
-    /// State, committed entries and warnings, read in one turn.
+    /// State, committed entries and warnings (and a salvage store's diagnostics), read
+    /// in one turn.
     pub fn read(&self) -> Result<Snapshot, Error> {
         self.read_with(|inner| {
             Ok(Snapshot {
                 state: condition_state(&inner.condition),
                 entries: inner.log.entries(),
                 warnings: inner.warnings.clone(),
+                diagnostics: inner.diagnostics.clone(),
             })
         })
     }
@@ -377,15 +561,20 @@ impl Store {
         self.read_with(|inner| Ok(json::array(inner.log.jsons())))
     }
 
-    /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}`.
+    /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}` (a salvage store
+    /// adds `"complete"` and `"diagnostics"`).
     pub fn read_json(&self) -> Result<String, Error> {
         self.read_with(|inner| {
             let entries = json::array(inner.log.jsons());
-            Ok(format!(
-                "{{\"state\":\"{}\",\"entries\":{entries},\"warnings\":{}}}",
+            let mut out = format!(
+                "{{\"state\":\"{}\",\"entries\":{entries},\"warnings\":{}",
                 condition_state(&inner.condition).as_str(),
                 warnings_json(&inner.warnings)
-            ))
+            );
+            let salvage = matches!(self.kind, Kind::ReadOnly { salvage: true });
+            push_salvage(&mut out, salvage, &inner.diagnostics);
+            out.push('}');
+            Ok(out)
         })
     }
 
@@ -432,41 +621,4 @@ fn condition_state(condition: &Condition) -> State {
 
 fn abandoned() -> Error {
     Error::internal("the operation was abandoned by a panic in the operation ahead of it")
-}
-
-fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
-}
-
-/// Reads the file from the start in fixed-size chunks, committing every line that
-/// passes the entry and tree rules.
-fn replay(file: &File, path: &Path) -> Result<(Log, Vec<Warning>), Error> {
-    const CHUNK: usize = 1 << 20;
-    // The canonical text is at most the file's size: reserve it once, so the arena
-    // never reallocates (and never holds two copies) while a large file is read.
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut log = Log::with_capacity(usize::try_from(size).unwrap_or(0));
-    let mut parser = EntryParser::default();
-    let mut scanner = LineScanner::new(MAX_LINE_BYTES);
-    let mut buf = vec![0u8; CHUNK];
-    let mut reader = file;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(IoOp::Read, path, &e)),
-        };
-        scanner.feed(&buf[..n], &mut |line, text| {
-            let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
-            let parent = {
-                let (id, parent_id) =
-                    (facts.id.of(json), facts.parent.as_ref().map(|p| p.of(json)));
-                log.admit(id, parent_id, Some(line))?
-            };
-            log.push(json, facts, parent)?;
-            Ok(())
-        })?;
-    }
-    Ok((log, scanner.finish().into_iter().collect()))
 }

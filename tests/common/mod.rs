@@ -85,6 +85,8 @@ pub struct PlanState {
     pub hold: bool,
     /// Number of write calls currently blocked by `hold`.
     pub blocked: u64,
+    /// Fail the sync call with this 1-based number with EIO.
+    pub fail_sync: Option<u64>,
 }
 
 impl FaultPlan {
@@ -94,6 +96,14 @@ impl FaultPlan {
 
     pub fn writes(&self) -> u64 {
         self.state.lock().unwrap().writes
+    }
+
+    pub fn syncs(&self) -> u64 {
+        self.state.lock().unwrap().syncs
+    }
+
+    pub fn fail_sync(&self, n: u64) {
+        self.state.lock().unwrap().fail_sync = Some(n);
     }
 
     pub fn hold(&self) {
@@ -157,16 +167,32 @@ impl SessionFile for FaultyFile {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.plan.state.lock().unwrap().syncs += 1;
+        let mut s = self.plan.state.lock().unwrap();
+        s.syncs += 1;
+        if s.fail_sync == Some(s.syncs) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        drop(s);
         self.file.sync_data()
     }
 }
 
 /// Opens `path` with every write going through `plan`.
 pub fn open_faulty(path: &Path, plan: &Arc<FaultPlan>) -> (session::Store, session::OpenReport) {
+    open_faulty_with(path, plan, &session::JsonlOptions::default())
+}
+
+/// [`open_faulty`] with options.
+pub fn open_faulty_with(
+    path: &Path,
+    plan: &Arc<FaultPlan>,
+    options: &session::JsonlOptions,
+) -> (session::Store, session::OpenReport) {
     let plan = Arc::clone(plan);
-    session::Store::open_jsonl_with_io(path, move |file| Box::new(FaultyFile { file, plan }))
-        .expect("open")
+    session::Store::open_jsonl_with_options_and_io(path, options, move |file| {
+        Box::new(FaultyFile { file, plan })
+    })
+    .expect("open")
 }
 
 /// The ids of a list of entries.

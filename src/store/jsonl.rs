@@ -1,0 +1,417 @@
+//! Opening a JSONL file: options, the advisory lock, strict and salvage replay, and
+//! the writer's view of its file (durability, identity checks).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::file::{self, SessionFile};
+use super::log::Log;
+use crate::entry::EntryParser;
+use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+use crate::json;
+use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
+
+/// What a successful append promises about the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Durability {
+    /// The OS accepted the bytes (`write` returned); a power loss may still lose them.
+    #[default]
+    None,
+    /// The line is on stable storage: every append is followed by `fdatasync`, and a
+    /// file created by the open is made durable in its directory too.
+    Fsync,
+    /// As `Fsync`, with group commit: appends that queue up while a sync is in flight
+    /// are written and synced together, so concurrent appenders share syncs.
+    FsyncBatch,
+}
+
+/// How to open a JSONL store. `JsonlOptions::default()` is what
+/// [`super::Store::open_jsonl`] uses.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct JsonlOptions {
+    /// What a successful append means. Default: [`Durability::None`].
+    pub durability: Durability,
+    /// Take an exclusive advisory lock (`flock`) for the writer's lifetime, so that a
+    /// second writer on the same file, in this or another process, fails to open with
+    /// [`Error::Locked`] instead of interleaving. Default: on. Advisory only: processes
+    /// that do not take the lock, and some network filesystems, are not stopped.
+    pub lock: bool,
+    /// Open for reading only: never create, lock or write the file; appends fail with
+    /// [`Error::ReadOnly`]. Works beside a writer.
+    pub read_only: bool,
+    /// Read-only, and never fail on interior damage: every good entry is loaded and
+    /// every bad line (and every entry whose parent is missing) is reported as a
+    /// [`Diagnostic`]. For displaying or exporting a damaged session.
+    pub salvage: bool,
+    /// Before each append, check that the path still names the file being written and
+    /// that its size is what this writer left; on a mismatch the store is tainted with
+    /// a [`FileChange`] instead of writing. Default: on.
+    pub check_identity: bool,
+}
+
+impl Default for JsonlOptions {
+    fn default() -> JsonlOptions {
+        JsonlOptions {
+            durability: Durability::None,
+            lock: true,
+            read_only: false,
+            salvage: false,
+            check_identity: true,
+        }
+    }
+}
+
+impl JsonlOptions {
+    /// Options from JSON, e.g. `{"durability":"fsync_batch","lock":true}`; members
+    /// that are absent keep their defaults, unknown members are an error.
+    pub fn from_json(text: &str) -> Result<JsonlOptions, Error> {
+        let invalid = |message: String| Error::InvalidOption { message };
+        // The same hygiene as entries (no duplicate keys), and an object only.
+        let mut tape = json::Tape::default();
+        json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
+            .map_err(|e| invalid(e.to_string()))?;
+        if tape.nodes.first().map(|n| n.kind) != Some(json::Kind::Object) {
+            return Err(invalid("options must be a JSON object".into()));
+        }
+        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+    }
+
+    fn writes(&self) -> bool {
+        !(self.read_only || self.salvage)
+    }
+}
+
+/// A line that salvage could not load, or an entry it loaded detached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The 1-based physical line.
+    pub line: u64,
+    pub problem: Problem,
+}
+
+/// What is wrong with a salvaged line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The line is not a valid entry; it is skipped.
+    Corrupt(LineFault),
+    /// The id was already loaded from an earlier line; this line is skipped.
+    DuplicateId { id: String },
+    /// The entry is loaded, but its parent is not on an earlier good line: a path
+    /// through it fails with `missing_parent`.
+    Orphan { id: String, parent_id: String },
+}
+
+impl Diagnostic {
+    /// `{"line":N,"code":…,…}`.
+    pub fn to_json(&self) -> String {
+        let mut out = format!("{{\"line\":{},\"code\":", self.line);
+        match &self.problem {
+            Problem::Corrupt(fault) => {
+                json::push_string(&mut out, "corrupt_line");
+                out.push_str(",\"reason\":");
+                json::push_string(&mut out, fault.reason());
+                out.push_str(",\"message\":");
+                json::push_string(&mut out, &fault.to_string());
+            }
+            Problem::DuplicateId { id } => {
+                json::push_string(&mut out, "duplicate_id");
+                out.push_str(",\"id\":");
+                json::push_string(&mut out, id);
+            }
+            Problem::Orphan { id, parent_id } => {
+                json::push_string(&mut out, "orphan");
+                out.push_str(",\"id\":");
+                json::push_string(&mut out, id);
+                out.push_str(",\"parentId\":");
+                json::push_string(&mut out, parent_id);
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// A JSONL file as opened: its committed entries and what the open found.
+pub(crate) struct Opened {
+    pub(crate) log: Log,
+    pub(crate) warnings: Vec<Warning>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// `None` for a read-only open.
+    pub(crate) sink: Option<FileSink>,
+}
+
+/// Opens and replays the file at `path`.
+pub(crate) fn open(
+    path: &Path,
+    options: &JsonlOptions,
+    wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
+) -> Result<Opened, Error> {
+    let (file, created) = open_file(path, options)?;
+    if options.writes() && options.lock {
+        lock(&file, path)?;
+    }
+    if created && options.durability != Durability::None {
+        sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
+    }
+    let mut replay = Replay::new(&file, options.salvage);
+    let end = replay.run(&file, path)?;
+    let Replay {
+        log,
+        diagnostics,
+        scanner,
+        ..
+    } = replay;
+    let warnings: Vec<Warning> = scanner.finish().into_iter().collect();
+    let sink = if options.writes() {
+        let writer = file
+            .try_clone()
+            .map_err(|e| io_error(IoOp::Open, path, &e))?;
+        Some(FileSink {
+            writer: wrap(writer),
+            file,
+            path: path.to_owned(),
+            durability: options.durability,
+            check_identity: options.check_identity,
+            end,
+        })
+    } else {
+        None
+    };
+    Ok(Opened {
+        log,
+        warnings,
+        diagnostics,
+        sink,
+    })
+}
+
+/// Opens the file (creating it for a writer) on a descriptor of 3 or more, and says
+/// whether this call created it.
+fn open_file(path: &Path, options: &JsonlOptions) -> Result<(File, bool), Error> {
+    let opened = if options.writes() {
+        match OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(file) => Ok((file, true)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(path)
+                .map(|file| (file, false)),
+            Err(e) => Err(e),
+        }
+    } else {
+        File::open(path).map(|file| (file, false))
+    };
+    let (file, created) = opened.map_err(|e| io_error(IoOp::Open, path, &e))?;
+    // With descriptors 0-2 closed, the file would become stdin/stdout/stderr and a
+    // stray print would land in the session. `try_clone` duplicates onto a descriptor
+    // of 3 or more; the low one is closed when `file` is dropped.
+    let file = if fd_is_low(&file) {
+        file.try_clone()
+            .map_err(|e| io_error(IoOp::Open, path, &e))?
+    } else {
+        file
+    };
+    Ok((file, created))
+}
+
+fn fd_is_low(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    file.as_raw_fd() < 3
+}
+
+fn lock(file: &File, path: &Path) -> Result<(), Error> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
+            path: path.display().to_string(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_error(IoOp::Lock, path, &e)),
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Makes the directory entry of `path` durable (after a create or a rename).
+pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
+    File::open(parent_dir(path))?.sync_all()
+}
+
+pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
+    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
+}
+
+/// Reads a file from the start in fixed-size chunks, committing every line that
+/// passes the entry and tree rules (strict), or every line that can be loaded
+/// (salvage).
+pub(crate) struct Replay {
+    pub(crate) log: Log,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) scanner: LineScanner,
+    parser: EntryParser,
+    salvage: bool,
+}
+
+impl Replay {
+    pub(crate) fn new(file: &File, salvage: bool) -> Replay {
+        // The canonical text is at most the file's size: reserve it once, so the
+        // arena never reallocates (and never holds two copies) while a large file is
+        // read.
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Replay {
+            log: Log::with_capacity(usize::try_from(size).unwrap_or(0)),
+            diagnostics: Vec::new(),
+            scanner: LineScanner::new(MAX_LINE_BYTES),
+            parser: EntryParser::default(),
+            salvage,
+        }
+    }
+
+    /// Reads to the end; returns the number of bytes read.
+    pub(crate) fn run(&mut self, file: &File, path: &Path) -> Result<u64, Error> {
+        const CHUNK: usize = 1 << 20;
+        let mut buf = vec![0u8; CHUNK];
+        let mut reader = file;
+        let mut total = 0u64;
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_error(IoOp::Read, path, &e)),
+            };
+            total += n as u64;
+            let Replay {
+                log,
+                diagnostics,
+                scanner,
+                parser,
+                salvage,
+            } = self;
+            scanner.feed(&buf[..n], &mut |line, text| {
+                let loaded = committed(line, text).and_then(|text| {
+                    let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
+                    let (id, parent_id) =
+                        (facts.id.of(json), facts.parent.as_ref().map(|p| p.of(json)));
+                    match log.admit(id, parent_id, Some(line)) {
+                        Ok(parent) => log.push(json, facts, parent).map(drop),
+                        Err(Error::MissingParent {
+                            child_id,
+                            parent_id,
+                            ..
+                        }) if *salvage => {
+                            diagnostics.push(Diagnostic {
+                                line,
+                                problem: Problem::Orphan {
+                                    id: child_id,
+                                    parent_id,
+                                },
+                            });
+                            log.push(json, facts, super::log::ORPHAN).map(drop)
+                        }
+                        Err(e) => Err(e),
+                    }
+                });
+                match loaded {
+                    Err(Error::CorruptLine { line, fault }) if *salvage => {
+                        diagnostics.push(Diagnostic {
+                            line,
+                            problem: Problem::Corrupt(fault),
+                        });
+                        Ok(())
+                    }
+                    Err(Error::DuplicateId {
+                        id,
+                        line: Some(line),
+                    }) if *salvage => {
+                        diagnostics.push(Diagnostic {
+                            line,
+                            problem: Problem::DuplicateId { id },
+                        });
+                        Ok(())
+                    }
+                    other => other,
+                }
+            })?;
+        }
+    }
+}
+
+/// The writer's side of a JSONL store: its file, what a successful append must
+/// achieve, and what the file should look like.
+pub(crate) struct FileSink {
+    /// Writes and syncs go through this (the real file, or a test's fault layer).
+    writer: Box<dyn SessionFile>,
+    /// The store's own handle on the same open file: it holds the lock for the store's
+    /// lifetime and answers `fstat` for the identity check.
+    file: File,
+    path: PathBuf,
+    durability: Durability,
+    check_identity: bool,
+    /// The file's size as this writer last left it.
+    end: u64,
+}
+
+impl FileSink {
+    pub(crate) fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Before an append: the path still names our file, and its size is ours.
+    pub(crate) fn check_identity(&self) -> Result<(), IoFailure> {
+        if !self.check_identity {
+            return Ok(());
+        }
+        let path = self.path.display().to_string();
+        let ours = self
+            .file
+            .metadata()
+            .map_err(|e| IoFailure::new(IoOp::Identity, &path, &e))?;
+        let change = match std::fs::metadata(&self.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(FileChange::Deleted),
+            Err(e) => return Err(IoFailure::new(IoOp::Identity, &path, &e)),
+            Ok(named) if (named.dev(), named.ino()) != (ours.dev(), ours.ino()) => {
+                Some(FileChange::Replaced)
+            }
+            Ok(_) if ours.len() != self.end => Some(FileChange::SizeChanged {
+                expected: self.end,
+                actual: ours.len(),
+            }),
+            Ok(_) => None,
+        };
+        match change {
+            Some(change) => Err(IoFailure::changed(&path, change)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes one whole line.
+    pub(crate) fn write(&mut self, line: &[u8]) -> Result<(), IoFailure> {
+        file::write_all(self.writer.as_mut(), line)
+            .map_err(|e| IoFailure::new(IoOp::Write, "appending a line", &e))?;
+        self.end += line.len() as u64;
+        Ok(())
+    }
+
+    /// Makes every written line durable.
+    pub(crate) fn sync(&mut self) -> Result<(), IoFailure> {
+        file::sync(self.writer.as_mut())
+            .map_err(|e| IoFailure::new(IoOp::Sync, "syncing the file", &e))
+    }
+}
