@@ -32,11 +32,17 @@
  *   Panics.    A bug inside the library never unwinds into C: it becomes
  *              SESSION_ERR_INTERNAL, and the store it happened on is tainted.
  *
- *   Files.     A line is committed only when it ends with a newline. One writer
- *              instance per file; a successful append means the OS accepted the bytes
- *              (no fsync); there is no cross-process lock. The library never truncates
- *              or rewrites a file by itself: a file whose last line is unterminated
- *              opens as "needs_repair" and refuses appends.
+ *   Files.     A line is committed only when it ends with a newline. One writer per
+ *              file: a writer holds an advisory lock (flock) and a second writer gets
+ *              SESSION_ERR_LOCKED; read-only opens work beside it. By default a
+ *              successful append means the OS accepted the bytes (no fsync); the
+ *              "fsync" and "fsync_batch" durability options make it mean "on stable
+ *              storage". The library never truncates or rewrites a file by itself: a
+ *              file whose last line is unterminated opens as "needs_repair" and refuses
+ *              appends until the caller runs session_jsonl_repair().
+ *
+ *   Fork.      A store belongs to the process that opened it; calls from a forked
+ *              child fail with SESSION_ERR_WRONG_PROCESS. Open a new store instead.
  */
 
 
