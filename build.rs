@@ -9,11 +9,11 @@
 use std::env;
 use std::path::PathBuf;
 
-/// The ABI major version: it names the shared library's SONAME and moves only when a
-/// released function, type or status value changes incompatibly.
-const ABI_MAJOR: u32 = 0;
-
 fn main() {
+    // The ABI major version is the crate's major version: it names the shared
+    // library's SONAME, and both move only when a released function, type or status
+    // value changes incompatibly (additions keep the major).
+    let abi_major = env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
     let crate_dir =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -21,8 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=SESSION_UPDATE_HEADER");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsession.so.{ABI_MAJOR}");
-    println!("cargo:rustc-env=SESSION_ABI_MAJOR={ABI_MAJOR}");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsession.so.{abi_major}");
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is readable and valid");

@@ -22,4 +22,13 @@ ctest --test-dir target/ctest --output-on-failure -LE valgrind
 step "C tests under valgrind"
 ctest --test-dir target/ctest --output-on-failure -L valgrind
 
+step "packaging: install into a prefix, build consumers via pkg-config and CMake"
+tests/packaging/run.sh
+
+step "C++17 consumer with RAII (include/session.hpp), under valgrind"
+tests/cpp/run.sh
+
+step "Go binding: go vet, go test (shared, -race, static)"
+bindings/go/run_tests.sh
+
 printf '\nall tests passed\n'

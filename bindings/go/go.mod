@@ -1,0 +1,3 @@
+module github.com/libsession/libsession/bindings/go
+
+go 1.19

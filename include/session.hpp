@@ -1,0 +1,218 @@
+/*
+ * session.hpp -- a header-only C++17 layer over session.h.
+ *
+ * It adds ownership, nothing else: every call is the C call of the same name, and the
+ * JSON comes back as text for the JSON library of your choice.
+ *
+ *   session::unique_store   std::unique_ptr<SessionStore> that calls session_store_close
+ *   session::unique_string  std::unique_ptr<char> that calls session_string_free
+ *   session::result         {status, json}: the result JSON, or {"error":{...}} on failure
+ *   session::store          a movable owner of a store with the store calls as methods
+ *
+ *   session::store s;
+ *   session::result r = session::store::open_jsonl("s.jsonl", s);
+ *   if (!r) { std::cerr << r.code() << ": " << r.json << "\n"; return 1; }
+ *   r = s.append(R"({"id":"u-1","parentId":null,"timestamp":1,"type":"message",
+ *                   "message":{"role":"user","content":"hi"}})");
+ *   r = s.messages_on_path("u-1");       // r.json == [{"role":"user","content":"hi"}]
+ *
+ * No exceptions are thrown by this header except std::bad_alloc from std::string. The
+ * library's C strings are freed on every path, including that one. A std::string that
+ * contains a NUL byte cannot be passed as a C string: such a call returns
+ * SESSION_ERR_INVALID_ARGUMENT without calling the library.
+ *
+ * Threads: one session::store may be used from many threads at once (const and
+ * non-const methods alike, except close(), reset and destruction, which must come last,
+ * as session_store_close does in C).
+ */
+#ifndef SESSION_HPP
+#define SESSION_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "session.h"
+
+namespace session {
+
+/** Frees a string returned through out_json. */
+struct string_deleter {
+    void operator()(char *s) const noexcept { session_string_free(s); }
+};
+using unique_string = std::unique_ptr<char, string_deleter>;
+
+/** Closes a store. */
+struct store_deleter {
+    void operator()(SessionStore *s) const noexcept { session_store_close(s); }
+};
+using unique_store = std::unique_ptr<SessionStore, store_deleter>;
+
+/** The outcome of a call: its status and the JSON it returned (result or error). */
+struct result {
+    SessionStatus status = SESSION_OK;
+    std::string json;
+
+    bool ok() const noexcept { return status == SESSION_OK; }
+    explicit operator bool() const noexcept { return ok(); }
+    /** The stable status name, e.g. "duplicate_id" (static storage). */
+    const char *code() const noexcept { return session_status_name(status); }
+};
+
+/** The library version, e.g. "0.1.0" (static storage). */
+inline const char *version() noexcept { return session_version(); }
+
+namespace detail {
+
+/** Calls f(char **out_json), takes ownership of what it returns, copies it out. */
+template <class F>
+result call(F &&f)
+{
+    char *raw = nullptr;
+    const SessionStatus status = std::forward<F>(f)(&raw);
+    const unique_string owned(raw); // freed even if the copy below throws
+    return result{status, owned ? std::string(owned.get()) : std::string()};
+}
+
+inline bool has_nul(std::string_view s) noexcept { return s.find('\0') != std::string_view::npos; }
+
+inline result nul_argument()
+{
+    return result{SESSION_ERR_INVALID_ARGUMENT,
+                  R"({"error":{"code":"invalid_argument","message":)"
+                  R"("a string argument contains a NUL byte, which a C string cannot carry"}})"};
+}
+
+} // namespace detail
+
+/** session_parse_entry: the normalised entry. */
+inline result parse_entry(const std::string &entry_json)
+{
+    if (detail::has_nul(entry_json)) return detail::nul_argument();
+    return detail::call([&](char **out) { return session_parse_entry(entry_json.c_str(), out); });
+}
+
+/** session_path_to over a JSON array of entries. */
+inline result path_to(const std::string &entries_json, const std::string &leaf_id)
+{
+    if (detail::has_nul(entries_json) || detail::has_nul(leaf_id)) return detail::nul_argument();
+    return detail::call(
+        [&](char **out) { return session_path_to(entries_json.c_str(), leaf_id.c_str(), out); });
+}
+
+/** session_messages_on_path over a JSON array of entries. */
+inline result messages_on_path(const std::string &entries_json, const std::string &leaf_id)
+{
+    if (detail::has_nul(entries_json) || detail::has_nul(leaf_id)) return detail::nul_argument();
+    return detail::call([&](char **out) {
+        return session_messages_on_path(entries_json.c_str(), leaf_id.c_str(), out);
+    });
+}
+
+/** session_recover_jsonl over raw bytes (NUL bytes allowed). */
+inline result recover_jsonl(std::string_view bytes)
+{
+    return detail::call([&](char **out) {
+        return session_recover_jsonl(reinterpret_cast<const std::uint8_t *>(bytes.data()),
+                                     bytes.size(), out);
+    });
+}
+
+/** session_jsonl_repair: {"truncatedBytes":N,"backup":"<path>"|null,"entries":M}. */
+inline result repair(const std::string &path)
+{
+    if (detail::has_nul(path)) return detail::nul_argument();
+    return detail::call([&](char **out) { return session_jsonl_repair(path.c_str(), out); });
+}
+
+/** An open store; closes it when destroyed. Movable, not copyable. */
+class store {
+public:
+    store() noexcept = default;
+    /** Adopts a store opened through the C API. */
+    explicit store(SessionStore *adopted) noexcept : handle_(adopted) {}
+
+    /** session_memory_store_open into `out` (replacing what it held). */
+    static result open_memory(store &out)
+    {
+        SessionStore *raw = nullptr;
+        const SessionStatus status = session_memory_store_open(&raw);
+        out.handle_.reset(raw);
+        if (status == SESSION_OK) return result{};
+        return result{status, std::string(R"({"error":{"code":")") + session_status_name(status) +
+                                  R"(","message":"session_memory_store_open failed"}})"};
+    }
+
+    /** session_jsonl_store_open into `out`; the result is {"state":…,"warnings":[…]}. */
+    static result open_jsonl(const std::string &path, store &out)
+    {
+        if (detail::has_nul(path)) return detail::nul_argument();
+        SessionStore *raw = nullptr;
+        result r = detail::call(
+            [&](char **json) { return session_jsonl_store_open(path.c_str(), &raw, json); });
+        out.handle_.reset(raw);
+        return r;
+    }
+
+    /** session_jsonl_store_open_with: options as a JSON object, e.g.
+     *  R"({"durability":"fsync"})" or R"({"readOnly":true})" ("" or "{}" for the defaults). */
+    static result open_jsonl(const std::string &path, const std::string &options_json, store &out)
+    {
+        if (detail::has_nul(path) || detail::has_nul(options_json)) return detail::nul_argument();
+        SessionStore *raw = nullptr;
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        result r = detail::call([&](char **json) {
+            return session_jsonl_store_open_with(path.c_str(), options, &raw, json);
+        });
+        out.handle_.reset(raw);
+        return r;
+    }
+
+    result append(const std::string &entry_json)
+    {
+        if (detail::has_nul(entry_json)) return detail::nul_argument();
+        return detail::call(
+            [&](char **out) { return session_store_append(get(), entry_json.c_str(), out); });
+    }
+    result entries() const
+    {
+        return detail::call([&](char **out) { return session_store_entries(get(), out); });
+    }
+    result read() const
+    {
+        return detail::call([&](char **out) { return session_store_read(get(), out); });
+    }
+    result path_to(const std::string &leaf_id) const
+    {
+        if (detail::has_nul(leaf_id)) return detail::nul_argument();
+        return detail::call(
+            [&](char **out) { return session_store_path_to(get(), leaf_id.c_str(), out); });
+    }
+    result messages_on_path(const std::string &leaf_id) const
+    {
+        if (detail::has_nul(leaf_id)) return detail::nul_argument();
+        return detail::call([&](char **out) {
+            return session_store_messages_on_path(get(), leaf_id.c_str(), out);
+        });
+    }
+    /** SESSION_STATE_*; a closed (empty) store reports SESSION_STATE_TAINTED, as NULL does. */
+    SessionState state() const noexcept { return session_store_state(get()); }
+
+    /** Closes the store now; later calls fail with SESSION_ERR_INVALID_ARGUMENT. Idempotent. */
+    void close() noexcept { handle_.reset(); }
+
+    SessionStore *get() const noexcept { return handle_.get(); }
+    /** Gives up ownership: the caller must session_store_close the result. */
+    SessionStore *release() noexcept { return handle_.release(); }
+    explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+private:
+    unique_store handle_;
+};
+
+} // namespace session
+
+#endif /* SESSION_HPP */
