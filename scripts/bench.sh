@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The performance benchmark in one command: builds the bench, generates the sessions,
+# runs pi's SessionManager (bench/peer, the pinned npm package) and libsession on the
+# same bytes, and prints the side-by-side table (Markdown) with every ratio.
+#
+#   ./scripts/bench.sh                      # 1k / 10k / 100k entries, 5 runs each
+#   SIZES=1000,10000 RUNS=3 ./scripts/bench.sh
+#
+# Needs cargo, node >= 20.6 and npm (the first run installs bench/peer/node_modules
+# from its lockfile). Files go to target/bench-data/ (about 300 MB for 100k entries).
+# A benchmark, never a timed test: it fails only if a step fails, not on a slow figure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZES=${SIZES:-1000,10000,100000}
+RUNS=${RUNS:-5}
+PI_RUNS=${PI_RUNS:-3}
+DATA=${SESSION_BENCH_DATA:-$PWD/target/bench-data}
+export SESSION_BENCH_DATA=$DATA
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "cargo bench --bench perf --no-run"
+cargo bench --bench perf --no-run >&2
+
+step "generate sessions (${SIZES}) in ${DATA}"
+cargo bench -q --bench perf -- gen --sizes "$SIZES" --data "$DATA" >&2
+
+if [ ! -d bench/peer/node_modules/@mariozechner/pi-coding-agent ]; then
+  step "npm ci (bench/peer, @mariozechner/pi-coding-agent pinned)"
+  (cd bench/peer && npm ci --no-audit --no-fund >&2)
+fi
+
+load_before=$(uptime)
+step "pi: node bench/peer/peer.mjs"
+node --expose-gc bench/peer/peer.mjs --index "$DATA/sessions.json" --runs "$PI_RUNS" --out "$DATA/pi.json"
+
+step "libsession: cargo bench --bench perf -- run"
+cargo bench -q --bench perf -- run --sizes "$SIZES" --data "$DATA" --runs "$RUNS" --pi "$DATA/pi.json" \
+  > "$DATA/table.md"
+load_after=$(uptime)
+
+{
+  echo "## libsession vs floor vs pi ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+  echo
+  echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GB RAM, $(uname -sr)"
+  echo "- rustc $(rustc --version | cut -d' ' -f2), node $(node --version), $(node -p 'require("./bench/peer/node_modules/@mariozechner/pi-coding-agent/package.json").name + "@" + require("./bench/peer/node_modules/@mariozechner/pi-coding-agent/package.json").version')"
+  echo "- load before: ${load_before#*load average: }; after: ${load_after#*load average: } (1/5/15 min)"
+  echo "- medians of ${RUNS} runs (ours, floors) and ${PI_RUNS} runs (pi); files in the page cache"
+  cat "$DATA/table.md"
+} | tee "$DATA/report.md"
