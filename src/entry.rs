@@ -49,6 +49,12 @@ pub(crate) struct Span {
 }
 
 impl Span {
+    pub(crate) fn bytes<'a>(&self, json: &'a [u8]) -> &'a [u8] {
+        let start = self.start as usize;
+        json.get(start..start + self.len as usize)
+            .unwrap_or_default()
+    }
+
     pub(crate) fn of<'a>(&self, json: &'a str) -> &'a str {
         let start = self.start as usize;
         json.get(start..start + self.len as usize)
@@ -66,9 +72,11 @@ pub(crate) enum Text {
 }
 
 impl Text {
-    pub(crate) fn of<'a>(&'a self, json: &'a str) -> &'a str {
+    /// The value, read from the entry's canonical JSON. An in-JSON span is the inside
+    /// of a validated string token, so it is UTF-8 on its own.
+    pub(crate) fn of<'a>(&'a self, json: &'a [u8]) -> &'a str {
         match self {
-            Text::InJson(span) => span.of(json),
+            Text::InJson(span) => std::str::from_utf8(span.bytes(json)).unwrap_or_default(),
             Text::Decoded(text) => text,
         }
     }
@@ -86,16 +94,25 @@ pub(crate) enum Body {
 pub(crate) struct Facts {
     pub(crate) id: Text,
     pub(crate) parent: Option<Text>,
-    pub(crate) timestamp: f64,
+    /// The number token of the timestamp (read only when asked for).
+    pub(crate) timestamp: Span,
     pub(crate) body: Body,
 }
 
 impl Facts {
-    pub(crate) fn message_json<'a>(&self, json: &'a str) -> Option<&'a str> {
+    pub(crate) fn message_json<'a>(&self, json: &'a [u8]) -> Option<&'a [u8]> {
         match &self.body {
-            Body::Message { span, .. } => Some(span.of(json)),
+            Body::Message { span, .. } => Some(span.bytes(json)),
             Body::Metadata { .. } => None,
         }
+    }
+
+    pub(crate) fn id<'a>(&'a self, json: &'a [u8]) -> &'a str {
+        self.id.of(json)
+    }
+
+    pub(crate) fn parent_id<'a>(&'a self, json: &'a [u8]) -> Option<&'a str> {
+        self.parent.as_ref().map(|p| p.of(json))
     }
 }
 
@@ -122,17 +139,17 @@ impl Entry {
 
     /// The entry's id.
     pub fn id(&self) -> &str {
-        self.facts.id.of(&self.json)
+        self.facts.id(self.json.as_bytes())
     }
 
     /// The parent's id; `None` for a root.
     pub fn parent_id(&self) -> Option<&str> {
-        self.facts.parent.as_ref().map(|p| p.of(&self.json))
+        self.facts.parent_id(self.json.as_bytes())
     }
 
-    /// The entry's timestamp (a finite number).
+    /// The entry's timestamp (a finite number: parsing admitted only those).
     pub fn timestamp(&self) -> f64 {
-        self.facts.timestamp
+        self.facts.timestamp.of(&self.json).parse().unwrap_or(0.0)
     }
 
     /// Whether this is a message (and whose) or metadata.
@@ -151,7 +168,10 @@ impl Entry {
     /// The canonical JSON of the `message` member, complete (every toolCall and
     /// toolResult field kept); `None` for metadata.
     pub fn message_json(&self) -> Option<&str> {
-        self.facts.message_json(&self.json)
+        match &self.facts.body {
+            Body::Message { span, .. } => Some(span.of(&self.json)),
+            Body::Metadata { .. } => None,
+        }
     }
 
     /// The message as an owned [`Message`]; `None` for metadata.
@@ -168,7 +188,9 @@ impl Entry {
     /// For metadata: the key and the canonical JSON of the value.
     pub fn metadata(&self) -> Option<(&str, &str)> {
         match &self.facts.body {
-            Body::Metadata { key, value } => Some((key.of(&self.json), value.of(&self.json))),
+            Body::Metadata { key, value } => {
+                Some((key.of(self.json.as_bytes()), value.of(&self.json)))
+            }
             Body::Message { .. } => None,
         }
     }
@@ -222,7 +244,7 @@ pub fn parse_entry(text: impl AsRef<[u8]>) -> Result<Entry, Error> {
     let (json, facts) = parser
         .parse(text.as_ref())
         .map_err(ParseFault::into_error)?;
-    Ok(Entry::from_parts(json, facts))
+    Ok(Entry::from_parts(utf8(json)?, facts))
 }
 
 /// Parses a JSON array of entries (the input of the slice-level tree operations).
@@ -243,8 +265,9 @@ pub fn parse_entries(text: impl AsRef<[u8]>) -> Result<Vec<Entry>, Error> {
     Ok(entries)
 }
 
-/// The canonical text is UTF-8 by construction (validated strings, ASCII elsewhere).
-fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+/// The canonical text is UTF-8 by construction (validated strings, ASCII elsewhere);
+/// this check is paid only where a `&str` is handed out.
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
     std::str::from_utf8(bytes).map_err(|_| Error::internal("canonical JSON is not UTF-8"))
 }
 
@@ -253,7 +276,6 @@ fn utf8(bytes: &[u8]) -> Result<&str, Error> {
 pub(crate) enum ParseFault {
     Json(json::JsonError),
     Entry(EntryError),
-    Internal(Error),
 }
 
 impl ParseFault {
@@ -261,16 +283,14 @@ impl ParseFault {
         match self {
             ParseFault::Json(e) => Error::InvalidJson(e),
             ParseFault::Entry(e) => Error::InvalidEntry(e),
-            ParseFault::Internal(e) => e,
         }
     }
 
-    /// The fault of a committed line; an internal error stays what it is.
+    /// The error for a committed line that is not an entry.
     pub(crate) fn at_line(self, line: u64) -> Error {
         let fault = match self {
             ParseFault::Json(e) => LineFault::Json(e),
             ParseFault::Entry(e) => LineFault::Entry(e),
-            ParseFault::Internal(e) => return e,
         };
         Error::CorruptLine { line, fault }
     }
@@ -285,11 +305,10 @@ pub(crate) struct EntryParser {
 impl EntryParser {
     /// Parses one entry; returns its canonical JSON (borrowed from the parser's buffer
     /// until the next call) and its facts.
-    pub(crate) fn parse(&mut self, text: &[u8]) -> Result<(&str, Facts), ParseFault> {
+    pub(crate) fn parse(&mut self, text: &[u8]) -> Result<(&[u8], Facts), ParseFault> {
         json::scan(text, MAX_DEPTH, &mut self.tape).map_err(ParseFault::Json)?;
         let facts = Check::new(&self.tape).entry(0).map_err(ParseFault::Entry)?;
-        let json = utf8(&self.tape.text).map_err(ParseFault::Internal)?;
-        Ok((json, facts))
+        Ok((&self.tape.text, facts))
     }
 }
 
@@ -421,11 +440,7 @@ impl<'t> Check<'t> {
             })?),
         };
         let ts_node = self.member_of_kind(root, "timestamp", Kind::Number)?;
-        // The scanner admits only finite doubles and exact integers.
-        let timestamp = std::str::from_utf8(self.tape.raw(ts_node))
-            .ok()
-            .and_then(|t| t.parse::<f64>().ok())
-            .unwrap_or(0.0);
+        let timestamp = self.span(ts_node, base);
         let kind = self.string(root, "type")?;
         let body = match kind.as_ref() {
             "message" => {

@@ -63,13 +63,18 @@ pub enum LineFault {
     Entry(EntryError),
     #[error("the line is {len} bytes long; the maximum is {max}")]
     TooLong { len: u64, max: usize },
+    /// A byte that cannot occur where it is in an entry line (a line that does not
+    /// start with `{`, or a byte JSON never contains), found in a long line that was
+    /// therefore not kept in memory.
+    #[error("byte 0x{byte:02X} at offset {offset} cannot occur there in an entry line")]
+    NotAnEntry { offset: u64, byte: u8 },
 }
 
 impl LineFault {
     /// `invalid_json`, `invalid_entry` or `line_too_long`.
     pub fn reason(&self) -> &'static str {
         match self {
-            LineFault::Json(_) => "invalid_json",
+            LineFault::Json(_) | LineFault::NotAnEntry { .. } => "invalid_json",
             LineFault::Entry(_) => "invalid_entry",
             LineFault::TooLong { .. } => "line_too_long",
         }
@@ -80,7 +85,7 @@ impl LineFault {
         match self {
             LineFault::Json(e) => Some(&e.pointer),
             LineFault::Entry(e) => Some(&e.pointer),
-            LineFault::TooLong { .. } => None,
+            LineFault::TooLong { .. } | LineFault::NotAnEntry { .. } => None,
         }
     }
 }

@@ -197,19 +197,30 @@ impl fmt::Display for JsonError {
     }
 }
 
-/// Writes `[a,b,…]` from the canonical JSON texts `items`.
-pub(crate) fn array<'a>(items: impl Iterator<Item = &'a str> + Clone) -> String {
+/// `[a,b,…]` from the JSON texts `items`, in a buffer sized exactly (plus one byte,
+/// so that a C caller's terminating NUL fits without a copy).
+pub(crate) fn array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8> {
     let len: usize = items.clone().map(|item| item.len() + 1).sum();
-    let mut out = String::with_capacity(len + 2);
-    out.push('[');
+    let mut out = Vec::with_capacity(len + 2);
+    push_array(&mut out, items);
+    out
+}
+
+/// `[a,b,…]` from JSON texts built as strings (warnings, diagnostics).
+pub(crate) fn join(items: impl Iterator<Item = String>) -> String {
+    format!("[{}]", items.collect::<Vec<_>>().join(","))
+}
+
+/// Appends `[a,b,…]` from the JSON texts `items` to `out`.
+pub(crate) fn push_array<'a>(out: &mut Vec<u8>, items: impl Iterator<Item = &'a [u8]>) {
+    out.push(b'[');
     for (i, item) in items.enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push_str(item);
+        out.extend_from_slice(item);
     }
-    out.push(']');
-    out
+    out.push(b']');
 }
 
 /// Appends `s` as a JSON string literal.
@@ -372,6 +383,12 @@ struct Scanner<'a> {
     max_depth: usize,
     stack: Vec<Frame>,
     keys: Vec<KeySpan>,
+    /// Where the value starts in the input (after leading whitespace).
+    base: usize,
+    /// No insignificant whitespace seen inside the value yet, so the canonical text so
+    /// far is `input[base..pos]` and is not copied token by token: most lines are
+    /// written minified, and then the whole value is copied once at the end.
+    lazy: bool,
 }
 
 /// Scans `input` as exactly one JSON value nested at most `max_depth` levels deep,
@@ -386,6 +403,8 @@ pub(crate) fn scan(input: &[u8], max_depth: usize, tape: &mut Tape) -> Result<()
         max_depth,
         stack: std::mem::take(&mut tape.frames),
         keys: std::mem::take(&mut tape.keys),
+        base: 0,
+        lazy: true,
     };
     scanner.stack.clear();
     scanner.keys.clear();
@@ -397,7 +416,8 @@ pub(crate) fn scan(input: &[u8], max_depth: usize, tape: &mut Tape) -> Result<()
 
 impl Scanner<'_> {
     fn run(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
-        self.skip_ws();
+        self.skip_blank();
+        self.base = self.pos;
         if self.pos == self.input.len() {
             return Err(self.error(tape, JsonErrorKind::Empty));
         }
@@ -409,14 +429,20 @@ impl Scanner<'_> {
                 break;
             }
         }
-        self.skip_ws();
+        if self.lazy {
+            tape.text
+                .extend_from_slice(&self.input[self.base..self.pos]);
+            self.lazy = false;
+        }
+        self.skip_blank();
         if self.pos != self.input.len() {
             return Err(self.error(tape, JsonErrorKind::TrailingData));
         }
         Ok(())
     }
 
-    fn skip_ws(&mut self) {
+    /// Skips whitespace outside the value (before or after it).
+    fn skip_blank(&mut self) {
         while let Some(&b) = self.input.get(self.pos) {
             if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
@@ -425,10 +451,40 @@ impl Scanner<'_> {
         }
     }
 
+    /// Skips whitespace inside the value: from then on the canonical text is built
+    /// token by token, without it.
+    fn skip_ws(&mut self, tape: &mut Tape) {
+        let start = self.pos;
+        self.skip_blank();
+        if self.lazy && self.pos > start {
+            tape.text.extend_from_slice(&self.input[self.base..start]);
+            self.lazy = false;
+        }
+    }
+
+    /// Adds `input[from..to]` to the canonical text; returns its span there.
+    fn emit(&self, tape: &mut Tape, from: usize, to: usize) -> (usize, usize) {
+        if self.lazy {
+            return (from - self.base, to - self.base);
+        }
+        let start = tape.text.len();
+        tape.text.extend_from_slice(&self.input[from..to]);
+        (start, tape.text.len())
+    }
+
+    /// The canonical text at `start..end` (valid while scanning, lazy or not).
+    fn canonical<'t>(&'t self, tape: &'t Tape, start: usize, end: usize) -> &'t [u8] {
+        if self.lazy {
+            &self.input[self.base + start..self.base + end]
+        } else {
+            &tape.text[start..end]
+        }
+    }
+
     /// Scans one value, or opens a container. Returns `false` when it opened a
     /// container whose first element (or member value) must be scanned next.
     fn value(&mut self, tape: &mut Tape) -> Result<bool, JsonError> {
-        self.skip_ws();
+        self.skip_ws(tape);
         let Some(&byte) = self.input.get(self.pos) else {
             return Err(self.error(tape, JsonErrorKind::UnexpectedEnd));
         };
@@ -451,14 +507,14 @@ impl Scanner<'_> {
             return Err(self.error(tape, JsonErrorKind::TooDeep(self.max_depth)));
         }
         let node = tape.nodes.len();
+        let (start, _) = self.emit(tape, self.pos, self.pos + 1);
         tape.nodes.push(Node {
             kind: if is_object { Kind::Object } else { Kind::Array },
             escaped: false,
-            start: tape.text.len(),
+            start,
             end: 0,
             next: 0,
         });
-        tape.text.push(if is_object { b'{' } else { b'[' });
         self.pos += 1;
         self.stack.push(Frame {
             node,
@@ -466,7 +522,7 @@ impl Scanner<'_> {
             count: 0,
             keys_from: self.keys.len(),
         });
-        self.skip_ws();
+        self.skip_ws(tape);
         let close = if is_object { b'}' } else { b']' };
         if self.input.get(self.pos) == Some(&close) {
             // Empty container: `after_value` consumes the closing bracket.
@@ -493,23 +549,20 @@ impl Scanner<'_> {
                 return Ok(false);
             };
             let (is_object, count) = (frame.is_object, frame.count);
-            self.skip_ws();
+            self.skip_ws(tape);
             let close = if is_object { b'}' } else { b']' };
             match self.input.get(self.pos) {
                 Some(&b',') if count > 0 => {
+                    self.emit(tape, self.pos, self.pos + 1);
                     self.pos += 1;
-                    tape.text.push(b',');
                     if is_object {
-                        self.skip_ws();
+                        self.skip_ws(tape);
                         self.key(tape)?;
                     }
                     self.value_pending();
                     return Ok(true);
                 }
-                Some(&b) if b == close => {
-                    self.pos += 1;
-                    self.close(tape)?;
-                }
+                Some(&b) if b == close => self.close(tape)?,
                 Some(&b) => {
                     let want = if is_object {
                         "',' or '}'"
@@ -526,19 +579,20 @@ impl Scanner<'_> {
         }
     }
 
+    /// Consumes the closing bracket at `self.pos`.
     fn close(&mut self, tape: &mut Tape) -> Result<(), JsonError> {
         let Some(frame) = self.stack.last() else {
             return Ok(());
         };
         let (node, is_object, keys_from) = (frame.node, frame.is_object, frame.keys_from);
-        tape.text.push(if is_object { b'}' } else { b']' });
+        let (_, end) = self.emit(tape, self.pos, self.pos + 1);
+        self.pos += 1;
         if is_object {
             self.check_duplicate_keys(tape, keys_from)?;
             self.keys.truncate(keys_from);
         }
         self.stack.pop();
         let next = tape.nodes.len();
-        let end = tape.text.len();
         if let Some(n) = tape.nodes.get_mut(node) {
             n.end = end;
             n.next = next;
@@ -561,11 +615,11 @@ impl Scanner<'_> {
         let span = self.string_token(tape)?;
         self.keys.push(span);
         push_string_node(tape, span);
-        self.skip_ws();
+        self.skip_ws(tape);
         match self.input.get(self.pos) {
             Some(&b':') => {
+                self.emit(tape, self.pos, self.pos + 1);
                 self.pos += 1;
-                tape.text.push(b':');
                 Ok(())
             }
             Some(&b) => {
@@ -614,11 +668,10 @@ impl Scanner<'_> {
             return Err(self.error(tape, JsonErrorKind::InvalidUtf8));
         }
         self.pos = i + 1;
-        let start = tape.text.len();
-        tape.text.extend_from_slice(token);
+        let (start, end) = self.emit(tape, begin, i + 1);
         Ok(KeySpan {
             start,
-            end: tape.text.len(),
+            end,
             escaped,
         })
     }
@@ -734,13 +787,12 @@ impl Scanner<'_> {
             return Err(self.error(tape, JsonErrorKind::LossyNumber(why)));
         }
         self.pos = i;
-        let start = tape.text.len();
-        tape.text.extend_from_slice(token);
+        let (start, end) = self.emit(tape, begin, i);
         tape.nodes.push(Node {
             kind: Kind::Number,
             escaped: false,
             start,
-            end: tape.text.len(),
+            end,
             next: tape.nodes.len() + 1,
         });
         Ok(())
@@ -751,14 +803,13 @@ impl Scanner<'_> {
             let byte = self.input[self.pos];
             return Err(self.error(tape, syntax(format!("unexpected {}", describe(byte)))));
         }
+        let (start, end) = self.emit(tape, self.pos, self.pos + word.len());
         self.pos += word.len();
-        let start = tape.text.len();
-        tape.text.extend_from_slice(word);
         tape.nodes.push(Node {
             kind,
             escaped: false,
             start,
-            end: tape.text.len(),
+            end,
             next: tape.nodes.len() + 1,
         });
         Ok(())
@@ -771,13 +822,13 @@ impl Scanner<'_> {
         if keys.len() < 2 {
             return Ok(());
         }
-        let key = |k: &KeySpan| decode_string(&tape.text[k.start..k.end], k.escaped);
+        let key = |k: &KeySpan| decode_string(self.canonical(tape, k.start, k.end), k.escaped);
         // Unescaped keys are equal exactly when their tokens are; decode only escapes.
         let same = |a: &KeySpan, b: &KeySpan| {
             if a.escaped || b.escaped {
                 key(a) == key(b)
             } else {
-                tape.text[a.start..a.end] == tape.text[b.start..b.end]
+                self.canonical(tape, a.start, a.end) == self.canonical(tape, b.start, b.end)
             }
         };
         let duplicate = if keys.len() <= 16 {
@@ -819,7 +870,7 @@ impl Scanner<'_> {
             if let Some(k) = self.keys.get(frame.keys_from + frame.count - 1) {
                 push_pointer_segment(
                     pointer,
-                    &decode_string(&tape.text[k.start..k.end], k.escaped),
+                    &decode_string(self.canonical(tape, k.start, k.end), k.escaped),
                 );
             }
         } else {

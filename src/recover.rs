@@ -14,7 +14,7 @@
 
 use memchr::memchr;
 
-use crate::entry::{Entry, EntryParser};
+use crate::entry::{Entry, EntryParser, utf8};
 use crate::error::{Error, LineFault, Warning};
 
 /// The longest line (without its `\n`) that a file may commit. A longer committed line
@@ -43,7 +43,7 @@ pub fn recover_jsonl(bytes: &[u8]) -> Result<Recovered, Error> {
         let (json, facts) = parser
             .parse(committed(line, text)?)
             .map_err(|fault| fault.at_line(line))?;
-        entries.push(Entry::from_parts(json, facts));
+        entries.push(Entry::from_parts(utf8(json)?, facts));
         Ok(())
     })?;
     Ok(Recovered {
@@ -77,13 +77,43 @@ pub(crate) struct LineScanner {
     committed_bytes: u64,
     /// The start of a line that continues in the next chunk, while it fits.
     partial: Vec<u8>,
-    /// The true length of that line so far, even once it no longer fits.
+    /// The true length of that line so far, even once it is no longer kept.
     partial_len: u64,
-    /// The line outgrew `max_line`; its bytes are no longer kept.
-    overflow: bool,
+    /// Why the line's bytes are no longer kept, once they are not.
+    dropped: Option<LineFault>,
+    /// How much of `partial` has been checked for bytes that JSON never contains.
+    checked: usize,
     /// The unfinished line holds a byte that is not blank.
     partial_nonblank: bool,
+    /// The first non-blank byte of the unfinished line and its offset: an entry line
+    /// starts with `{`.
+    opening: Option<(u64, u8)>,
 }
+
+/// An unfinished line is kept whole up to this size; past it, a line that cannot be an
+/// entry (it does not start with `{`, or holds a byte that JSON never contains) can
+/// only be corrupt or an unterminated tail, so it is dropped. (A crash can leave
+/// gigabytes of NULs or garbage; they must cost one pass and no memory.)
+const KEEP_GARBAGE_UP_TO: usize = 64 << 10;
+
+/// Bytes that never occur in JSON text: control characters other than tab, LF and CR
+/// (raw, they are invalid even inside strings), and bytes that are never UTF-8.
+static NEVER_IN_JSON: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = !(b == 0x09 || b == 0x0A || b == 0x0D);
+        b += 1;
+    }
+    table[0xC0] = true;
+    table[0xC1] = true;
+    let mut b = 0xF5;
+    while b <= 0xFF {
+        table[b] = true;
+        b += 1;
+    }
+    table
+};
 
 impl LineScanner {
     pub(crate) fn new(max_line: usize) -> LineScanner {
@@ -94,8 +124,10 @@ impl LineScanner {
             committed_bytes: 0,
             partial: Vec::new(),
             partial_len: 0,
-            overflow: false,
+            dropped: None,
+            checked: 0,
             partial_nonblank: false,
+            opening: None,
         }
     }
 
@@ -119,12 +151,16 @@ impl LineScanner {
             }
             self.extend_partial(piece);
             let mut line = std::mem::take(&mut self.partial);
-            if self.overflow {
-                let (len, nonblank) = (self.partial_len, self.partial_nonblank);
+            if let Some(mut fault) = self.dropped.take() {
+                let nonblank = self.partial_nonblank;
+                if self.partial_len > self.max_line as u64 {
+                    // Over the limit whatever else is wrong with it: say so.
+                    fault = self.too_long(self.partial_len);
+                }
                 self.reset_partial();
                 // A blank line is skipped whatever its length.
                 if nonblank {
-                    on_line(self.lines, Err(self.too_long(len)))?;
+                    on_line(self.lines, Err(fault))?;
                 }
             } else {
                 self.reset_partial();
@@ -175,26 +211,68 @@ impl LineScanner {
     }
 
     fn extend_partial(&mut self, bytes: &[u8]) {
-        self.partial_len += bytes.len() as u64;
-        if !self.partial_nonblank && !is_blank(bytes) {
+        if !self.partial_nonblank
+            && let Some(at) = bytes
+                .iter()
+                .position(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+        {
             self.partial_nonblank = true;
+            self.opening = Some((self.partial_len + at as u64, bytes[at]));
         }
-        if self.overflow {
+        self.partial_len += bytes.len() as u64;
+        if let Some(LineFault::TooLong { len, .. }) = &mut self.dropped {
+            *len = self.partial_len;
+        }
+        if self.dropped.is_some() {
             return;
         }
-        if self.partial.len() + bytes.len() > self.max_line {
-            // Stop keeping the line: it can only be corrupt or an unterminated tail.
-            self.overflow = true;
-            self.partial = Vec::new();
-        } else {
-            self.partial.extend_from_slice(bytes);
+        if self.partial_len > self.max_line as u64 {
+            self.drop_partial(self.too_long(self.partial_len));
+            return;
         }
+        if self.partial_len > KEEP_GARBAGE_UP_TO as u64 {
+            if let Some((offset, byte)) = self.opening
+                && byte != b'{'
+            {
+                self.drop_partial(LineFault::NotAnEntry { offset, byte });
+                return;
+            }
+            let never = |b: &u8| NEVER_IN_JSON[*b as usize];
+            let kept = self.partial.len();
+            let garbage = match self.partial[self.checked..].iter().position(never) {
+                Some(at) => Some(self.checked + at),
+                None => bytes.iter().position(never).map(|at| kept + at),
+            };
+            if let Some(offset) = garbage {
+                let byte = match offset.checked_sub(kept) {
+                    Some(in_bytes) => bytes.get(in_bytes),
+                    None => self.partial.get(offset),
+                };
+                let fault = LineFault::NotAnEntry {
+                    offset: offset as u64,
+                    byte: byte.copied().unwrap_or(0),
+                };
+                self.drop_partial(fault);
+                return;
+            }
+            self.checked = kept + bytes.len();
+        }
+        self.partial.extend_from_slice(bytes);
+    }
+
+    /// Stops keeping the unfinished line: it can only be corrupt or an unterminated tail.
+    fn drop_partial(&mut self, fault: LineFault) {
+        self.dropped = Some(fault);
+        self.partial = Vec::new();
+        self.checked = 0;
     }
 
     fn reset_partial(&mut self) {
         self.partial_len = 0;
-        self.overflow = false;
+        self.dropped = None;
+        self.checked = 0;
         self.partial_nonblank = false;
+        self.opening = None;
     }
 }
 
@@ -318,6 +396,101 @@ mod tests {
                 (3, Ok(b"ok2".to_vec())),
             ]
         );
+    }
+
+    #[test]
+    fn a_long_unfinished_line_of_garbage_is_not_kept() {
+        for fill in [0u8, 0xFF, 0x01] {
+            let mut scanner = LineScanner::new(MAX_LINE_BYTES);
+            let mut none =
+                |_: u64, _: Line<'_>| -> Result<(), Error> { panic!("nothing is committed") };
+            scanner.feed(b"{\"a\":", &mut none).unwrap();
+            for _ in 0..64 {
+                scanner.feed(&[fill; 4096], &mut none).unwrap();
+            }
+            assert!(
+                scanner.partial.capacity() <= KEEP_GARBAGE_UP_TO + 8192,
+                "fill {fill:#x}"
+            );
+            assert_eq!(
+                scanner.finish(),
+                Some(Warning::UnterminatedTail { line: 1 })
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_committed_line_of_garbage_is_corrupt_at_its_first_bad_byte() {
+        let mut line = b"{\"a\":\"".to_vec();
+        line.resize(KEEP_GARBAGE_UP_TO, b'x');
+        line.extend_from_slice(&[0u8; 1000]);
+        line.push(b'\n');
+        for chunk in [1000, 4096, line.len()] {
+            let mut scanner = LineScanner::new(MAX_LINE_BYTES);
+            let mut faults = Vec::new();
+            for piece in line.chunks(chunk) {
+                scanner
+                    .feed(piece, &mut |n, text| {
+                        faults.push((n, text.err()));
+                        Ok(())
+                    })
+                    .unwrap();
+            }
+            let expected = if chunk == line.len() {
+                // Within one chunk the line is parsed in place, with a precise error.
+                None
+            } else {
+                Some(LineFault::NotAnEntry {
+                    offset: KEEP_GARBAGE_UP_TO as u64,
+                    byte: 0,
+                })
+            };
+            assert_eq!(faults, [(1, expected)], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_long_line_that_does_not_start_like_an_entry_is_not_kept() {
+        let mut scanner = LineScanner::new(MAX_LINE_BYTES);
+        let mut none =
+            |_: u64, _: Line<'_>| -> Result<(), Error> { panic!("nothing is committed") };
+        for _ in 0..64 {
+            scanner.feed(&[b'!'; 4096], &mut none).unwrap();
+        }
+        assert!(scanner.partial.capacity() <= KEEP_GARBAGE_UP_TO + 8192);
+        let mut faults = Vec::new();
+        scanner
+            .feed(b"\n", &mut |n, text| {
+                faults.push((n, text.err()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            faults,
+            [(
+                1,
+                Some(LineFault::NotAnEntry {
+                    offset: 0,
+                    byte: b'!'
+                })
+            )]
+        );
+    }
+
+    #[test]
+    fn a_long_valid_line_spanning_chunks_is_kept() {
+        let line = format!("{{\"a\":\"{}\"}}\n", "é".repeat(100_000));
+        let mut seen = Vec::new();
+        let mut scanner = LineScanner::new(MAX_LINE_BYTES);
+        for piece in line.as_bytes().chunks(4096) {
+            scanner
+                .feed(piece, &mut |_, text| {
+                    seen.push(committed(1, text)?.len());
+                    Ok(())
+                })
+                .unwrap();
+        }
+        assert_eq!(seen, [line.len() - 1]);
     }
 
     #[test]

@@ -116,7 +116,10 @@ fn check_store(store: &Store) {
     assert_eq!(messages[1].json(), message_of(A_READ));
     assert_eq!(messages[2].json(), message_of(R_READ));
     let expected_json = format!("[{}]", [U1, A_READ, R_READ, A_FINAL, META_CWD].join(","));
-    assert_eq!(store.path_to_json("meta-cwd").unwrap(), expected_json);
+    assert_eq!(
+        store.path_to_json("meta-cwd").unwrap(),
+        expected_json.as_bytes()
+    );
     let expected_messages = format!(
         "[{}]",
         [U1, A_READ, R_READ, A_FINAL]
@@ -127,7 +130,7 @@ fn check_store(store: &Store) {
     );
     assert_eq!(
         store.messages_on_path_json("meta-cwd").unwrap(),
-        expected_messages
+        expected_messages.as_bytes()
     );
 }
 

@@ -244,4 +244,10 @@ fn options_parse_from_json_and_reject_unknown_members() {
             "{bad}"
         );
     }
+    // The message stays short even when it quotes a huge value.
+    let huge = format!(r#"{{"durability":"{}"}}"#, "x".repeat(1 << 20));
+    match JsonlOptions::from_json(&huge) {
+        Err(Error::InvalidOption { message }) => assert!(message.chars().count() <= 201),
+        other => panic!("{other:?}"),
+    }
 }

@@ -89,7 +89,7 @@ fn reads_return_copies_independent_of_the_store() {
     assert_eq!(snapshot.state, State::Ready);
     assert!(snapshot.warnings.is_empty());
     assert_eq!(
-        store.read_json().unwrap(),
+        String::from_utf8(store.read_json().unwrap()).unwrap(),
         format!(r#"{{"state":"ready","entries":[{U1}],"warnings":[]}}"#)
     );
 }

@@ -56,10 +56,14 @@ fn workload(durability: Durability, entries: usize) -> (Recording, Vec<String>) 
         ..JsonlOptions::default()
     };
     let recorder = Arc::clone(&rec);
-    let (store, _) = Store::open_jsonl_with_options_and_io(dir.join("s.jsonl"), &options, move |file| {
-        Box::new(Recorder { file, rec: recorder })
-    })
-    .unwrap();
+    let (store, _) =
+        Store::open_jsonl_with_options_and_io(dir.join("s.jsonl"), &options, move |file| {
+            Box::new(Recorder {
+                file,
+                rec: recorder,
+            })
+        })
+        .unwrap();
     let mut acked = Vec::new();
     let mut parent: Option<String> = None;
     for i in 0..entries {
@@ -76,9 +80,9 @@ fn workload(durability: Durability, entries: usize) -> (Recording, Vec<String>) 
     (rec, acked)
 }
 
+/// What a damaged unsynced chunk holds after power loss (undamaged chunks hold data).
 #[derive(Clone, Copy, Debug)]
 enum Fill {
-    Data,
     Zeros,
     Garbage,
 }
@@ -92,7 +96,11 @@ fn crash_states(rec: &Recording) -> Vec<(Vec<u8>, bool)> {
     let suffix = &rec.bytes[base..];
     let mut cuts: Vec<usize> = (0..=suffix.len()).step_by(CHUNK).collect();
     for w in (0..suffix.len()).step_by(CHUNK) {
-        cuts.extend([w + CHUNK / 3, w + 2 * CHUNK / 3].into_iter().filter(|&c| c < suffix.len()));
+        cuts.extend(
+            [w + CHUNK / 3, w + 2 * CHUNK / 3]
+                .into_iter()
+                .filter(|&c| c < suffix.len()),
+        );
     }
     cuts.push(suffix.len());
     cuts.sort_unstable();
@@ -121,7 +129,6 @@ fn crash_states(rec: &Recording) -> Vec<(Vec<u8>, bool)> {
                 damage_before_data = range.end < tail.len();
                 for b in &mut tail[range] {
                     *b = match fill {
-                        Fill::Data => *b,
                         Fill::Zeros => 0,
                         Fill::Garbage => {
                             seed ^= seed << 13;
@@ -158,7 +165,11 @@ fn recover(bytes: &[u8]) -> Outcome {
 #[test]
 fn t7_with_fsync_every_acknowledged_entry_survives_every_crash_state() {
     let (rec, acked) = workload(Durability::Fsync, 40);
-    assert_eq!(rec.synced, rec.bytes.len(), "fsync: everything acknowledged is synced");
+    assert_eq!(
+        rec.synced,
+        rec.bytes.len(),
+        "fsync: everything acknowledged is synced"
+    );
     // Power loss can only drop or damage unsynced bytes, and there are none: the
     // synced file itself is the one state, and it holds every acknowledged entry.
     let states = crash_states(&rec);
@@ -169,7 +180,10 @@ fn t7_with_fsync_every_acknowledged_entry_survives_every_crash_state() {
             _ => violations += 1,
         }
     }
-    println!("T7 fsync: {} crash states, {violations} violations", states.len());
+    println!(
+        "T7 fsync: {} crash states, {violations} violations",
+        states.len()
+    );
     assert_eq!(violations, 0);
 }
 

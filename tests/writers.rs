@@ -277,7 +277,7 @@ fn salvage_loads_every_good_entry_and_reports_every_bad_line() {
         }
         other => panic!("{other:?}"),
     }
-    let json = store.read_json().unwrap();
+    let json = String::from_utf8(store.read_json().unwrap()).unwrap();
     assert!(json.contains(r#""complete":false,"diagnostics":[{"line":3,"code":"corrupt_line","reason":"invalid_json""#), "{json}");
     assert!(
         report

@@ -18,7 +18,7 @@ use crate::store::{State, Store};
 /// `out_json` is NULL or valid for a write of one pointer.
 pub(crate) unsafe fn guard(
     out_json: *mut *mut c_char,
-    f: impl FnOnce() -> Result<String, FfiError>,
+    f: impl FnOnce() -> Result<Vec<u8>, FfiError>,
 ) -> SessionStatus {
     let result = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_error(p)));
     // SAFETY: the caller guarantees `out_json` is NULL or writable.
@@ -34,7 +34,7 @@ pub(crate) unsafe fn guard(
 pub(crate) unsafe fn guard_store(
     store: *const SessionStore,
     out_json: *mut *mut c_char,
-    f: impl FnOnce(&Store) -> Result<String, FfiError>,
+    f: impl FnOnce(&Store) -> Result<Vec<u8>, FfiError>,
 ) -> SessionStatus {
     // SAFETY: the caller guarantees `store` is NULL or a live store, shared for the call.
     let Some(handle) = (unsafe { store.as_ref() }) else {
@@ -63,10 +63,10 @@ fn poison(poisoned: &OnceLock<std::sync::Arc<str>>, error: &FfiError) {
 /// # Safety
 ///
 /// `out_json` is NULL or writable.
-unsafe fn finish(out_json: *mut *mut c_char, result: Result<String, FfiError>) -> SessionStatus {
+unsafe fn finish(out_json: *mut *mut c_char, result: Result<Vec<u8>, FfiError>) -> SessionStatus {
     let (status, text) = match result {
         Ok(text) => (SESSION_OK, text),
-        Err(e) => (e.status(), e.to_json()),
+        Err(e) => (e.status(), e.to_json().into_bytes()),
     };
     // SAFETY: the caller guarantees `out_json` is NULL or writable.
     unsafe { write_out(out_json, text) };
@@ -78,7 +78,7 @@ unsafe fn finish(out_json: *mut *mut c_char, result: Result<String, FfiError>) -
 /// # Safety
 ///
 /// `out_json` is NULL or writable.
-unsafe fn write_out(out_json: *mut *mut c_char, text: String) {
+unsafe fn write_out(out_json: *mut *mut c_char, text: Vec<u8>) {
     if out_json.is_null() {
         return;
     }

@@ -98,7 +98,7 @@ pub unsafe extern "C" fn session_parse_entry(
         guard(out_json, || {
             // SAFETY: the caller guarantees `entry_json` is NULL or NUL-terminated.
             let text = str_arg(entry_json, "entry_json")?;
-            Ok(parse_entry(text)?.json().to_owned())
+            Ok(parse_entry(text)?.json().as_bytes().to_vec())
         })
     }
 }
@@ -138,7 +138,7 @@ pub unsafe extern "C" fn session_path_to(
             );
             let entries = parse_entries(text)?;
             let path = tree::path_to(&entries, leaf)?;
-            Ok(json::array(path.iter().map(|e| e.json())))
+            Ok(json::array(path.iter().map(|e| e.json().as_bytes())))
         })
     }
 }
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn session_messages_on_path(
             );
             let entries = parse_entries(text)?;
             let messages = tree::messages_on_path(&entries, leaf)?;
-            Ok(json::array(messages.iter().map(|m| m.json())))
+            Ok(json::array(messages.iter().map(|m| m.json().as_bytes())))
         })
     }
 }
@@ -204,11 +204,14 @@ pub unsafe extern "C" fn session_recover_jsonl(
             // SAFETY: the caller guarantees `bytes` is NULL or has `len` readable bytes.
             let input = bytes_arg(bytes, len, "bytes")?;
             let recovered = recover_jsonl(input)?;
-            Ok(format!(
-                "{{\"entries\":{},\"warnings\":{}}}",
-                json::array(recovered.entries.iter().map(|e| e.json())),
-                warnings_json(&recovered.warnings)
-            ))
+            let mut out = b"{\"entries\":".to_vec();
+            json::push_array(
+                &mut out,
+                recovered.entries.iter().map(|e| e.json().as_bytes()),
+            );
+            let warnings = warnings_json(&recovered.warnings);
+            out.extend_from_slice(format!(",\"warnings\":{warnings}}}").as_bytes());
+            Ok(out)
         })
     }
 }
@@ -229,7 +232,7 @@ pub unsafe extern "C" fn session_memory_store_open(
     unsafe {
         guard(std::ptr::null_mut(), || {
             set_store(out_store, Store::memory())?;
-            Ok(String::new())
+            Ok(Vec::new())
         })
     }
 }
@@ -281,7 +284,7 @@ pub unsafe extern "C" fn session_jsonl_store_open(
             }
             let (store, report) = Store::open_jsonl(path)?;
             set_store(out_store, store)?;
-            Ok(report.to_json())
+            Ok(report.to_json().into_bytes())
         })
     }
 }
@@ -345,7 +348,7 @@ pub unsafe extern "C" fn session_jsonl_store_open_with(
             }
             let (store, report) = Store::open_jsonl_with(path, &options)?;
             set_store(out_store, store)?;
-            Ok(report.to_json())
+            Ok(report.to_json().into_bytes())
         })
     }
 }
@@ -381,7 +384,7 @@ pub unsafe extern "C" fn session_jsonl_repair(
         guard(out_json, || {
             // SAFETY: the caller guarantees `path` is NULL or NUL-terminated.
             let path = str_arg(path, "path")?;
-            Ok(repair_jsonl(path)?.to_json())
+            Ok(repair_jsonl(path)?.to_json().into_bytes())
         })
     }
 }
@@ -425,7 +428,7 @@ pub unsafe extern "C" fn session_store_append(
         guard_store(store, out_json, |store| {
             // SAFETY: the caller guarantees `entry_json` is NULL or NUL-terminated.
             let text = str_arg(entry_json, "entry_json")?;
-            Ok(store.append(text)?.to_json())
+            Ok(store.append(text)?.to_json().into_bytes())
         })
     }
 }

@@ -36,7 +36,9 @@ struct Queue<T, R> {
 
 struct Slot<T, R> {
     ticket: u64,
-    waiter: Arc<Waiter<R>>,
+    /// `None` for an operation that found the queue empty: it never waits, and nothing
+    /// is delivered to it, so the uncontended path allocates nothing.
+    waiter: Option<Arc<Waiter<R>>>,
     /// `None` once the operation is running or was taken by the front operation.
     payload: Option<T>,
 }
@@ -65,16 +67,29 @@ impl<T, R> Fifo<T, R> {
     /// Enters the queue and waits for this operation's turn (or for an earlier
     /// operation to have run it).
     pub(crate) fn enter(&self, payload: T) -> Entered<'_, T, R> {
+        let mut queue = lock(&self.queue);
+        let ticket = queue.next_ticket;
+        queue.next_ticket += 1;
+        if queue.slots.is_empty() {
+            queue.slots.push_back(Slot {
+                ticket,
+                waiter: None,
+                payload: None,
+            });
+            let turn = Turn {
+                fifo: self,
+                taken: 0,
+                released: false,
+            };
+            return Entered::Turn(turn, payload);
+        }
         let waiter = Arc::new(Waiter {
             wake: Condvar::new(),
             delivered: Mutex::new(None),
         });
-        let mut queue = lock(&self.queue);
-        let ticket = queue.next_ticket;
-        queue.next_ticket += 1;
         queue.slots.push_back(Slot {
             ticket,
-            waiter: Arc::clone(&waiter),
+            waiter: Some(Arc::clone(&waiter)),
             payload: Some(payload),
         });
         loop {
@@ -143,11 +158,14 @@ impl<T, R> Turn<'_, T, R> {
                 break;
             };
             let outcome = outcomes.next().unwrap_or(Delivered::Abandoned);
-            *lock(&slot.waiter.delivered) = Some(outcome);
-            slot.waiter.wake.notify_one();
+            // A taken operation was queued behind this turn, so it has a waiter.
+            if let Some(waiter) = &slot.waiter {
+                *lock(&waiter.delivered) = Some(outcome);
+                waiter.wake.notify_one();
+            }
         }
-        if let Some(front) = queue.slots.front() {
-            front.waiter.wake.notify_one();
+        if let Some(waiter) = queue.slots.front().and_then(|front| front.waiter.as_ref()) {
+            waiter.wake.notify_one();
         }
     }
 }

@@ -72,7 +72,10 @@ impl JsonlOptions {
     /// Options from JSON, e.g. `{"durability":"fsync_batch","lock":true}`; members
     /// that are absent keep their defaults, unknown members are an error.
     pub fn from_json(text: &str) -> Result<JsonlOptions, Error> {
-        let invalid = |message: String| Error::InvalidOption { message };
+        // The message may quote the offending value: keep it short whatever its size.
+        let invalid = |message: String| Error::InvalidOption {
+            message: clip(message, 200),
+        };
         // The same hygiene as entries (no duplicate keys), and an object only.
         let mut tape = json::Tape::default();
         json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
@@ -85,6 +88,14 @@ impl JsonlOptions {
 
     fn writes(&self) -> bool {
         !(self.read_only || self.salvage)
+    }
+}
+
+/// `text` cut to at most `max` characters, marked with `…` when cut.
+fn clip(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }
 
@@ -173,10 +184,14 @@ pub(crate) fn open(
         let writer = file
             .try_clone()
             .map_err(|e| io_error(IoOp::Open, path, &e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| io_error(IoOp::Open, path, &e))?;
         Some(FileSink {
             writer: wrap(writer),
-            file,
+            _file: file,
             path: path.to_owned(),
+            identity: (meta.dev(), meta.ino()),
             durability: options.durability,
             check_identity: options.check_identity,
             end,
@@ -307,10 +322,9 @@ impl Replay {
             scanner.feed(&buf[..n], &mut |line, text| {
                 let loaded = committed(line, text).and_then(|text| {
                     let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
-                    let (id, parent_id) =
-                        (facts.id.of(json), facts.parent.as_ref().map(|p| p.of(json)));
+                    let (id, parent_id) = (facts.id(json), facts.parent_id(json));
                     match log.admit(id, parent_id, Some(line)) {
-                        Ok(parent) => log.push(json, facts, parent).map(drop),
+                        Ok(admitted) => log.push(json, facts, admitted).map(drop),
                         Err(Error::MissingParent {
                             child_id,
                             parent_id,
@@ -323,7 +337,8 @@ impl Replay {
                                     parent_id,
                                 },
                             });
-                            log.push(json, facts, super::log::ORPHAN).map(drop)
+                            let admitted = log.admit_orphan(facts.id(json));
+                            log.push(json, facts, admitted).map(drop)
                         }
                         Err(e) => Err(e),
                     }
@@ -359,9 +374,11 @@ pub(crate) struct FileSink {
     /// Writes and syncs go through this (the real file, or a test's fault layer).
     writer: Box<dyn SessionFile>,
     /// The store's own handle on the same open file: it holds the lock for the store's
-    /// lifetime and answers `fstat` for the identity check.
-    file: File,
+    /// lifetime.
+    _file: File,
     path: PathBuf,
+    /// Device and inode of the open file, for the identity check.
+    identity: (u64, u64),
     durability: Durability,
     check_identity: bool,
     /// The file's size as this writer last left it.
@@ -373,32 +390,30 @@ impl FileSink {
         self.durability
     }
 
-    /// Before an append: the path still names our file, and its size is ours.
+    /// Before an append: the path still names our file, and its size is ours. One
+    /// `stat` of the path answers both: when it names our inode, its size is our
+    /// file's size.
     pub(crate) fn check_identity(&self) -> Result<(), IoFailure> {
         if !self.check_identity {
             return Ok(());
         }
-        let path = self.path.display().to_string();
-        let ours = self
-            .file
-            .metadata()
-            .map_err(|e| IoFailure::new(IoOp::Identity, &path, &e))?;
         let change = match std::fs::metadata(&self.path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(FileChange::Deleted),
-            Err(e) => return Err(IoFailure::new(IoOp::Identity, &path, &e)),
-            Ok(named) if (named.dev(), named.ino()) != (ours.dev(), ours.ino()) => {
-                Some(FileChange::Replaced)
+            Err(e) if e.kind() == io::ErrorKind::NotFound => FileChange::Deleted,
+            Err(e) => {
+                return Err(IoFailure::new(
+                    IoOp::Identity,
+                    &self.path.display().to_string(),
+                    &e,
+                ));
             }
-            Ok(_) if ours.len() != self.end => Some(FileChange::SizeChanged {
+            Ok(named) if (named.dev(), named.ino()) != self.identity => FileChange::Replaced,
+            Ok(named) if named.len() != self.end => FileChange::SizeChanged {
                 expected: self.end,
-                actual: ours.len(),
-            }),
-            Ok(_) => None,
+                actual: named.len(),
+            },
+            Ok(_) => return Ok(()),
         };
-        match change {
-            Some(change) => Err(IoFailure::changed(&path, change)),
-            None => Ok(()),
-        }
+        Err(IoFailure::changed(&self.path.display().to_string(), change))
     }
 
     /// Writes one whole line.

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 
-use crate::entry::{Entry, Facts};
+use crate::entry::{Entry, Facts, utf8};
 use crate::error::Error;
 
 /// No position: the parent of a root, the end of a hash chain.
@@ -31,9 +31,17 @@ struct Record {
     facts: Facts,
 }
 
+/// An entry that passed the tree rules, ready to commit.
+pub(crate) struct Admitted {
+    /// The hash of its id (computed once, for the check and the index).
+    hash: u64,
+    /// Position of its parent, `NONE` for a root, `ORPHAN` for a salvaged orphan.
+    pub(crate) parent: u32,
+}
+
 #[derive(Default)]
 pub(crate) struct Log {
-    arena: String,
+    arena: Vec<u8>,
     records: Vec<Record>,
     /// Id hash → position of the last entry with that hash. Ids themselves are read
     /// from the arena, so the index holds no copy of them.
@@ -45,27 +53,32 @@ impl Log {
     /// An empty log expecting about `bytes` of entry text.
     pub(crate) fn with_capacity(bytes: usize) -> Log {
         Log {
-            arena: String::with_capacity(bytes),
+            arena: Vec::with_capacity(bytes),
             ..Log::default()
         }
     }
 
-    fn json_at(&self, record: &Record) -> &str {
+    fn json_at(&self, record: &Record) -> &[u8] {
         self.arena
             .get(record.start..record.start + record.len as usize)
             .unwrap_or_default()
     }
 
-    /// The position of the entry with `id`.
-    pub(crate) fn find(&self, id: &str) -> Option<u32> {
-        let mut at = *self.by_hash.get(&self.hasher.hash_one(id))?;
+    /// The position of the entry with `id`, whose hash is `hash`.
+    fn find_hashed(&self, id: &str, hash: u64) -> Option<u32> {
+        let mut at = *self.by_hash.get(&hash)?;
         while let Some(record) = self.records.get(at as usize) {
-            if record.facts.id.of(self.json_at(record)) == id {
+            if record.facts.id(self.json_at(record)) == id {
                 return Some(at);
             }
             at = record.same_hash;
         }
         None
+    }
+
+    /// The position of the entry with `id`.
+    pub(crate) fn find(&self, id: &str) -> Option<u32> {
+        self.find_hashed(id, self.hasher.hash_one(id))
     }
 
     /// The tree rules for a new entry: its id is not taken and its parent, if any, is
@@ -76,25 +89,43 @@ impl Log {
         id: &str,
         parent_id: Option<&str>,
         line: Option<u64>,
-    ) -> Result<u32, Error> {
-        if self.find(id).is_some() {
+    ) -> Result<Admitted, Error> {
+        let hash = self.hasher.hash_one(id);
+        if self.find_hashed(id, hash).is_some() {
             return Err(Error::DuplicateId {
                 id: id.to_owned(),
                 line,
             });
         }
         let Some(parent_id) = parent_id else {
-            return Ok(NONE);
+            return Ok(Admitted { hash, parent: NONE });
         };
-        self.find(parent_id).ok_or_else(|| Error::MissingParent {
-            child_id: id.to_owned(),
-            parent_id: parent_id.to_owned(),
-            line,
-        })
+        match self.find(parent_id) {
+            Some(parent) => Ok(Admitted { hash, parent }),
+            None => Err(Error::MissingParent {
+                child_id: id.to_owned(),
+                parent_id: parent_id.to_owned(),
+                line,
+            }),
+        }
+    }
+
+    /// For salvage: admits an entry whose parent is missing as an orphan (the caller
+    /// has checked that its id is new).
+    pub(crate) fn admit_orphan(&self, id: &str) -> Admitted {
+        Admitted {
+            hash: self.hasher.hash_one(id),
+            parent: ORPHAN,
+        }
     }
 
     /// Commits an admitted entry; returns its position (`seq`).
-    pub(crate) fn push(&mut self, json: &str, facts: Facts, parent: u32) -> Result<u64, Error> {
+    pub(crate) fn push(
+        &mut self,
+        json: &[u8],
+        facts: Facts,
+        admitted: Admitted,
+    ) -> Result<u64, Error> {
         let position = self.records.len();
         let (Ok(seq), Ok(len)) = (u32::try_from(position), u32::try_from(json.len())) else {
             return Err(Error::internal(
@@ -106,14 +137,13 @@ impl Log {
                 "the store holds as many entries as it can index",
             ));
         }
-        let hash = self.hasher.hash_one(facts.id.of(json));
-        let same_hash = self.by_hash.insert(hash, seq).unwrap_or(NONE);
+        let same_hash = self.by_hash.insert(admitted.hash, seq).unwrap_or(NONE);
         let start = self.arena.len();
-        self.arena.push_str(json);
+        self.arena.extend_from_slice(json);
         self.records.push(Record {
             start,
             len,
-            parent,
+            parent: admitted.parent,
             same_hash,
             facts,
         });
@@ -125,17 +155,20 @@ impl Log {
     }
 
     /// The canonical JSON of every committed entry, in commit order.
-    pub(crate) fn jsons(&self) -> impl Iterator<Item = &str> + Clone {
+    pub(crate) fn jsons(&self) -> impl Iterator<Item = &[u8]> + Clone {
         self.records.iter().map(|r| self.json_at(r))
     }
 
     /// Owned copies of every committed entry.
-    pub(crate) fn entries(&self) -> Vec<Entry> {
+    pub(crate) fn entries(&self) -> Result<Vec<Entry>, Error> {
         self.records.iter().map(|r| self.entry_at(r)).collect()
     }
 
-    fn entry_at(&self, record: &Record) -> Entry {
-        Entry::from_parts(self.json_at(record), record.facts.clone())
+    fn entry_at(&self, record: &Record) -> Result<Entry, Error> {
+        Ok(Entry::from_parts(
+            utf8(self.json_at(record))?,
+            record.facts.clone(),
+        ))
     }
 
     /// The records from the root to `leaf_id`, root first. A path that reaches an
@@ -157,14 +190,8 @@ impl Log {
         {
             let json = self.json_at(orphan);
             return Err(Error::MissingParent {
-                child_id: orphan.facts.id.of(json).to_owned(),
-                parent_id: orphan
-                    .facts
-                    .parent
-                    .as_ref()
-                    .map(|p| p.of(json))
-                    .unwrap_or_default()
-                    .to_owned(),
+                child_id: orphan.facts.id(json).to_owned(),
+                parent_id: orphan.facts.parent_id(json).unwrap_or_default().to_owned(),
                 line: None,
             });
         }
@@ -174,15 +201,14 @@ impl Log {
 
     /// Owned copies of the entries on the path to `leaf_id`.
     pub(crate) fn path_entries(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
-        Ok(self
-            .path(leaf_id)?
+        self.path(leaf_id)?
             .into_iter()
             .map(|r| self.entry_at(r))
-            .collect())
+            .collect()
     }
 
     /// The canonical JSON of the entries on the path to `leaf_id`.
-    pub(crate) fn path_jsons(&self, leaf_id: &str) -> Result<Vec<&str>, Error> {
+    pub(crate) fn path_jsons(&self, leaf_id: &str) -> Result<Vec<&[u8]>, Error> {
         Ok(self
             .path(leaf_id)?
             .into_iter()
@@ -191,7 +217,7 @@ impl Log {
     }
 
     /// The canonical JSON of the messages on the path to `leaf_id`.
-    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&str>, Error> {
+    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&[u8]>, Error> {
         Ok(self
             .path(leaf_id)?
             .into_iter()

@@ -24,7 +24,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::entry::{Entry, Message, parse_entry};
+use std::cell::RefCell;
+
+use crate::entry::{Entry, EntryParser, Facts, Message, ParseFault, parse_entry};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
 use crate::recover::MAX_LINE_BYTES;
@@ -140,8 +142,7 @@ pub struct Snapshot {
 
 /// `[…]` of warnings in their JSON form.
 pub fn warnings_json(warnings: &[Warning]) -> String {
-    let items: Vec<String> = warnings.iter().map(Warning::to_json).collect();
-    json::array(items.iter().map(String::as_str))
+    json::join(warnings.iter().map(Warning::to_json))
 }
 
 /// Appends `,"complete":…,"diagnostics":[…]` for a salvage store.
@@ -149,19 +150,29 @@ fn push_salvage(out: &mut String, salvage: bool, diagnostics: &[Diagnostic]) {
     if !salvage {
         return;
     }
-    let items: Vec<String> = diagnostics.iter().map(Diagnostic::to_json).collect();
     out.push_str(&format!(
         ",\"complete\":{},\"diagnostics\":{}",
         diagnostics.is_empty(),
-        json::array(items.iter().map(String::as_str))
+        json::join(diagnostics.iter().map(Diagnostic::to_json))
     ));
 }
 
 /// An append waiting in the FIFO: the snapshot taken at call time.
 struct PendingAppend {
-    entry: Entry,
-    /// For a file store, the one line (`json + "\n"`) fixed at call time.
-    line: Option<Vec<u8>>,
+    /// The entry's canonical JSON and `\n`: the exact line a file store writes.
+    line: Vec<u8>,
+    facts: Facts,
+}
+
+impl PendingAppend {
+    fn json(&self) -> &[u8] {
+        &self.line[..self.line.len() - 1]
+    }
+}
+
+thread_local! {
+    /// Appends parse on the caller's thread; each thread reuses one parser's buffers.
+    static PARSER: RefCell<EntryParser> = RefCell::new(EntryParser::default());
 }
 
 enum Op {
@@ -351,13 +362,31 @@ impl Store {
     /// changed under the writer; the store is tainted from now on) or
     /// [`Error::Tainted`].
     pub fn append(&self, entry_json: impl AsRef<[u8]>) -> Result<Receipt, Error> {
-        self.append_entry(parse_entry(entry_json)?)
+        self.check_process()?;
+        let pending = PARSER.with(|parser| match parser.try_borrow_mut() {
+            Ok(mut parser) => {
+                let (json, facts) = parser
+                    .parse(entry_json.as_ref())
+                    .map_err(ParseFault::into_error)?;
+                self.snapshot(json, facts)
+            }
+            // Only reachable if parsing re-entered append on this thread.
+            Err(_) => {
+                let entry = parse_entry(entry_json)?;
+                self.snapshot(entry.json().as_bytes(), entry.facts().clone())
+            }
+        })?;
+        self.enqueue(pending)
     }
 
     /// Appends an already parsed entry, as [`Store::append`] does.
     pub fn append_entry(&self, entry: Entry) -> Result<Receipt, Error> {
         self.check_process()?;
-        let pending = self.snapshot(entry)?;
+        let pending = self.snapshot(entry.json().as_bytes(), entry.facts().clone())?;
+        self.enqueue(pending)
+    }
+
+    fn enqueue(&self, pending: PendingAppend) -> Result<Receipt, Error> {
         match self.fifo.enter(Op::Append(pending)) {
             Entered::Done(Delivered::Result(result)) => result,
             Entered::Done(Delivered::Abandoned) => Err(abandoned()),
@@ -366,15 +395,13 @@ impl Store {
         }
     }
 
-    /// Fixes what will be committed: for a file store, the exact line.
-    fn snapshot(&self, entry: Entry) -> Result<PendingAppend, Error> {
-        match self.kind {
-            Kind::Memory => return Ok(PendingAppend { entry, line: None }),
-            Kind::ReadOnly { .. } => return Err(Error::ReadOnly),
-            Kind::File { .. } => {}
+    /// Fixes what will be committed: the entry's one line (`json + "\n"`), taken at
+    /// the moment of the call so that later changes by the caller cannot alter it.
+    fn snapshot(&self, json: &[u8], facts: Facts) -> Result<PendingAppend, Error> {
+        if let Kind::ReadOnly { .. } = self.kind {
+            return Err(Error::ReadOnly);
         }
-        let json = entry.json();
-        if json.len() > MAX_LINE_BYTES {
+        if json.len() > MAX_LINE_BYTES && self.kind != Kind::Memory {
             // Recovery would call such a line corrupt: never write what cannot be read back.
             return Err(Error::InvalidEntry(EntryError {
                 pointer: String::new(),
@@ -385,12 +412,9 @@ impl Store {
             }));
         }
         let mut line = Vec::with_capacity(json.len() + 1);
-        line.extend_from_slice(json.as_bytes());
+        line.extend_from_slice(json);
         line.push(b'\n');
-        Ok(PendingAppend {
-            entry,
-            line: Some(line),
-        })
+        Ok(PendingAppend { line, facts })
     }
 
     /// Runs this turn's append and, with group commit, the appends queued behind it:
@@ -473,10 +497,14 @@ impl Store {
                 });
             }
         }
-        let entry = &pending.entry;
-        let parent = inner.log.admit(entry.id(), entry.parent_id(), None)?;
-        if let (Sink::File(sink), Some(line)) = (&mut inner.sink, &pending.line) {
-            let written = sink.check_identity().and_then(|()| sink.write(line));
+        let json = pending.json();
+        let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
+        let admitted = inner.log.admit(id, parent_id, None)?;
+        let id = id.to_owned();
+        if let Sink::File(sink) = &mut inner.sink {
+            let written = sink
+                .check_identity()
+                .and_then(|()| sink.write(&pending.line));
             let written = written.and_then(|()| match sink.durability() {
                 Durability::Fsync => sink.sync(),
                 // Group commit syncs once for the whole group; none never syncs.
@@ -486,13 +514,9 @@ impl Store {
                 return Err(Error::Io(self.taint(inner, failure)));
             }
         }
-        let seq = inner
-            .log
-            .push(entry.json(), entry.facts().clone(), parent)?;
-        Ok(Receipt {
-            id: entry.id().to_owned(),
-            seq,
-        })
+        let PendingAppend { line, facts } = pending;
+        let seq = inner.log.push(&line[..line.len() - 1], facts, admitted)?;
+        Ok(Receipt { id, seq })
     }
 
     /// From now on every operation fails with `failure`, and no I/O is done.
@@ -525,7 +549,7 @@ impl Store {
 
     /// Copies of every committed entry, in commit order.
     pub fn entries(&self) -> Result<Vec<Entry>, Error> {
-        self.read_with(|inner| Ok(inner.log.entries()))
+        self.read_with(|inner| inner.log.entries())
     }
 
     /// State, committed entries and warnings (and a salvage store's diagnostics), read
@@ -534,7 +558,7 @@ impl Store {
         self.read_with(|inner| {
             Ok(Snapshot {
                 state: condition_state(&inner.condition),
-                entries: inner.log.entries(),
+                entries: inner.log.entries()?,
                 warnings: inner.warnings.clone(),
                 diagnostics: inner.diagnostics.clone(),
             })
@@ -556,38 +580,37 @@ impl Store {
         })
     }
 
-    /// [`Store::entries`] as a JSON array.
-    pub fn entries_json(&self) -> Result<String, Error> {
+    /// [`Store::entries`] as a JSON array (UTF-8 bytes).
+    pub fn entries_json(&self) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| Ok(json::array(inner.log.jsons())))
     }
 
     /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}` (a salvage store
-    /// adds `"complete"` and `"diagnostics"`).
-    pub fn read_json(&self) -> Result<String, Error> {
+    /// adds `"complete"` and `"diagnostics"`), UTF-8 bytes.
+    pub fn read_json(&self) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
-            let entries = json::array(inner.log.jsons());
-            let mut out = format!(
-                "{{\"state\":\"{}\",\"entries\":{entries},\"warnings\":{}",
-                condition_state(&inner.condition).as_str(),
-                warnings_json(&inner.warnings)
-            );
+            let state = condition_state(&inner.condition).as_str();
+            let mut out = format!("{{\"state\":\"{state}\",\"entries\":").into_bytes();
+            json::push_array(&mut out, inner.log.jsons());
+            let mut rest = format!(",\"warnings\":{}", warnings_json(&inner.warnings));
             let salvage = matches!(self.kind, Kind::ReadOnly { salvage: true });
-            push_salvage(&mut out, salvage, &inner.diagnostics);
-            out.push('}');
+            push_salvage(&mut rest, salvage, &inner.diagnostics);
+            rest.push('}');
+            out.extend_from_slice(rest.as_bytes());
             Ok(out)
         })
     }
 
-    /// [`Store::path_to`] as a JSON array of entries.
-    pub fn path_to_json(&self, leaf_id: &str) -> Result<String, Error> {
+    /// [`Store::path_to`] as a JSON array of entries (UTF-8 bytes).
+    pub fn path_to_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
             let path = inner.log.path_jsons(leaf_id)?;
             Ok(json::array(path.iter().copied()))
         })
     }
 
-    /// [`Store::messages_on_path`] as a JSON array of messages.
-    pub fn messages_on_path_json(&self, leaf_id: &str) -> Result<String, Error> {
+    /// [`Store::messages_on_path`] as a JSON array of messages (UTF-8 bytes).
+    pub fn messages_on_path_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
             let messages = inner.log.path_messages(leaf_id)?;
             Ok(json::array(messages.iter().copied()))

@@ -9,6 +9,7 @@
  *   CHECK_JSON(json, path, raw, rule...)     the value at a dotted path ("error.line",
  *                               "1.content.0.id") is exactly the JSON text `raw`.
  *   SECTION("...")              prints what the next checks are about.
+ *   now_seconds(), peak_rss_kb()  a monotonic clock; this process's peak RSS (ru_maxrss).
  *
  * A failing check prints "FAIL <file>:<line>: <rule>" and exits with status 1. There is
  * no JSON library in C here: the json_* helpers below walk compact or spaced JSON well
@@ -24,8 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "session.h"
@@ -459,6 +462,24 @@ static inline int file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+/* ------------------------------------------------------ time and memory ---- */
+
+/* A monotonic clock, in seconds (for the wall times the tests print). */
+static inline double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This process's peak resident set size so far, in KiB (getrusage ru_maxrss). */
+static inline long peak_rss_kb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+    return (long)ru.ru_maxrss;
 }
 
 /* ------------------------------------------------- the chapter's fixed tree ---- */
