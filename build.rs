@@ -13,7 +13,8 @@ fn main() {
     // The ABI major version is the crate's major version: it names the shared
     // library's SONAME, and both move only when a released function, type or status
     // value changes incompatibly (additions keep the major).
-    let abi_major = env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
+    let abi_major =
+        env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
     let crate_dir =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
