@@ -323,39 +323,47 @@ static STRING_STOP: [bool; 256] = {
 
 /// Returns the index of the first byte at or after `i` that ends the fast path in a
 /// string (see [`STRING_STOP`]), OR-ing every byte passed into `high_bits` (so the
-/// caller knows whether to validate UTF-8). Eight bytes at a time where it can.
+/// caller knows whether to validate UTF-8). The quote or backslash is found with
+/// `memchr2` (vectorised); the control-byte check over the span between is a branch-free
+/// loop over eight bytes at a time.
 fn skip_plain_string_bytes(input: &[u8], mut i: usize, high_bits: &mut u8) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    /// Whether any byte of `word` is zero.
-    fn has_zero(word: u64) -> bool {
-        word.wrapping_sub(ONES) & !word & HIGH != 0
-    }
-    while let Some(chunk) = input.get(i..i + 8) {
-        let Ok(bytes) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let word = u64::from_le_bytes(bytes);
-        let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH != 0;
-        if below_space
-            || has_zero(word ^ (ONES * u64::from(b'"')))
-            || has_zero(word ^ (ONES * u64::from(b'\\')))
-        {
-            break;
-        }
-        if word & HIGH != 0 {
-            *high_bits |= 0x80;
-        }
-        i += 8;
-    }
-    while let Some(&b) = input.get(i) {
+    // Most strings are short (keys, ids, names): a byte loop finds their end before a
+    // vectorised search would have started.
+    let short_end = input.len().min(i + 24);
+    while i < short_end {
+        let b = input[i];
         if STRING_STOP[b as usize] {
-            break;
+            return i;
         }
         *high_bits |= b;
         i += 1;
     }
-    i
+    let rest = input.get(i..).unwrap_or_default();
+    let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+    let span = &rest[..end];
+    let (mut below_space, mut high) = (0u64, 0u64);
+    let mut words = span.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([0; 8]));
+        // Non-zero exactly when some byte is below 0x20 (which bytes is not exact).
+        below_space |= word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+        high |= word & HIGH;
+    }
+    for &b in words.remainder() {
+        below_space |= u64::from(b < 0x20);
+        high |= u64::from(b & 0x80);
+    }
+    if below_space != 0 {
+        // Stop at the first control byte; the caller reports it.
+        let at = span.iter().position(|&b| b < 0x20).unwrap_or(end);
+        return i + at;
+    }
+    if high != 0 {
+        *high_bits |= 0x80;
+    }
+    i + end
 }
 
 /// One open container while scanning.

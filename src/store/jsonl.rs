@@ -2,7 +2,7 @@
 //! the writer's view of its file (durability, identity checks).
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,10 +11,9 @@ use serde::Deserialize;
 
 use super::file::{self, SessionFile};
 use super::log::Log;
-use crate::entry::EntryParser;
+use super::replay::Replay;
 use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
 use crate::json;
-use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
 
 /// What a successful append promises about the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -270,102 +269,6 @@ pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
 
 pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
     Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
-}
-
-/// Reads a file from the start in fixed-size chunks, committing every line that
-/// passes the entry and tree rules (strict), or every line that can be loaded
-/// (salvage).
-pub(crate) struct Replay {
-    pub(crate) log: Log,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-    pub(crate) scanner: LineScanner,
-    parser: EntryParser,
-    salvage: bool,
-}
-
-impl Replay {
-    pub(crate) fn new(file: &File, salvage: bool) -> Replay {
-        // The canonical text is at most the file's size: reserve it once, so the
-        // arena never reallocates (and never holds two copies) while a large file is
-        // read.
-        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-        Replay {
-            log: Log::with_capacity(usize::try_from(size).unwrap_or(0)),
-            diagnostics: Vec::new(),
-            scanner: LineScanner::new(MAX_LINE_BYTES),
-            parser: EntryParser::default(),
-            salvage,
-        }
-    }
-
-    /// Reads to the end; returns the number of bytes read.
-    pub(crate) fn run(&mut self, file: &File, path: &Path) -> Result<u64, Error> {
-        const CHUNK: usize = 1 << 20;
-        let mut buf = vec![0u8; CHUNK];
-        let mut reader = file;
-        let mut total = 0u64;
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => return Ok(total),
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_error(IoOp::Read, path, &e)),
-            };
-            total += n as u64;
-            let Replay {
-                log,
-                diagnostics,
-                scanner,
-                parser,
-                salvage,
-            } = self;
-            scanner.feed(&buf[..n], &mut |line, text| {
-                let loaded = committed(line, text).and_then(|text| {
-                    let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
-                    let (id, parent_id) = (facts.id(json), facts.parent_id(json));
-                    match log.admit(id, parent_id, Some(line)) {
-                        Ok(admitted) => log.push(json, facts, admitted).map(drop),
-                        Err(Error::MissingParent {
-                            child_id,
-                            parent_id,
-                            ..
-                        }) if *salvage => {
-                            diagnostics.push(Diagnostic {
-                                line,
-                                problem: Problem::Orphan {
-                                    id: child_id,
-                                    parent_id,
-                                },
-                            });
-                            let admitted = log.admit_orphan(facts.id(json));
-                            log.push(json, facts, admitted).map(drop)
-                        }
-                        Err(e) => Err(e),
-                    }
-                });
-                match loaded {
-                    Err(Error::CorruptLine { line, fault }) if *salvage => {
-                        diagnostics.push(Diagnostic {
-                            line,
-                            problem: Problem::Corrupt(fault),
-                        });
-                        Ok(())
-                    }
-                    Err(Error::DuplicateId {
-                        id,
-                        line: Some(line),
-                    }) if *salvage => {
-                        diagnostics.push(Diagnostic {
-                            line,
-                            problem: Problem::DuplicateId { id },
-                        });
-                        Ok(())
-                    }
-                    other => other,
-                }
-            })?;
-        }
-    }
 }
 
 /// The writer's side of a JSONL store: its file, what a successful append must

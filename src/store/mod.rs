@@ -18,6 +18,7 @@ mod fifo;
 mod file;
 mod jsonl;
 mod log;
+mod replay;
 
 use std::fs::File;
 use std::path::Path;
@@ -34,7 +35,8 @@ use crate::recover::MAX_LINE_BYTES;
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{Replay, io_error, sync_dir};
+pub(crate) use jsonl::{io_error, sync_dir};
+pub(crate) use replay::Replay;
 
 use fifo::{Delivered, Entered, Fifo, Turn};
 use jsonl::FileSink;
