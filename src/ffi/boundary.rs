@@ -78,15 +78,20 @@ unsafe fn finish(out_json: *mut *mut c_char, result: Result<Vec<u8>, FfiError>) 
 /// # Safety
 ///
 /// `out_json` is NULL or writable.
-unsafe fn write_out(out_json: *mut *mut c_char, text: Vec<u8>) {
+unsafe fn write_out(out_json: *mut *mut c_char, mut text: Vec<u8>) {
     if out_json.is_null() {
         return;
     }
-    // Our JSON never holds a raw NUL (JSON escapes it), so this cannot fail; fall back
-    // to a fixed error object rather than panic if it ever did.
-    let c = CString::new(text).unwrap_or_else(|_| {
+    // Our JSON never holds a raw NUL (JSON escapes it); check anyway, with the
+    // vectorised memchr (results can be tens of megabytes), and fall back to a fixed
+    // error object rather than panic if it ever did.
+    let c = if memchr::memchr(0, &text).is_none() {
+        text.push(0);
+        // SAFETY: `text` was just checked to hold no NUL, and now ends with one.
+        unsafe { CString::from_vec_with_nul_unchecked(text) }
+    } else {
         CString::from(c"{\"error\":{\"code\":\"internal\",\"message\":\"result held a NUL byte\"}}")
-    });
+    };
     // SAFETY: `out_json` is non-NULL and the caller guarantees it is writable.
     unsafe { *out_json = c.into_raw() };
 }

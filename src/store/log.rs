@@ -31,6 +31,22 @@ struct Record {
     facts: Facts,
 }
 
+/// The index hashes of an entry's id and parent id.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdHashes {
+    id: u64,
+    parent: Option<u64>,
+}
+
+impl IdHashes {
+    pub(crate) fn new(hasher: &RandomState, id: &str, parent_id: Option<&str>) -> IdHashes {
+        IdHashes {
+            id: hasher.hash_one(id),
+            parent: parent_id.map(|p| hasher.hash_one(p)),
+        }
+    }
+}
+
 /// An entry that passed the tree rules, ready to commit.
 pub(crate) struct Admitted {
     /// The hash of its id (computed once, for the check and the index).
@@ -90,17 +106,34 @@ impl Log {
         parent_id: Option<&str>,
         line: Option<u64>,
     ) -> Result<Admitted, Error> {
-        let hash = self.hasher.hash_one(id);
+        let hashes = IdHashes::new(&self.hasher, id, parent_id);
+        self.admit_hashed(id, parent_id, hashes, line)
+    }
+
+    /// The hasher of the id index, for computing [`IdHashes`] on another thread.
+    pub(crate) fn hasher(&self) -> RandomState {
+        self.hasher.clone()
+    }
+
+    /// [`Log::admit`] with the hashes already computed (by a parsing thread).
+    pub(crate) fn admit_hashed(
+        &self,
+        id: &str,
+        parent_id: Option<&str>,
+        hashes: IdHashes,
+        line: Option<u64>,
+    ) -> Result<Admitted, Error> {
+        let hash = hashes.id;
         if self.find_hashed(id, hash).is_some() {
             return Err(Error::DuplicateId {
                 id: id.to_owned(),
                 line,
             });
         }
-        let Some(parent_id) = parent_id else {
+        let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
             return Ok(Admitted { hash, parent: NONE });
         };
-        match self.find(parent_id) {
+        match self.find_hashed(parent_id, parent_hash) {
             Some(parent) => Ok(Admitted { hash, parent }),
             None => Err(Error::MissingParent {
                 child_id: id.to_owned(),

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::hash::RandomState;
 use std::io::{self, Read};
 use std::ops::Range;
 use std::path::Path;
@@ -18,7 +19,7 @@ use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use super::jsonl::{Diagnostic, Problem, io_error};
-use super::log::Log;
+use super::log::{IdHashes, Log};
 use crate::entry::{EntryParser, Facts};
 use crate::error::{Error, IoOp, LineFault};
 use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
@@ -56,8 +57,9 @@ struct Batch {
     lines: Vec<(u64, Result<Place, LineFault>)>,
 }
 
-/// A parsed line: where its canonical text is in the batch's `text`, and its facts.
-type ParsedLine = Result<(Range<usize>, Facts), Error>;
+/// A parsed line: where its canonical text is in the batch's `text`, its facts, and
+/// the index hashes of its ids (computed by the worker, off the ordered path).
+type ParsedLine = Result<(Range<usize>, Facts, IdHashes), Error>;
 
 /// A worker's result for one batch: each line's canonical text (in `text`) and facts,
 /// or its error.
@@ -97,11 +99,17 @@ impl Replay {
 
     /// Applies one committed line's outcome, in file order: the tree rules, then the
     /// commit. A salvage replay turns a bad line into a diagnostic and goes on.
-    fn take(&mut self, line: u64, parsed: Result<(&[u8], Facts), Error>) -> Result<(), Error> {
-        let outcome = parsed.and_then(|(json, facts)| {
-            let admitted = self
-                .log
-                .admit(facts.id(json), facts.parent_id(json), Some(line));
+    fn take(
+        &mut self,
+        line: u64,
+        parsed: Result<(&[u8], Facts, Option<IdHashes>), Error>,
+    ) -> Result<(), Error> {
+        let outcome = parsed.and_then(|(json, facts, hashes)| {
+            let (id, parent_id) = (facts.id(json), facts.parent_id(json));
+            let admitted = match hashes {
+                Some(hashes) => self.log.admit_hashed(id, parent_id, hashes, Some(line)),
+                None => self.log.admit(id, parent_id, Some(line)),
+            };
             match admitted {
                 Ok(admitted) => self.log.push(json, facts, admitted).map(drop),
                 Err(Error::MissingParent {
@@ -144,8 +152,10 @@ impl Replay {
             };
             total += n as u64;
             let fed = scanner.feed(&buf[..n], &mut |line, text| {
-                let parsed = committed(line, text)
-                    .and_then(|text| parser.parse(text).map_err(|fault| fault.at_line(line)));
+                let parsed = committed(line, text).and_then(|text| {
+                    let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
+                    Ok((json, facts, None))
+                });
                 self.take(line, parsed)
             });
             if let Err(e) = fed {
@@ -157,13 +167,15 @@ impl Replay {
     }
 
     fn run_parallel(&mut self, file: &File, path: &Path, workers: usize) -> Result<u64, Error> {
-        let (jobs, job_queue) = mpsc::sync_channel::<Batch>(workers * 2);
+        // One queued batch per worker keeps them busy; more would only hold memory.
+        let (jobs, job_queue) = mpsc::sync_channel::<Batch>(workers);
         let job_queue = Mutex::new(job_queue);
         let (done, results) = mpsc::channel::<Parsed>();
+        let hasher = self.log.hasher();
         thread::scope(|scope| {
             for _ in 0..workers {
-                let (job_queue, done) = (&job_queue, done.clone());
-                scope.spawn(move || parse_batches(job_queue, &done));
+                let (job_queue, done, hasher) = (&job_queue, done.clone(), &hasher);
+                scope.spawn(move || parse_batches(job_queue, &done, hasher));
             }
             drop(done);
             // Returning drops `jobs`, so the workers stop; the scope waits for them.
@@ -234,7 +246,8 @@ impl Replay {
     ) -> Result<(), Error> {
         while let Some(parsed) = arrived.remove(applied) {
             for (line, outcome) in parsed.lines {
-                let outcome = outcome.map(|(range, facts)| (&parsed.text[range], facts));
+                let outcome = outcome
+                    .map(|(range, facts, hashes)| (&parsed.text[range], facts, Some(hashes)));
                 self.take(line, outcome)?;
             }
             free_chunks.push(parsed.chunk);
@@ -287,20 +300,24 @@ fn frame(scanner: &mut LineScanner, chunk: Vec<u8>, index: usize) -> Result<Batc
 }
 
 /// A worker: parses batches until the queue closes or the results are not wanted.
-fn parse_batches(queue: &Mutex<Receiver<Batch>>, done: &mpsc::Sender<Parsed>) {
+fn parse_batches(
+    queue: &Mutex<Receiver<Batch>>,
+    done: &mpsc::Sender<Parsed>,
+    hasher: &RandomState,
+) {
     let mut parser = EntryParser::default();
     loop {
         let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(batch) = next else {
             return;
         };
-        if done.send(parse_batch(&mut parser, batch)).is_err() {
+        if done.send(parse_batch(&mut parser, batch, hasher)).is_err() {
             return;
         }
     }
 }
 
-fn parse_batch(parser: &mut EntryParser, batch: Batch) -> Parsed {
+fn parse_batch(parser: &mut EntryParser, batch: Batch, hasher: &RandomState) -> Parsed {
     let mut text = Vec::with_capacity(batch.chunk.len() + batch.spanning.len());
     let lines = batch
         .lines
@@ -316,9 +333,11 @@ fn parse_batch(parser: &mut EntryParser, batch: Batch) -> Parsed {
                     parser
                         .parse(bytes)
                         .map(|(json, facts)| {
+                            let hashes =
+                                IdHashes::new(hasher, facts.id(json), facts.parent_id(json));
                             let start = text.len();
                             text.extend_from_slice(json);
-                            (start..text.len(), facts)
+                            (start..text.len(), facts, hashes)
                         })
                         .map_err(|fault| fault.at_line(line))
                 }
