@@ -11,7 +11,8 @@
 #                                     appends, 100,000 state-machine cases, and 600 s
 #                                     (10 CPU-minutes) per fuzz target, two at once.
 #
-# Knobs: FUZZ_SECONDS=N (seconds per fuzz target), FUZZ_SANITIZER=none (if the ASan
+# Knobs: FUZZ_SECONDS=N (seconds per fuzz target), SKIP_TESTS=1 (fuzzing only: the tests
+# ran already, e.g. from scripts/test.sh), FUZZ_SANITIZER=none (if the ASan
 # build fails), SESSION_SEED=N (replay another seed), SESSION_T6_CYCLES, PROPTEST_CASES.
 # Logs go to target/reliability/. Exit status: non-zero if any test or fuzz target fails.
 set -euo pipefail
@@ -42,22 +43,25 @@ tests=(
   --test fuzz_corpus             # T15
 )
 
-step "reliability tests ($([ "$soak" = 1 ] && echo "soak tier, release" || echo "PR tier, debug"))"
-started=$(date +%s)
-if ! cargo test --no-fail-fast "${profile[@]}" "${tests[@]}" -- --nocapture 2>&1 | tee "$logs/tests.log"; then
-  status=1
-fi
-echo "tests: $(( $(date +%s) - started )) s wall"
+: >"$logs/tests.log"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  step "reliability tests ($([ "$soak" = 1 ] && echo "soak tier, release" || echo "PR tier, debug"))"
+  started=$(date +%s)
+  if ! cargo test --no-fail-fast "${profile[@]}" "${tests[@]}" -- --nocapture 2>&1 | tee "$logs/tests.log"; then
+    status=1
+  fi
+  echo "tests: $(( $(date +%s) - started )) s wall"
 
-step "known-bug tests (#[ignore = \"BUG: …\"]): reported, not counted as failures"
-cargo test --no-fail-fast "${profile[@]}" "${tests[@]}" -- --ignored --nocapture \
-  >"$logs/known-bugs.log" 2>&1 || true
-ran=$(grep -cE '^test .* \.\.\. (ok|FAILED)$' "$logs/known-bugs.log" || true)
-if [ "$ran" -eq 0 ]; then
-  echo "none"
-else
-  grep -E '^test .* \.\.\. (ok|FAILED)$' "$logs/known-bugs.log" \
-    | sed -e 's/ \.\.\. ok$/: passes now, remove its #[ignore]/' -e 's/ \.\.\. FAILED$/: still failing/'
+  step "known-bug tests (#[ignore = \"BUG: …\"]): reported, not counted as failures"
+  cargo test --no-fail-fast "${profile[@]}" "${tests[@]}" -- --ignored --nocapture \
+    >"$logs/known-bugs.log" 2>&1 || true
+  ran=$(grep -cE '^test .* \.\.\. (ok|FAILED)$' "$logs/known-bugs.log" || true)
+  if [ "$ran" -eq 0 ]; then
+    echo "none"
+  else
+    grep -E '^test .* \.\.\. (ok|FAILED)$' "$logs/known-bugs.log" \
+      | sed -e 's/ \.\.\. ok$/: passes now, remove its #[ignore]/' -e 's/ \.\.\. FAILED$/: still failing/'
+  fi
 fi
 
 fuzz_one() { # target seconds

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of libsession: the Rust tests, then the C tests through the real
-# shared and static libraries (ctest), then the C tests once more under valgrind.
+# Runs every test of libsession: the Rust tests (including the PR tier of the
+# reliability harness), the C tests through the real shared and static libraries
+# (ctest), once more under valgrind and once against an AddressSanitizer build, the
+# packaging, C++ and Go checks, and a bounded fuzzing run (FUZZ_SECONDS per target,
+# default 30; skipped with a notice when cargo-fuzz is not installed).
 # This is the README's test command; .ci/run calls it after installing what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +25,9 @@ ctest --test-dir target/ctest --output-on-failure -LE valgrind
 step "C tests under valgrind"
 ctest --test-dir target/ctest --output-on-failure -L valgrind
 
+step "C tests against an AddressSanitizer build of libsession.a"
+tests/c/run_asan.sh
+
 step "packaging: install into a prefix, build consumers via pkg-config and CMake"
 tests/packaging/run.sh
 
@@ -30,5 +36,13 @@ tests/cpp/run.sh
 
 step "Go binding: go vet, go test (shared, -race, static)"
 bindings/go/run_tests.sh
+
+fuzz_seconds=${FUZZ_SECONDS:-30}
+if cargo fuzz --version >/dev/null 2>&1; then
+  step "fuzzing: ${fuzz_seconds} s per target"
+  SKIP_TESTS=1 FUZZ_SECONDS="$fuzz_seconds" scripts/reliability.sh
+else
+  step "fuzzing skipped: cargo-fuzz is not installed (cargo install cargo-fuzz; .ci/run does)"
+fi
 
 printf '\nall tests passed\n'
