@@ -91,7 +91,6 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   fuzz_one recover_jsonl "$fuzz_seconds" >"$logs/fuzz-recover_jsonl.summary" || status=1
   wait "$first" || status=1
   fuzz_one path_to "$fuzz_seconds" >"$logs/fuzz-path_to.summary" || status=1
-  cat "$logs"/fuzz-*.summary
 else
   step "fuzzing skipped (FUZZ_SECONDS=0); the corpus replay (T15) ran above"
 fi

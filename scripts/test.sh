@@ -39,7 +39,6 @@ bindings/go/run_tests.sh
 
 fuzz_seconds=${FUZZ_SECONDS:-30}
 if cargo fuzz --version >/dev/null 2>&1; then
-  step "fuzzing: ${fuzz_seconds} s per target"
   SKIP_TESTS=1 FUZZ_SECONDS="$fuzz_seconds" scripts/reliability.sh
 else
   step "fuzzing skipped: cargo-fuzz is not installed (cargo install cargo-fuzz; .ci/run does)"
