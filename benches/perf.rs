@@ -153,6 +153,97 @@ fn smoke() {
     eprintln!("perf: smoke run passed (run `cargo bench --bench perf` to benchmark)");
 }
 
+// ---------------------------------------------------------------------------------
+// Durability modes: what group commit saves
+// ---------------------------------------------------------------------------------
+
+/// The store's file with its syncs counted.
+struct CountingFile {
+    file: fs::File,
+    syncs: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl session::SessionFile for CountingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::io::Write::write(&mut self.file, buf)
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.syncs
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.file.sync_data()
+    }
+}
+
+/// Appends per durability configuration (spread over the appenders).
+const DURABLE_APPENDS: usize = 480;
+
+/// `fsync` and `fsync_batch` with 1, 4 and 16 concurrent appenders on one store:
+/// appends per second, syncs, and the group-commit win as a ratio.
+fn durability_table(o: &Options) -> String {
+    use session::Durability;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let dir = o.data.join("tmp");
+    fs::create_dir_all(&dir).unwrap();
+    let mut out = String::from(
+        "\n### Durability: fsync per append vs group commit (fsync_batch)\n\n\
+         | appenders | fsync: appends/s | syncs | fsync_batch: appends/s | syncs | appends per sync | batch ÷ fsync |\n\
+         |---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for appenders in [1usize, 4, 16] {
+        let mut rows = Vec::new();
+        for durability in [Durability::Fsync, Durability::FsyncBatch] {
+            let path = dir.join(format!("durable-{appenders}-{durability:?}.jsonl"));
+            let _ = fs::remove_file(&path);
+            let syncs = Arc::new(AtomicU64::new(0));
+            let counter = Arc::clone(&syncs);
+            let options = JsonlOptions {
+                durability,
+                ..JsonlOptions::default()
+            };
+            let (store, _) = Store::open_jsonl_with_options_and_io(&path, &options, move |file| {
+                Box::new(CountingFile {
+                    file,
+                    syncs: counter,
+                })
+            })
+            .unwrap();
+            let per_thread = DURABLE_APPENDS / appenders;
+            let (_, d) = timed(|| {
+                std::thread::scope(|s| {
+                    for t in 0..appenders {
+                        let store = &store;
+                        s.spawn(move || {
+                            let mut parent = String::from("null");
+                            for i in 0..per_thread {
+                                let id = format!("d{t}-{i}");
+                                let line = format!(
+                                    r#"{{"id":"{id}","parentId":{parent},"timestamp":{i},"type":"message","message":{{"role":"user","content":"a durable turn of about a hundred bytes of text, like a short prompt"}}}}"#
+                                );
+                                store.append(&line).unwrap();
+                                parent = format!("\"{id}\"");
+                            }
+                        });
+                    }
+                });
+            });
+            let appends = (per_thread * appenders) as f64;
+            rows.push((appends / d.as_secs_f64(), syncs.load(Ordering::Relaxed)));
+            drop(store);
+            let _ = fs::remove_file(&path);
+        }
+        let ((fsync_rate, fsync_syncs), (batch_rate, batch_syncs)) = (rows[0], rows[1]);
+        let _ = writeln!(
+            out,
+            "| {appenders} | {fsync_rate:.0} | {fsync_syncs} | {batch_rate:.0} | {batch_syncs} | {:.1} | {:.2}× |",
+            (DURABLE_APPENDS / appenders * appenders) as f64 / batch_syncs.max(1) as f64,
+            batch_rate / fsync_rate
+        );
+    }
+    out
+}
+
 /// One generated session, as `sessions.json` lists it for the peer.
 #[derive(Clone)]
 struct SessionFiles {
@@ -1155,6 +1246,7 @@ fn run(o: &Options, index: &Index) {
             fmt_time(pi.num(&["getBranch_s"]))
         );
     }
+    out.push_str(&durability_table(o));
     if !checks.is_empty() {
         let _ = writeln!(
             out,
