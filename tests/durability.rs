@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::thread;
 
 use common::*;
@@ -88,48 +88,20 @@ fn group_commit_shares_syncs_and_keeps_fifo_order() {
     let path = dir.join("s.jsonl");
     let plan = FaultPlan::new();
     let (store, _) = open_faulty_with(&path, &plan, &options(Durability::FsyncBatch));
-    let store = Arc::new(store);
-    let barrier = Arc::new(Barrier::new(THREADS));
-    let handles: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let (store, barrier) = (Arc::clone(&store), Arc::clone(&barrier));
-            thread::spawn(move || {
-                barrier.wait();
-                let mut receipts = Vec::new();
-                let mut parent: Option<String> = None;
-                for i in 0..PER_THREAD {
-                    let id = format!("t{t}-{i}");
-                    receipts.push(store.append(user(&id, parent.as_deref(), "x")).unwrap());
-                    // A duplicate inside a group fails alone.
-                    assert!(matches!(
-                        store.append(user(&id, None, "dup")),
-                        Err(Error::DuplicateId { .. })
-                    ));
-                    parent = Some(id);
-                }
-                receipts
-            })
-        })
-        .collect();
-    let receipts: Vec<_> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    // A duplicate inside a group fails alone.
+    let receipts = append_chains(&store, THREADS, PER_THREAD, None, |store, _, _, id| {
+        assert!(matches!(
+            store.append(user(id, None, "dup")),
+            Err(Error::DuplicateId { .. })
+        ));
+    });
     let total = (THREADS * PER_THREAD) as u64;
     let syncs = plan.syncs();
     println!("group commit: {total} appends from {THREADS} threads, {syncs} syncs");
     assert!(syncs <= total, "never more than one sync per append");
     assert!(syncs >= 1);
     drop(store);
-    let text = String::from_utf8(read_file(&path)).unwrap();
-    let file_ids: Vec<String> = text
-        .lines()
-        .map(|l| session::parse_entry(l).unwrap().id().to_owned())
-        .collect();
-    assert_eq!(file_ids.len() as u64, total);
-    for r in &receipts {
-        assert_eq!(file_ids[r.seq as usize], r.id, "file order = seq order");
-    }
+    assert_file_order_is_seq_order(&path, &receipts, total as usize);
 }
 
 #[test]

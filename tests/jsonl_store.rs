@@ -320,37 +320,9 @@ fn file_order_equals_seq_order_under_concurrent_appends() {
     let dir = temp_dir("threads");
     let path = dir.join("s.jsonl");
     let (store, _) = Store::open_jsonl(&path).unwrap();
-    let store = Arc::new(store);
-    let handles: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let store = Arc::clone(&store);
-            thread::spawn(move || {
-                let mut out = Vec::new();
-                let mut parent: Option<String> = None;
-                for i in 0..PER_THREAD {
-                    let id = format!("t{t}-{i}");
-                    let receipt = store.append(user(&id, parent.as_deref(), "x")).unwrap();
-                    out.push(receipt);
-                    parent = Some(id);
-                }
-                out
-            })
-        })
-        .collect();
-    let receipts: Vec<_> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    let receipts = append_chains(&store, THREADS, PER_THREAD, None, |_, _, _, _| {});
     drop(store);
-    let text = String::from_utf8(read_file(&path)).unwrap();
-    let file_ids: Vec<String> = text
-        .lines()
-        .map(|l| session::parse_entry(l).unwrap().id().to_owned())
-        .collect();
-    assert_eq!(file_ids.len(), THREADS * PER_THREAD);
-    for r in &receipts {
-        assert_eq!(file_ids[r.seq as usize], r.id);
-    }
+    assert_file_order_is_seq_order(&path, &receipts, THREADS * PER_THREAD);
     let (reopened, report) = Store::open_jsonl(&path).unwrap();
     assert_eq!(report.state, State::Ready);
     assert_eq!(reopened.len().unwrap(), THREADS * PER_THREAD);

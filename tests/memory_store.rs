@@ -3,9 +3,6 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
-use std::thread;
-
 use common::*;
 use session::{Error, Receipt, State, Store};
 
@@ -111,38 +108,26 @@ fn store_path_reads_use_the_index_and_report_unknown_leaves() {
 fn concurrent_appends_commit_or_fail_for_their_own_reason() {
     const THREADS: usize = 8;
     const PER_THREAD: usize = 300;
-    let store = Arc::new(Store::memory());
+    let store = Store::memory();
     store.append(user("root", None, "r")).unwrap();
-    let barrier = Arc::new(Barrier::new(THREADS));
-    let handles: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let (store, barrier) = (Arc::clone(&store), Arc::clone(&barrier));
-            thread::spawn(move || {
-                barrier.wait();
-                let mut receipts = Vec::new();
-                let mut parent = "root".to_owned();
-                for i in 0..PER_THREAD {
-                    let id = format!("t{t}-{i}");
-                    receipts.push(store.append(user(&id, Some(&parent), "x")).unwrap());
-                    // Every thread also tries a duplicate and an orphan: each fails alone.
-                    assert!(matches!(
-                        store.append(user(&id, Some("root"), "dup")),
-                        Err(Error::DuplicateId { .. })
-                    ));
-                    assert!(matches!(
-                        store.append(user(&format!("o{t}-{i}"), Some("nowhere"), "o")),
-                        Err(Error::MissingParent { .. })
-                    ));
-                    parent = id;
-                }
-                receipts
-            })
-        })
-        .collect();
-    let mut all: Vec<Receipt> = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    // Every thread also tries a duplicate and an orphan after each append: each fails
+    // alone.
+    let mut all = append_chains(
+        &store,
+        THREADS,
+        PER_THREAD,
+        Some("root"),
+        |store, t, i, id| {
+            assert!(matches!(
+                store.append(user(id, Some("root"), "dup")),
+                Err(Error::DuplicateId { .. })
+            ));
+            assert!(matches!(
+                store.append(user(&format!("o{t}-{i}"), Some("nowhere"), "o")),
+                Err(Error::MissingParent { .. })
+            ));
+        },
+    );
     let entries = store.entries().unwrap();
     assert_eq!(entries.len(), 1 + THREADS * PER_THREAD);
     all.sort_by_key(|r| r.seq);

@@ -16,7 +16,11 @@ fn readme_c_example_is_the_tested_quickstart() {
 fn readme_starts_with_the_run_and_test_commands() {
     let root = env!("CARGO_MANIFEST_DIR");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    let run = readme.find("cargo run --release --bin session -- show examples/tiny-pi.jsonl meta-cwd");
+    let run =
+        readme.find("cargo run --release --bin session -- show examples/tiny-pi.jsonl meta-cwd");
     let test = readme.find("./scripts/test.sh");
-    assert!(matches!((run, test), (Some(r), Some(t)) if r < t && t < 1000), "{run:?} {test:?}");
+    assert!(
+        matches!((run, test), (Some(r), Some(t)) if r < t && t < 1000),
+        "{run:?} {test:?}"
+    );
 }

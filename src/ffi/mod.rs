@@ -14,7 +14,8 @@ use std::sync::{Arc, OnceLock};
 
 pub use status::*;
 
-use crate::entry::{parse_entries, parse_entry};
+use crate::entry::{Entry, parse_entries, parse_entry};
+use crate::error::Error;
 use crate::recover::recover_jsonl;
 use crate::repair::repair_jsonl;
 use crate::store::{JsonlOptions, Store, warnings_json};
@@ -128,16 +129,10 @@ pub unsafe extern "C" fn session_path_to(
     leaf_id: *const c_char,
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
-    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    // SAFETY: the caller's guarantees are those `over_entries` needs.
     unsafe {
-        guard(out_json, || {
-            // SAFETY: the caller guarantees both strings are NULL or NUL-terminated.
-            let (text, leaf) = (
-                str_arg(entries_json, "entries_json")?,
-                str_arg(leaf_id, "leaf_id")?,
-            );
-            let entries = parse_entries(text)?;
-            let path = tree::path_to(&entries, leaf)?;
+        over_entries(entries_json, leaf_id, out_json, |entries, leaf| {
+            let path = tree::path_to(entries, leaf)?;
             Ok(json::array(path.iter().map(|e| e.json().as_bytes())))
         })
     }
@@ -158,6 +153,28 @@ pub unsafe extern "C" fn session_messages_on_path(
     leaf_id: *const c_char,
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
+    // SAFETY: the caller's guarantees are those `over_entries` needs.
+    unsafe {
+        over_entries(entries_json, leaf_id, out_json, |entries, leaf| {
+            let messages = tree::messages_on_path(entries, leaf)?;
+            Ok(json::array(messages.iter().map(|m| m.json().as_bytes())))
+        })
+    }
+}
+
+/// The body of the slice functions: parses `entries_json`, then runs `project` on the
+/// entries and `leaf_id`.
+///
+/// # Safety
+///
+/// `entries_json` and `leaf_id` are NULL or NUL-terminated; `out_json` is NULL or
+/// writable.
+unsafe fn over_entries(
+    entries_json: *const c_char,
+    leaf_id: *const c_char,
+    out_json: *mut *mut c_char,
+    project: impl FnOnce(&[Entry], &str) -> Result<Vec<u8>, Error>,
+) -> SessionStatus {
     // SAFETY: the caller guarantees `out_json` is NULL or writable.
     unsafe {
         guard(out_json, || {
@@ -166,9 +183,7 @@ pub unsafe extern "C" fn session_messages_on_path(
                 str_arg(entries_json, "entries_json")?,
                 str_arg(leaf_id, "leaf_id")?,
             );
-            let entries = parse_entries(text)?;
-            let messages = tree::messages_on_path(&entries, leaf)?;
-            Ok(json::array(messages.iter().map(|m| m.json().as_bytes())))
+            Ok(project(&parse_entries(text)?, leaf)?)
         })
     }
 }

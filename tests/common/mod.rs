@@ -199,3 +199,63 @@ pub fn open_faulty_with(
 pub fn ids(entries: &[session::Entry]) -> Vec<&str> {
     entries.iter().map(|e| e.id()).collect()
 }
+
+/// Appends, from `threads` threads at once, a chain of `per_thread` user entries
+/// `t{t}-{i}` each, the first a child of `root` (or a root). After each append,
+/// `also(store, t, i, id)` runs on the same thread (for attempts that must fail alone).
+/// Returns every receipt.
+pub fn append_chains(
+    store: &session::Store,
+    threads: usize,
+    per_thread: usize,
+    root: Option<&str>,
+    also: impl Fn(&session::Store, usize, usize, &str) + Sync,
+) -> Vec<session::Receipt> {
+    let barrier = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (barrier, also) = (&barrier, &also);
+                s.spawn(move || {
+                    barrier.wait();
+                    let mut receipts = Vec::new();
+                    let mut parent = root.map(str::to_owned);
+                    for i in 0..per_thread {
+                        let id = format!("t{t}-{i}");
+                        receipts.push(
+                            store
+                                .append(user(&id, parent.as_deref(), "x"))
+                                .expect("append"),
+                        );
+                        also(store, t, i, &id);
+                        parent = Some(id);
+                    }
+                    receipts
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("thread"))
+            .collect()
+    })
+}
+
+/// Asserts that the file at `path` holds exactly `count` lines, each an entry, and that
+/// each receipt's `seq` is its entry's line index: file order is commit order.
+pub fn assert_file_order_is_seq_order(path: &Path, receipts: &[session::Receipt], count: usize) {
+    let text = String::from_utf8(read_file(path)).expect("UTF-8");
+    let file_ids: Vec<String> = text
+        .lines()
+        .map(|l| {
+            session::parse_entry(l)
+                .expect("every line parses")
+                .id()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(file_ids.len(), count);
+    for r in receipts {
+        assert_eq!(file_ids[r.seq as usize], r.id, "file order = seq order");
+    }
+}

@@ -18,15 +18,11 @@ use session::{Entry, SessionFile, parse_entry};
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
-/// The chapter's fixed tree, in append order (SPEC §1).
-pub const U1: &str = r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名"}}"#;
-pub const A_READ: &str = r#"{"id":"a-read","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"},"partialJson":"{\"path\":\"README.md\"}"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse"}}"#;
-pub const R_READ: &str = r##"{"id":"r-read","parentId":"a-read","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi ..."}],"isError":false,"details":{"path":"README.md","bytes":12}}}"##;
-pub const A_FINAL: &str = r#"{"id":"a-final","parentId":"r-read","timestamp":4,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"项目名是 tiny-pi"}]}}"#;
-pub const A_ALT: &str = r#"{"id":"a-alt","parentId":"u-1","timestamp":5,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"我无法读取该文件"}]}}"#;
-pub const META_CWD: &str = r#"{"id":"meta-cwd","parentId":"a-final","timestamp":6,"type":"metadata","key":"cwd","value":"/workspace/tiny-pi"}"#;
-
-pub const CHAPTER: [&str; 6] = [U1, A_READ, R_READ, A_FINAL, A_ALT, META_CWD];
+// The chapter's fixed tree (SPEC §1), shared with the other integration tests.
+#[path = "../common/mod.rs"]
+mod common;
+#[allow(unused_imports)] // each test binary uses its own subset
+pub use common::{A_ALT, A_FINAL, A_READ, CHAPTER, META_CWD, R_READ, U1};
 
 /// A line from *another* session: valid JSON and a valid entry, whose parent is not in
 /// ours (T2's foreign line).
