@@ -194,6 +194,31 @@ static void identity(void)
     session_store_close(store);
 }
 
+/* T20(a): with descriptors 0-2 closed, an open must not make the session file stdin,
+ * stdout or stderr (a stray write(2, ...) would land in the session). */
+static int child_with_low_fds_closed(void)
+{
+    SessionStore *store = NULL;
+    int fd, low_in_use = 0;
+    close(0);
+    close(1);
+    close(2);
+    if (session_jsonl_store_open(g_path, &store, NULL) != SESSION_OK) return 1;
+    for (fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) != -1) low_in_use = 1;
+    if (session_store_append(store, tree_entry(0), NULL) != SESSION_OK) return 2;
+    session_store_close(store);
+    return low_in_use ? 3 : 0;
+}
+
+static void low_descriptors(void)
+{
+    SECTION("fds 0-2 closed: the session file gets a descriptor of 3 or more");
+    fresh("lowfd.jsonl");
+    CHECK(in_child(child_with_low_fds_closed) == 0, "no descriptor below 3 is used, and the append works");
+    CHECK(file_size(g_path) == (long long)strlen(tree_entry(0)) + 1, "the line went to the file");
+}
+
 static void repair(void)
 {
     SessionStore *store, *writer;
@@ -347,6 +372,7 @@ int main(int argc, char **argv)
     lock_and_read_only();
     after_fork();
     identity();
+    low_descriptors();
     repair();
     options_and_salvage();
     remove_tmpdir(g_dir);
