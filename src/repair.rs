@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoOp};
 use crate::json;
-use crate::store::{Replay, SessionFile, io_error, sync_dir};
+use crate::store::{Replay, SessionFile, io_error, lock, sync_dir};
 
 /// What a repair did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,15 +102,7 @@ pub fn repair_jsonl_with_io(
         .write(true)
         .open(path)
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(Error::Locked {
-                path: path.display().to_string(),
-            });
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(io_error(IoOp::Lock, path, &e)),
-    }
+    lock(&file, path)?;
     let mut replay = Replay::new(&file, false);
     let size = replay.run(&file, path)?;
     let committed = replay.scanner.committed_bytes();

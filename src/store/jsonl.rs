@@ -1,5 +1,6 @@
-//! Opening a JSONL file: options, the advisory lock, strict and salvage replay, and
-//! the writer's view of its file (durability, identity checks).
+//! Opening a JSONL file: options, the advisory lock, salvage diagnostics, and the
+//! writer's view of its file (durability, identity checks). Reading the lines back is
+//! [`super::replay`]'s.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -245,7 +246,8 @@ fn fd_is_low(file: &File) -> bool {
     file.as_raw_fd() < 3
 }
 
-fn lock(file: &File, path: &Path) -> Result<(), Error> {
+/// Takes the exclusive advisory lock of a writer (also taken by repair).
+pub(crate) fn lock(file: &File, path: &Path) -> Result<(), Error> {
     match file.try_lock() {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {

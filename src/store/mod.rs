@@ -35,7 +35,7 @@ use crate::recover::MAX_LINE_BYTES;
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, sync_dir};
+pub(crate) use jsonl::{io_error, lock, sync_dir};
 pub(crate) use replay::Replay;
 
 use fifo::{Delivered, Entered, Fifo, Turn};
