@@ -13,6 +13,10 @@ step() { printf '\n==> %s\n' "$*"; }
 step "cargo test"
 cargo test --all-targets
 
+step "loom model of the FIFO (every interleaving, up to 3 preemptions)"
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 CARGO_TARGET_DIR=target/loom \
+  cargo test --release --lib loom_model
+
 step "cargo build --release (libsession.so, libsession.a)"
 cargo build --release
 

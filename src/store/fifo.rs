@@ -8,7 +8,14 @@
 //! front or its result arrives: no thundering herd, no starvation.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
+
+// Under `--cfg loom` the FIFO runs on loom's primitives, so that its model test can
+// explore every interleaving (see `loom_model` below).
+#[cfg(loom)]
+use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+#[cfg(not(loom))]
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// What a waiting operation receives from the operation that ran it.
 pub(crate) enum Delivered<R> {
@@ -178,7 +185,7 @@ impl<T, R> Drop for Turn<'_, T, R> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -315,6 +322,86 @@ mod tests {
                 next_op.join().unwrap(),
                 "the next operation must get its turn"
             );
+        });
+    }
+}
+
+/// T9: the FIFO under loom, which runs the model once for every interleaving of its
+/// threads (up to `LOOM_MAX_PREEMPTIONS` preemptions) and reports deadlocks and lost
+/// wake-ups. Run with:
+///
+/// ```text
+/// RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --lib loom_model
+/// ```
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use loom::thread;
+
+    /// The operation whose I/O fails, as a store's failing write would.
+    const FAILING: usize = 0;
+
+    /// What the model records: operations in the order they were run.
+    type Runs = Arc<Mutex<Vec<usize>>>;
+    /// The first failure, which taints every later operation.
+    type Taint = Arc<Mutex<Option<usize>>>;
+
+    /// One operation through the FIFO, as `Store::run_appends` does it: a turn takes
+    /// the operations queued behind it, runs them in order, and delivers their results.
+    fn operate(fifo: &Fifo<usize, Result<usize, usize>>, op: usize, runs: &Runs, taint: &Taint) -> Result<usize, usize> {
+        match fifo.enter(op) {
+            Entered::Done(Delivered::Result(result)) => result,
+            Entered::Done(Delivered::Abandoned) => panic!("no turn panics in this model"),
+            Entered::Turn(mut turn, first) => {
+                let mut group = vec![first];
+                group.extend(turn.take_following(8, |_| true));
+                let mut results: Vec<Result<usize, usize>> = Vec::new();
+                for op in group {
+                    lock(runs).push(op);
+                    let mut taint = lock(taint);
+                    results.push(match *taint {
+                        Some(first_failure) => Err(first_failure),
+                        None if op == FAILING => {
+                            *taint = Some(op);
+                            Err(op)
+                        }
+                        None => Ok(op),
+                    });
+                }
+                let own = results.remove(0);
+                turn.finish(results);
+                own
+            }
+        }
+    }
+
+    #[test]
+    fn each_operation_completes_once_in_fifo_order_and_later_ones_carry_the_first_failure() {
+        loom::model(|| {
+            let fifo = Arc::new(Fifo::new());
+            let runs: Runs = Arc::new(Mutex::new(Vec::new()));
+            let taint: Taint = Arc::new(Mutex::new(None));
+            let others: Vec<_> = [1usize, 2]
+                .into_iter()
+                .map(|op| {
+                    let (fifo, runs, taint) = (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
+                    thread::spawn(move || (op, operate(&fifo, op, &runs, &taint)))
+                })
+                .collect();
+            let mut results = vec![(FAILING, operate(&fifo, FAILING, &runs, &taint))];
+            results.extend(others.into_iter().map(|h| h.join().unwrap()));
+            let order = lock(&runs).clone();
+            // Each operation ran exactly once.
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2]);
+            // Before the failure, success; from it on, the first failure itself.
+            let failed_at = order.iter().position(|&op| op == FAILING).unwrap();
+            for (op, result) in results {
+                let at = order.iter().position(|&o| o == op).unwrap();
+                let expected = if at < failed_at { Ok(op) } else { Err(FAILING) };
+                assert_eq!(result, expected, "op {op} ran at {at} in {order:?}");
+            }
         });
     }
 }
