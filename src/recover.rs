@@ -184,7 +184,7 @@ impl LineScanner {
 
     /// The warning for a non-blank final piece without `\n`, if there is one.
     pub(crate) fn finish(self) -> Option<Warning> {
-        (self.partial_len > 0 && self.partial_nonblank).then_some(Warning::UnterminatedTail {
+        self.partial_nonblank.then_some(Warning::UnterminatedTail {
             line: self.lines + 1,
         })
     }
@@ -475,6 +475,36 @@ mod tests {
                 })
             )]
         );
+    }
+
+    #[test]
+    fn a_dropped_garbage_line_over_the_limit_reports_line_too_long() {
+        let max = KEEP_GARBAGE_UP_TO + 1000;
+        let fault_of = |len: usize| {
+            let mut scanner = LineScanner::new(max);
+            let mut faults = Vec::new();
+            let line = [vec![b'!'; len], vec![b'\n']].concat();
+            for piece in line.chunks(4096) {
+                scanner
+                    .feed(piece, &mut |_, text| {
+                        faults.push(text.err());
+                        Ok(())
+                    })
+                    .unwrap();
+            }
+            faults
+        };
+        // Dropped as not an entry, and within the limit: that is the reason.
+        assert_eq!(
+            fault_of(max),
+            [Some(LineFault::NotAnEntry {
+                offset: 0,
+                byte: b'!'
+            })]
+        );
+        // Over the limit, whatever else is wrong with it: too long.
+        let len = (max + 1) as u64;
+        assert_eq!(fault_of(max + 1), [Some(LineFault::TooLong { len, max })]);
     }
 
     #[test]
