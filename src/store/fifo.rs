@@ -348,7 +348,12 @@ mod loom_model {
 
     /// One operation through the FIFO, as `Store::run_appends` does it: a turn takes
     /// the operations queued behind it, runs them in order, and delivers their results.
-    fn operate(fifo: &Fifo<usize, Result<usize, usize>>, op: usize, runs: &Runs, taint: &Taint) -> Result<usize, usize> {
+    fn operate(
+        fifo: &Fifo<usize, Result<usize, usize>>,
+        op: usize,
+        runs: &Runs,
+        taint: &Taint,
+    ) -> Result<usize, usize> {
         match fifo.enter(op) {
             Entered::Done(Delivered::Result(result)) => result,
             Entered::Done(Delivered::Abandoned) => panic!("no turn panics in this model"),
@@ -384,7 +389,8 @@ mod loom_model {
             let others: Vec<_> = [1usize, 2]
                 .into_iter()
                 .map(|op| {
-                    let (fifo, runs, taint) = (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
+                    let (fifo, runs, taint) =
+                        (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
                     thread::spawn(move || (op, operate(&fifo, op, &runs, &taint)))
                 })
                 .collect();
