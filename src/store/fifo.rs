@@ -10,12 +10,16 @@
 use std::collections::VecDeque;
 use std::sync::PoisonError;
 
-// Under `--cfg loom` the FIFO runs on loom's primitives, so that its model test can
-// explore every interleaving (see `loom_model` below).
+// Under `--cfg loom` (or `--cfg shuttle`) the FIFO runs on that checker's primitives,
+// so that its model tests can explore interleavings (`loom_model`, `shuttle_model`).
 #[cfg(loom)]
 use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+#[cfg(all(shuttle, not(loom)))]
+use shuttle::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+#[cfg(not(any(loom, shuttle)))]
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// What a waiting operation receives from the operation that ran it.
 pub(crate) enum Delivered<R> {
@@ -185,7 +189,7 @@ impl<T, R> Drop for Turn<'_, T, R> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(loom), not(shuttle)))]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -409,5 +413,112 @@ mod loom_model {
                 assert_eq!(result, expected, "op {op} ran at {at} in {order:?}");
             }
         });
+    }
+}
+
+/// T10: the FIFO under shuttle, with more threads and operations than loom can explore
+/// exhaustively: random schedules and PCT (probabilistic concurrency testing, which
+/// finds bugs of depth d with known probability). Run with:
+///
+/// ```text
+/// RUSTFLAGS="--cfg shuttle" cargo test --release --lib shuttle_model
+/// ```
+#[cfg(all(test, shuttle))]
+mod shuttle_model {
+    use super::*;
+    use shuttle::thread;
+
+    /// Threads × operations each; operation `failing` fails as a write would.
+    fn scenario(threads: usize, per_thread: usize, failing: usize) {
+        let fifo: Arc<Fifo<usize, Result<usize, usize>>> = Arc::new(Fifo::new());
+        let runs = Arc::new(Mutex::new(Vec::new()));
+        let taint = Arc::new(Mutex::new(None::<usize>));
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (fifo, runs, taint) =
+                    (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
+                thread::spawn(move || {
+                    (0..per_thread)
+                        .map(|i| {
+                            let op = t * per_thread + i;
+                            (op, operate(&fifo, op, failing, &runs, &taint))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let results: Vec<(usize, Result<usize, usize>)> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let order = lock(&runs).clone();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..threads * per_thread).collect::<Vec<_>>(),
+            "each ran once"
+        );
+        for t in 0..threads {
+            let mine: Vec<usize> = order
+                .iter()
+                .copied()
+                .filter(|op| op / per_thread == t)
+                .collect();
+            assert!(
+                mine.windows(2).all(|w| w[0] < w[1]),
+                "thread {t} ran out of order: {mine:?}"
+            );
+        }
+        let failed_at = order.iter().position(|&op| op == failing).unwrap();
+        for (op, result) in results {
+            let at = order.iter().position(|&o| o == op).unwrap();
+            let expected = if at < failed_at { Ok(op) } else { Err(failing) };
+            assert_eq!(result, expected, "op {op} ran at {at}");
+        }
+    }
+
+    /// As `Store::run_appends`: a turn takes what is queued behind it (group commit).
+    fn operate(
+        fifo: &Fifo<usize, Result<usize, usize>>,
+        op: usize,
+        failing: usize,
+        runs: &Mutex<Vec<usize>>,
+        taint: &Mutex<Option<usize>>,
+    ) -> Result<usize, usize> {
+        match fifo.enter(op) {
+            Entered::Done(Delivered::Result(result)) => result,
+            Entered::Done(Delivered::Abandoned) => panic!("no turn panics in this model"),
+            Entered::Turn(mut turn, first) => {
+                let mut group = vec![first];
+                group.extend(turn.take_following(4, |_| true));
+                let mut results: Vec<Result<usize, usize>> = Vec::new();
+                for op in group {
+                    lock(runs).push(op);
+                    let mut taint = lock(taint);
+                    results.push(match *taint {
+                        Some(first_failure) => Err(first_failure),
+                        None if op == failing => {
+                            *taint = Some(op);
+                            Err(op)
+                        }
+                        None => Ok(op),
+                    });
+                }
+                let own = results.remove(0);
+                turn.finish(results);
+                own
+            }
+        }
+    }
+
+    #[test]
+    fn random_schedules_of_4_threads_keep_fifo_order_and_the_first_failure() {
+        shuttle::check_random(|| scenario(4, 20, 37), 1000);
+    }
+
+    #[test]
+    fn pct_schedules_of_8_threads_keep_fifo_order_and_the_first_failure() {
+        shuttle::check_pct(|| scenario(8, 20, 3), 1000, 3);
     }
 }

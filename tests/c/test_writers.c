@@ -340,6 +340,32 @@ static void options_and_salvage(void)
     session_store_close(store);
 }
 
+/* T5(c): appends N entries with the default options and reports through its exit
+ * status only (strace counts every write of the process): 0 all acknowledged; 3 one
+ * append failed with io and every later one with tainted; 1 anything else. */
+static int write_driver(int n, const char *path)
+{
+    char entry[256];
+    SessionStore *store = NULL;
+    SessionStatus st;
+    int i, failed_io = 0;
+    if (session_jsonl_store_open(path, &store, NULL) != SESSION_OK) return 1;
+    for (i = 0; i < n; i++) {
+        snprintf(entry, sizeof entry,
+                 "{\"id\":\"e%d\",\"parentId\":null,\"timestamp\":%d,\"type\":\"metadata\",\"key\":\"k\",\"value\":%d}",
+                 i, i, i);
+        st = session_store_append(store, entry, NULL);
+        if (st == SESSION_ERR_IO && !failed_io) {
+            failed_io = 1;
+        } else if (st != SESSION_OK && !(failed_io && st == SESSION_ERR_TAINTED)) {
+            session_store_close(store);
+            return 1;
+        }
+    }
+    session_store_close(store);
+    return failed_io ? 3 : 0;
+}
+
 /* strace counts every syscall of the process: print nothing here. */
 static int sync_driver(const char *mode, int n, const char *path)
 {
@@ -368,6 +394,7 @@ static int sync_driver(const char *mode, int n, const char *path)
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "sync-driver") == 0) return sync_driver(argv[2], atoi(argv[3]), argv[4]);
+    if (argc == 4 && strcmp(argv[1], "write-driver") == 0) return write_driver(atoi(argv[2]), argv[3]);
     make_tmpdir(g_dir, sizeof g_dir, "writers");
     lock_and_read_only();
     after_fork();
