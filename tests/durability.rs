@@ -104,6 +104,37 @@ fn group_commit_shares_syncs_and_keeps_fifo_order() {
     assert_file_order_is_seq_order(&path, &receipts, total as usize);
 }
 
+/// Holds the next write, appends `h` (a child of u-1) and then `queued` more appends
+/// behind it, runs `before_release`, and releases the write. Returns the results in
+/// arrival order: `h` first.
+fn behind_a_held_write(
+    plan: &FaultPlan,
+    store: &Store,
+    queued: usize,
+    before_release: impl FnOnce(),
+) -> Vec<Result<session::Receipt, Error>> {
+    plan.hold();
+    thread::scope(|s| {
+        let first = s.spawn(|| store.append(user("h", Some("u-1"), "held")));
+        plan.wait_blocked();
+        let behind: Vec<_> = (0..queued)
+            .map(|i| {
+                let h =
+                    s.spawn(move || store.append(user(&format!("q{i}"), Some("u-1"), "queued")));
+                // Let each enter the FIFO before the next, so arrival order is known.
+                thread::sleep(std::time::Duration::from_millis(20));
+                h
+            })
+            .collect();
+        before_release();
+        plan.release();
+        std::iter::once(first)
+            .chain(behind)
+            .map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
 #[test]
 fn group_commit_coalesces_appends_queued_behind_a_sync() {
     let dir = temp_dir("coalesce");
@@ -113,32 +144,14 @@ fn group_commit_coalesces_appends_queued_behind_a_sync() {
         &plan,
         &options(Durability::FsyncBatch),
     );
-    let store = Arc::new(store);
     store.append(U1).unwrap();
     assert_eq!(plan.syncs(), 1);
-    plan.hold();
-    let first = {
-        let store = Arc::clone(&store);
-        thread::spawn(move || store.append(user("h", Some("u-1"), "held")))
-    };
-    plan.wait_blocked();
     // Five appends queue up while the held one is writing; its turn takes them into
     // its group before syncing.
-    let queued: Vec<_> = (0..5)
-        .map(|i| {
-            let store = Arc::clone(&store);
-            let h =
-                thread::spawn(move || store.append(user(&format!("q{i}"), Some("u-1"), "queued")));
-            thread::sleep(std::time::Duration::from_millis(20));
-            h
-        })
-        .collect();
-    plan.release();
-    assert_eq!(first.join().unwrap().unwrap().seq, 1);
-    let seqs: Vec<u64> = queued
-        .into_iter()
-        .map(|h| h.join().unwrap().unwrap().seq)
-        .collect();
+    let results = behind_a_held_write(&plan, &store, 5, || {});
+    let seqs: Vec<u64> = results.into_iter().map(|r| r.unwrap().seq).collect();
+    assert_eq!(seqs[0], 1);
+    let seqs = &seqs[1..];
     assert_eq!(seqs, [2, 3, 4, 5, 6], "FIFO order kept inside the group");
     assert_eq!(
         plan.syncs(),
@@ -153,29 +166,11 @@ fn a_failed_write_in_a_group_fails_the_whole_group() {
     let path = dir.join("s.jsonl");
     let plan = FaultPlan::new();
     let (store, _) = open_faulty_with(&path, &plan, &options(Durability::FsyncBatch));
-    let store = Arc::new(store);
     store.append(U1).unwrap();
-    plan.hold();
-    let first = {
-        let store = Arc::clone(&store);
-        thread::spawn(move || store.append(user("h", Some("u-1"), "held")))
-    };
-    plan.wait_blocked();
-    let queued: Vec<_> = (0..3)
-        .map(|i| {
-            let store = Arc::clone(&store);
-            let h =
-                thread::spawn(move || store.append(user(&format!("q{i}"), Some("u-1"), "queued")));
-            thread::sleep(std::time::Duration::from_millis(20));
-            h
-        })
-        .collect();
     // Writes: 1 = u-1, 2 = held, 3 = q0, 4 = q1 fails.
-    plan.fail_write(4, Fault::Errno(libc::ENOSPC));
-    plan.release();
-    let results: Vec<_> = std::iter::once(first.join().unwrap())
-        .chain(queued.into_iter().map(|h| h.join().unwrap()))
-        .collect();
+    let results = behind_a_held_write(&plan, &store, 3, || {
+        plan.fail_write(4, Fault::Errno(libc::ENOSPC));
+    });
     let cause = results.iter().find_map(|r| match r {
         Err(Error::Io(f)) => Some(Arc::clone(f)),
         _ => None,

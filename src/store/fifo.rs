@@ -330,169 +330,30 @@ mod tests {
     }
 }
 
-/// T9: the FIFO under loom, which runs the model once for every interleaving of its
-/// threads (up to `LOOM_MAX_PREEMPTIONS` preemptions) and reports deadlocks and lost
-/// wake-ups. Run with:
-///
-/// ```text
-/// RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --lib loom_model
-/// ```
-#[cfg(all(test, loom))]
-mod loom_model {
+/// What the model tests run: operations through the FIFO as `Store::run_appends` does
+/// it (a turn takes the operations queued behind it, runs them in order, delivers their
+/// results), one of which fails as a write would and taints every later one.
+#[cfg(all(test, any(loom, shuttle)))]
+mod model {
     use super::*;
-    use loom::thread;
 
-    /// The operation whose I/O fails, as a store's failing write would.
-    const FAILING: usize = 0;
+    /// The outcome each operation gets: its own number, or the failing one's.
+    pub(super) type Outcome = Result<usize, usize>;
 
-    /// What the model records: operations in the order they were run.
-    type Runs = Arc<Mutex<Vec<usize>>>;
-    /// The first failure, which taints every later operation.
-    type Taint = Arc<Mutex<Option<usize>>>;
-
-    /// One operation through the FIFO, as `Store::run_appends` does it: a turn takes
-    /// the operations queued behind it, runs them in order, and delivers their results.
-    fn operate(
-        fifo: &Fifo<usize, Result<usize, usize>>,
+    pub(super) fn operate(
+        fifo: &Fifo<usize, Outcome>,
         op: usize,
-        runs: &Runs,
-        taint: &Taint,
-    ) -> Result<usize, usize> {
+        failing: usize,
+        runs: &Mutex<Vec<usize>>,
+        taint: &Mutex<Option<usize>>,
+    ) -> Outcome {
         match fifo.enter(op) {
             Entered::Done(Delivered::Result(result)) => result,
             Entered::Done(Delivered::Abandoned) => panic!("no turn panics in this model"),
             Entered::Turn(mut turn, first) => {
                 let mut group = vec![first];
                 group.extend(turn.take_following(8, |_| true));
-                let mut results: Vec<Result<usize, usize>> = Vec::new();
-                for op in group {
-                    lock(runs).push(op);
-                    let mut taint = lock(taint);
-                    results.push(match *taint {
-                        Some(first_failure) => Err(first_failure),
-                        None if op == FAILING => {
-                            *taint = Some(op);
-                            Err(op)
-                        }
-                        None => Ok(op),
-                    });
-                }
-                let own = results.remove(0);
-                turn.finish(results);
-                own
-            }
-        }
-    }
-
-    #[test]
-    fn each_operation_completes_once_in_fifo_order_and_later_ones_carry_the_first_failure() {
-        loom::model(|| {
-            let fifo = Arc::new(Fifo::new());
-            let runs: Runs = Arc::new(Mutex::new(Vec::new()));
-            let taint: Taint = Arc::new(Mutex::new(None));
-            let others: Vec<_> = [1usize, 2]
-                .into_iter()
-                .map(|op| {
-                    let (fifo, runs, taint) =
-                        (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
-                    thread::spawn(move || (op, operate(&fifo, op, &runs, &taint)))
-                })
-                .collect();
-            let mut results = vec![(FAILING, operate(&fifo, FAILING, &runs, &taint))];
-            results.extend(others.into_iter().map(|h| h.join().unwrap()));
-            let order = lock(&runs).clone();
-            // Each operation ran exactly once.
-            let mut sorted = order.clone();
-            sorted.sort_unstable();
-            assert_eq!(sorted, [0, 1, 2]);
-            // Before the failure, success; from it on, the first failure itself.
-            let failed_at = order.iter().position(|&op| op == FAILING).unwrap();
-            for (op, result) in results {
-                let at = order.iter().position(|&o| o == op).unwrap();
-                let expected = if at < failed_at { Ok(op) } else { Err(FAILING) };
-                assert_eq!(result, expected, "op {op} ran at {at} in {order:?}");
-            }
-        });
-    }
-}
-
-/// T10: the FIFO under shuttle, with more threads and operations than loom can explore
-/// exhaustively: random schedules and PCT (probabilistic concurrency testing, which
-/// finds bugs of depth d with known probability). Run with:
-///
-/// ```text
-/// RUSTFLAGS="--cfg shuttle" cargo test --release --lib shuttle_model
-/// ```
-#[cfg(all(test, shuttle))]
-mod shuttle_model {
-    use super::*;
-    use shuttle::thread;
-
-    /// Threads × operations each; operation `failing` fails as a write would.
-    fn scenario(threads: usize, per_thread: usize, failing: usize) {
-        let fifo: Arc<Fifo<usize, Result<usize, usize>>> = Arc::new(Fifo::new());
-        let runs = Arc::new(Mutex::new(Vec::new()));
-        let taint = Arc::new(Mutex::new(None::<usize>));
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (fifo, runs, taint) =
-                    (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
-                thread::spawn(move || {
-                    (0..per_thread)
-                        .map(|i| {
-                            let op = t * per_thread + i;
-                            (op, operate(&fifo, op, failing, &runs, &taint))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let results: Vec<(usize, Result<usize, usize>)> = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
-        let order = lock(&runs).clone();
-        let mut sorted = order.clone();
-        sorted.sort_unstable();
-        assert_eq!(
-            sorted,
-            (0..threads * per_thread).collect::<Vec<_>>(),
-            "each ran once"
-        );
-        for t in 0..threads {
-            let mine: Vec<usize> = order
-                .iter()
-                .copied()
-                .filter(|op| op / per_thread == t)
-                .collect();
-            assert!(
-                mine.windows(2).all(|w| w[0] < w[1]),
-                "thread {t} ran out of order: {mine:?}"
-            );
-        }
-        let failed_at = order.iter().position(|&op| op == failing).unwrap();
-        for (op, result) in results {
-            let at = order.iter().position(|&o| o == op).unwrap();
-            let expected = if at < failed_at { Ok(op) } else { Err(failing) };
-            assert_eq!(result, expected, "op {op} ran at {at}");
-        }
-    }
-
-    /// As `Store::run_appends`: a turn takes what is queued behind it (group commit).
-    fn operate(
-        fifo: &Fifo<usize, Result<usize, usize>>,
-        op: usize,
-        failing: usize,
-        runs: &Mutex<Vec<usize>>,
-        taint: &Mutex<Option<usize>>,
-    ) -> Result<usize, usize> {
-        match fifo.enter(op) {
-            Entered::Done(Delivered::Result(result)) => result,
-            Entered::Done(Delivered::Abandoned) => panic!("no turn panics in this model"),
-            Entered::Turn(mut turn, first) => {
-                let mut group = vec![first];
-                group.extend(turn.take_following(4, |_| true));
-                let mut results: Vec<Result<usize, usize>> = Vec::new();
+                let mut results: Vec<Outcome> = Vec::new();
                 for op in group {
                     lock(runs).push(op);
                     let mut taint = lock(taint);
@@ -509,6 +370,111 @@ mod shuttle_model {
                 turn.finish(results);
                 own
             }
+        }
+    }
+
+    /// Each operation ran exactly once, and every operation from the failing one on (in
+    /// run order) carries that failure; the ones before it succeeded.
+    pub(super) fn check(order: &[usize], results: &[(usize, Outcome)], failing: usize) {
+        let mut sorted = order.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..results.len()).collect::<Vec<_>>(),
+            "each ran once"
+        );
+        let failed_at = order.iter().position(|&op| op == failing).unwrap();
+        for &(op, result) in results {
+            let at = order.iter().position(|&o| o == op).unwrap();
+            let expected = if at < failed_at { Ok(op) } else { Err(failing) };
+            assert_eq!(result, expected, "op {op} ran at {at} in {order:?}");
+        }
+    }
+}
+
+/// T9: the FIFO under loom, which runs the model once for every interleaving of its
+/// threads (up to `LOOM_MAX_PREEMPTIONS` preemptions) and reports deadlocks and lost
+/// wake-ups. Run with:
+///
+/// ```text
+/// RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --lib loom_model
+/// ```
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::model::{check, operate};
+    use super::*;
+    use loom::thread;
+
+    #[test]
+    fn each_operation_completes_once_in_fifo_order_and_later_ones_carry_the_first_failure() {
+        const FAILING: usize = 0;
+        loom::model(|| {
+            let fifo = Arc::new(Fifo::new());
+            let runs = Arc::new(Mutex::new(Vec::new()));
+            let taint = Arc::new(Mutex::new(None));
+            let others: Vec<_> = [1usize, 2]
+                .into_iter()
+                .map(|op| {
+                    let (fifo, runs, taint) =
+                        (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
+                    thread::spawn(move || (op, operate(&fifo, op, FAILING, &runs, &taint)))
+                })
+                .collect();
+            let mut results = vec![(FAILING, operate(&fifo, FAILING, FAILING, &runs, &taint))];
+            results.extend(others.into_iter().map(|h| h.join().unwrap()));
+            check(&lock(&runs), &results, FAILING);
+        });
+    }
+}
+
+/// T10: the FIFO under shuttle, with more threads and operations than loom can explore
+/// exhaustively: random schedules and PCT (probabilistic concurrency testing, which
+/// finds bugs of depth d with known probability). Run with:
+///
+/// ```text
+/// RUSTFLAGS="--cfg shuttle" cargo test --release --lib shuttle_model
+/// ```
+#[cfg(all(test, shuttle))]
+mod shuttle_model {
+    use super::model::{check, operate};
+    use super::*;
+    use shuttle::thread;
+
+    /// `threads` × `per_thread` operations; operation `failing` fails.
+    fn scenario(threads: usize, per_thread: usize, failing: usize) {
+        let fifo = Arc::new(Fifo::new());
+        let runs = Arc::new(Mutex::new(Vec::new()));
+        let taint = Arc::new(Mutex::new(None));
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (fifo, runs, taint) =
+                    (Arc::clone(&fifo), Arc::clone(&runs), Arc::clone(&taint));
+                thread::spawn(move || {
+                    (0..per_thread)
+                        .map(|i| {
+                            let op = t * per_thread + i;
+                            (op, operate(&fifo, op, failing, &runs, &taint))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        let order = lock(&runs).clone();
+        check(&order, &results, failing);
+        for t in 0..threads {
+            let mine: Vec<usize> = order
+                .iter()
+                .copied()
+                .filter(|op| op / per_thread == t)
+                .collect();
+            assert!(
+                mine.windows(2).all(|w| w[0] < w[1]),
+                "thread {t} ran out of order: {mine:?}"
+            );
         }
     }
 

@@ -4,11 +4,11 @@
  * the identity check before each append (deleted, replaced, foreign append), calls
  * after fork, explicit repair, and open options.
  *
- * Also a silent driver for the strace checks of durability modes (run_strace_sync.sh):
- *   test_writers sync-driver none|fsync|fsync_batch N FILE
- * appends N entries and prints nothing (strace counts every write of the process);
- * exit 0 when all appends succeeded, 3 when an append failed with io and every later
- * one with tainted (the sync-failure case), 1 otherwise.
+ * Also two silent drivers for the strace checks, which append N entries and print
+ * nothing (strace counts every write of the process); exit 0 when all appends
+ * succeeded, 3 when one failed with io and every later one with tainted, 1 otherwise:
+ *   test_writers sync-driver none|fsync|fsync_batch N FILE   (run_strace_sync.sh, T22)
+ *   test_writers write-driver N FILE                         (run_strace_writes.sh, T5c)
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -340,16 +340,16 @@ static void options_and_salvage(void)
     session_store_close(store);
 }
 
-/* T5(c): appends N entries with the default options and reports through its exit
- * status only (strace counts every write of the process): 0 all acknowledged; 3 one
- * append failed with io and every later one with tainted; 1 anything else. */
-static int write_driver(int n, const char *path)
+/* The drivers below report through their exit status only: strace counts every
+ * syscall of the process, so they print nothing. */
+
+/* Appends n numbered root entries and closes the store: 0 when all were acknowledged;
+ * 3 when one failed with io and every later one with tainted; 1 anything else. */
+static int append_numbered(SessionStore *store, int n)
 {
     char entry[256];
-    SessionStore *store = NULL;
     SessionStatus st;
     int i, failed_io = 0;
-    if (session_jsonl_store_open(path, &store, NULL) != SESSION_OK) return 1;
     for (i = 0; i < n; i++) {
         snprintf(entry, sizeof entry,
                  "{\"id\":\"e%d\",\"parentId\":null,\"timestamp\":%d,\"type\":\"metadata\",\"key\":\"k\",\"value\":%d}",
@@ -366,29 +366,22 @@ static int write_driver(int n, const char *path)
     return failed_io ? 3 : 0;
 }
 
-/* strace counts every syscall of the process: print nothing here. */
+/* T22: appends with the given durability mode. */
 static int sync_driver(const char *mode, int n, const char *path)
 {
-    char options[128], entry[256];
+    char options[128];
     SessionStore *store = NULL;
-    SessionStatus st;
-    int i, failed_io = 0;
     snprintf(options, sizeof options, "{\"durability\":\"%s\"}", mode);
     if (session_jsonl_store_open_with(path, options, &store, NULL) != SESSION_OK) return 1;
-    for (i = 0; i < n; i++) {
-        snprintf(entry, sizeof entry,
-                 "{\"id\":\"e%d\",\"parentId\":null,\"timestamp\":%d,\"type\":\"metadata\",\"key\":\"k\",\"value\":%d}",
-                 i, i, i);
-        st = session_store_append(store, entry, NULL);
-        if (st == SESSION_ERR_IO && !failed_io) {
-            failed_io = 1;
-        } else if (st != SESSION_OK && !(failed_io && st == SESSION_ERR_TAINTED)) {
-            session_store_close(store);
-            return 1;
-        }
-    }
-    session_store_close(store);
-    return failed_io ? 3 : 0;
+    return append_numbered(store, n);
+}
+
+/* T5(c): appends with the default options. */
+static int write_driver(int n, const char *path)
+{
+    SessionStore *store = NULL;
+    if (session_jsonl_store_open(path, &store, NULL) != SESSION_OK) return 1;
+    return append_numbered(store, n);
 }
 
 int main(int argc, char **argv)
