@@ -496,16 +496,15 @@ SessionStatus session_store_read(SessionStore *store, char **out_json);
  *
  * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`); `SESSION_ERR_TAINTED`;
  * `SESSION_ERR_WRONG_PROCESS`; `SESSION_ERR_MISSING_PARENT` only in a salvage store,
- * for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe. Ownership as `session_parse_entry`.
+ * for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe.
+ * Ownership as `session_parse_entry`.
  *
  * # Safety
  *
  * `store` is NULL or an open store; `leaf_id` is NULL or NUL-terminated; `out_json` is
  * NULL or writable.
  */
-SessionStatus session_store_path_to(SessionStore *store,
-                                    const char *leaf_id,
-                                    char **out_json);
+SessionStatus session_store_path_to(SessionStore *store, const char *leaf_id, char **out_json);
 
 /**
  * The messages on the path to `leaf_id`, as a JSON array of complete messages;

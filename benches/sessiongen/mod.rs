@@ -425,22 +425,18 @@ pub struct Entry {
 impl Entry {
     /// Our line (without `\n`).
     pub fn ours(&self) -> String {
-        let mut s = String::with_capacity(self.message.len() + 96);
-        s.push_str("{\"type\":\"message\",\"id\":");
-        push_json_str(&mut s, &self.id);
-        s.push_str(",\"parentId\":");
-        match &self.parent {
-            Some(p) => push_json_str(&mut s, p),
-            None => s.push_str("null"),
-        }
-        let _ = write!(s, ",\"timestamp\":{},\"message\":", self.ts);
-        s.push_str(&self.message);
-        s.push('}');
-        s
+        self.line(&self.ts.to_string())
     }
 
     /// pi's line (without `\n`): the same entry with an ISO timestamp.
     pub fn pi(&self) -> String {
+        let mut iso_ts = String::new();
+        push_json_str(&mut iso_ts, &iso(self.ts));
+        self.line(&iso_ts)
+    }
+
+    /// The entry's line with `timestamp` (already JSON) as its timestamp.
+    fn line(&self, timestamp: &str) -> String {
         let mut s = String::with_capacity(self.message.len() + 112);
         s.push_str("{\"type\":\"message\",\"id\":");
         push_json_str(&mut s, &self.id);
@@ -450,7 +446,7 @@ impl Entry {
             None => s.push_str("null"),
         }
         s.push_str(",\"timestamp\":");
-        push_json_str(&mut s, &iso(self.ts));
+        s.push_str(timestamp);
         s.push_str(",\"message\":");
         s.push_str(&self.message);
         s.push('}');

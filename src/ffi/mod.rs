@@ -490,7 +490,8 @@ pub unsafe extern "C" fn session_store_read(
 ///
 /// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`); `SESSION_ERR_TAINTED`;
 /// `SESSION_ERR_WRONG_PROCESS`; `SESSION_ERR_MISSING_PARENT` only in a salvage store,
-/// for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe. Ownership as `session_parse_entry`.
+/// for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe.
+/// Ownership as `session_parse_entry`.
 ///
 /// # Safety
 ///
