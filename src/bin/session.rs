@@ -90,6 +90,8 @@ fn describe(entry: &Entry) -> String {
             entry.id(),
             entry.metadata().map(|(k, _)| k).unwrap_or_default()
         ),
+        // EntryKind is non_exhaustive: a kind this tool predates still prints its id.
+        _ => entry.id().to_owned(),
     }
 }
 
@@ -236,6 +238,7 @@ fn preview(entry: &Entry) -> String {
             let (key, value) = entry.metadata().unwrap_or_default();
             (format!("metadata {key}"), value.to_owned())
         }
+        _ => ("entry".to_owned(), String::new()),
     };
     let flat: String = text
         .chars()
