@@ -330,28 +330,43 @@ _tls = threading.local()
 
 
 class _Handle:
-    """The C store and the count of calls in flight on it; outlives nothing but itself,
-    so that the finalizer can close it without a reference to the Store."""
+    """The C store and the count of calls in flight on it. The finalizer holds this, not
+    the Store, so that it can close a Store that is being collected."""
 
-    __slots__ = ("ptr", "cond", "inflight", "closed", "pid", "__weakref__")
+    __slots__ = ("ptr", "lock", "idle", "inflight", "closed", "pid")
 
     def __init__(self, ptr):
         self.ptr = ptr
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)  # notified when a closing store drains
         self.inflight = 0
         self.closed = False
         self.pid = os.getpid()
 
+    def enter(self):
+        with self.lock:
+            if self.closed:
+                raise StoreClosedError("the store is closed")
+            if getattr(_tls, "estimating", None) is self:
+                raise RuntimeError("a token estimator must not call the store it is estimating for")
+            self.inflight += 1
+        return self.ptr
+
+    def leave(self):
+        with self.lock:
+            self.inflight -= 1
+            if self.closed and not self.inflight:
+                self.idle.notify_all()
+
     def close(self):
-        with self.cond:
-            self.closed = True
+        with self.lock:
+            self.closed = True  # from now on calls raise; wait for those in flight
             while self.inflight:
-                self.cond.wait()
+                self.idle.wait()
             ptr, self.ptr = self.ptr, None
             if ptr is not None and self.pid == os.getpid():
                 # In a forked child the store is the parent's: leave it alone.
                 lib.session_store_close(ptr)
-            self.cond.notify_all()
 
 
 class Store:
@@ -426,29 +441,14 @@ class Store:
 
     # -- lifetime ---------------------------------------------------------------------
 
-    def _enter(self):
-        h = self._h
-        with h.cond:
-            if h.closed:
-                raise StoreClosedError("the store is closed")
-            if getattr(_tls, "estimating", None) is h:
-                raise RuntimeError("a token estimator must not call the store it is estimating for")
-            h.inflight += 1
-        return h
-
-    def _leave(self, h):
-        with h.cond:
-            h.inflight -= 1
-            if h.inflight == 0:
-                h.cond.notify_all()
-
     def _store_call(self, fn, raw, *args):
-        h = self._enter()
+        h = self._h
         out = ffi.new("char **")
+        ptr = h.enter()
         try:
-            status = fn(h.ptr, *args, out)
+            status = fn(ptr, *args, out)
         finally:
-            self._leave(h)
+            h.leave()
         return _finish(status, out, raw)
 
     def close(self):
@@ -478,11 +478,12 @@ class Store:
     @property
     def state(self):
         """``"ready"``, ``"needs_repair"`` or ``"tainted"``, at once (no waiting)."""
-        h = self._enter()
+        h = self._h
+        ptr = h.enter()
         try:
-            value = lib.session_store_state(h.ptr)
+            value = lib.session_store_state(ptr)
         finally:
-            self._leave(h)
+            h.leave()
         return _STATES.get(value, "unknown")
 
     def append(self, entry, *, raw=False):
@@ -559,15 +560,16 @@ class Store:
             return self._store_call(lib.session_store_build_context, raw, leaf_arg, options, _NULL, _NULL)
         state = _Estimate(estimate)
         handle = ffi.new_handle(state)
-        h = self._enter()
+        h = self._h
         out = ffi.new("char **")
+        ptr = h.enter()
         previous = getattr(_tls, "estimating", None)
         _tls.estimating = h
         try:
-            status = lib.session_store_build_context(h.ptr, leaf_arg, options, _estimator, handle, out)
+            status = lib.session_store_build_context(ptr, leaf_arg, options, _estimator, handle, out)
         finally:
             _tls.estimating = previous
-            self._leave(h)
+            h.leave()
         if state.error is not None:
             _take(out)
             error, state.error = state.error, None
