@@ -128,6 +128,16 @@ inline result repair(const std::string &path)
     return detail::call([&](char **out) { return session_jsonl_repair(path.c_str(), out); });
 }
 
+/** session_list_sessions: {"sessions":[…]}, one record per *.jsonl file in dir, read
+ *  from its head and last committed line. options_json e.g.
+ *  R"({"recursive":true,"limit":50,"sort":"path"})" ("" for the defaults). */
+inline result list_sessions(const std::string &dir, const std::string &options_json = std::string())
+{
+    if (detail::has_nul(dir) || detail::has_nul(options_json)) return detail::nul_argument();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) { return session_list_sessions(dir.c_str(), options, out); });
+}
+
 /** An open store; closes it when destroyed. Movable, not copyable. */
 class store {
 public:
@@ -197,6 +207,41 @@ public:
         return detail::call([&](char **out) {
             return session_store_messages_on_path(get(), leaf_id.c_str(), out);
         });
+    }
+    /** session_store_children: the direct children of id, in commit order, as an array
+     *  of nodes (an entry's place in the tree, never its message body). */
+    result children(const std::string &id) const
+    {
+        if (detail::has_nul(id)) return detail::nul_argument();
+        return detail::call([&](char **out) { return session_store_children(get(), id.c_str(), out); });
+    }
+    /** session_store_roots: the nodes without a parent, in commit order. */
+    result roots() const
+    {
+        return detail::call([&](char **out) { return session_store_roots(get(), out); });
+    }
+    /** session_store_leaves: {"leaves":[…],"latestBySeq":id|null,"latestByTimestamp":id|null}. */
+    result leaves() const
+    {
+        return detail::call([&](char **out) { return session_store_leaves(get(), out); });
+    }
+    /** session_store_latest_leaf: the node of the last committed entry, or null. */
+    result latest_leaf() const
+    {
+        return detail::call([&](char **out) { return session_store_latest_leaf(get(), out); });
+    }
+    /** session_store_tree: a page of nodes in commit order; options_json e.g.
+     *  R"({"afterSeq":99,"limit":100,"leaf":"a-1","previewChars":40})" ("" for all). */
+    result tree(const std::string &options_json = std::string()) const
+    {
+        if (detail::has_nul(options_json)) return detail::nul_argument();
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        return detail::call([&](char **out) { return session_store_tree(get(), options, out); });
+    }
+    /** session_store_labels: [{"targetId","label","entryId","seq"}, …]. */
+    result labels() const
+    {
+        return detail::call([&](char **out) { return session_store_labels(get(), out); });
     }
     /** SESSION_STATE_*; a closed (empty) store reports SESSION_STATE_TAINTED, as NULL does. */
     SessionState state() const noexcept { return session_store_state(get()); }

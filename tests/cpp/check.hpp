@@ -13,9 +13,7 @@
 #include <iterator>
 #include <string>
 
-namespace {
-
-long g_checks = 0;
+inline long g_checks = 0;
 
 #define CHECK(cond, what)                                                                   \
     do {                                                                                    \
@@ -31,12 +29,12 @@ long g_checks = 0;
     CHECK((r).status == (want_status),                                                      \
           std::string(what) + ": status " + (r).code() + ", json " + (r).json)
 
-bool contains(const std::string &hay, const std::string &needle)
+inline bool contains(const std::string &hay, const std::string &needle)
 {
     return hay.find(needle) != std::string::npos;
 }
 
-size_t count(const std::string &hay, const std::string &needle)
+inline size_t count(const std::string &hay, const std::string &needle)
 {
     size_t n = 0;
     for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
@@ -46,7 +44,7 @@ size_t count(const std::string &hay, const std::string &needle)
 // The ids of the entries in a JSON array of entries, joined with ','. Every entry the
 // library returns starts with its "id" member (key order is kept), so `{"id":"` marks
 // entries and never a toolCall block (`{"type":"toolCall","id":…`).
-std::string ids(const std::string &entries)
+inline std::string ids(const std::string &entries)
 {
     std::string joined;
     const std::string mark = "{\"id\":\"";
@@ -60,7 +58,7 @@ std::string ids(const std::string &entries)
     return joined;
 }
 
-std::string read_file(const std::string &path)
+inline std::string read_file(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -83,6 +81,5 @@ inline std::string user_entry(const std::string &id, const char *parent)
            R"(,"timestamp":1,"type":"message","message":{"role":"user","content":"x"}})";
 }
 
-} // namespace
 
 #endif /* SESSION_TEST_CHECK_HPP */
