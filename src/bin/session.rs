@@ -90,6 +90,7 @@ fn describe(entry: &Entry) -> String {
             entry.id(),
             entry.metadata().map(|(k, _)| k).unwrap_or_default()
         ),
+        EntryKind::Compaction => format!("{} (compaction)", entry.id()),
     }
 }
 
@@ -236,6 +237,7 @@ fn preview(entry: &Entry) -> String {
             let (key, value) = entry.metadata().unwrap_or_default();
             (format!("metadata {key}"), value.to_owned())
         }
+        EntryKind::Compaction => ("compaction".to_owned(), String::new()),
     };
     let flat: String = text
         .chars()
