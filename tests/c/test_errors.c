@@ -113,10 +113,6 @@ static void invalid_json(void)
     expect_parse_error("{\"id\":\"e\",\"parentId\":null,\"timestamp\":1,\"type\":\"metadata\","
                        "\"key\":\"k\",\"value\":18446744073709551616}",
                        SESSION_ERR_INVALID_JSON, "\"/value\"", "integer beyond 64 bits");
-    expect_parse_error(USER_MSG("\"\\ud800\""), SESSION_ERR_INVALID_JSON, "\"/message/content\"",
-                       "lone high surrogate escape");
-    expect_parse_error(USER_MSG("\"x\\udc00y\""), SESSION_ERR_INVALID_JSON, "\"/message/content\"",
-                       "lone low surrogate escape");
     expect_parse_error(USER_MSG("\"hi\"") " {}", SESSION_ERR_INVALID_JSON, "\"\"", "trailing JSON value");
     expect_parse_error(USER_MSG("\"hi\"") "x", SESSION_ERR_INVALID_JSON, "\"\"", "trailing garbage");
     expect_parse_error("", SESSION_ERR_INVALID_JSON, "\"\"", "empty text");
@@ -164,6 +160,15 @@ static void invalid_json(void)
     st = session_parse_entry(USER_MSG("\"\\ud83d\\ude00\""), &out);
     CHECK_STATUS(st, SESSION_OK, out, "a surrogate pair is valid");
     session_string_free(out);
+    /* Round 2 (SPEC 6.1): lone surrogate escapes are kept as written (round 1 rejected them). */
+    st = session_parse_entry(USER_MSG("\"\\ud800\""), &out);
+    CHECK_STATUS(st, SESSION_OK, out, "a lone high surrogate escape is accepted");
+    CHECK_JSON(out, "message.content", "\"\\ud800\"", "a lone high surrogate escape is kept");
+    session_string_free(out);
+    st = session_parse_entry(USER_MSG("\"x\\udc00y\""), &out);
+    CHECK_STATUS(st, SESSION_OK, out, "a lone low surrogate escape is accepted");
+    CHECK_JSON(out, "message.content", "\"x\\udc00y\"", "a lone low surrogate escape is kept");
+    session_string_free(out);
 }
 
 static void invalid_entry(void)
@@ -179,10 +184,11 @@ static void invalid_entry(void)
     expect_parse_error(ASSISTANT_MSG("[{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"read\",\"arguments\":\"{}\"}]"),
                        SESSION_ERR_INVALID_ENTRY, "\"/message/content/0/arguments\"",
                        "toolCall arguments that are not an object");
-    expect_parse_error(ENTRY_HEAD "\"type\":\"message\",\"message\":{\"role\":\"robot\",\"content\":\"x\"}}",
-                       SESSION_ERR_INVALID_ENTRY, "\"/message/role\"", "unknown role");
-    expect_parse_error(USER_MSG("[{\"type\":\"video\",\"url\":\"x\"}]"), SESSION_ERR_INVALID_ENTRY,
-                       "\"/message/content/0/type\"", "unknown block type");
+    /* Round 2 (SPEC 6.1): unknown roles and block types are extensions; only empty ones fail. */
+    expect_parse_error(ENTRY_HEAD "\"type\":\"message\",\"message\":{\"role\":\"\",\"content\":\"x\"}}",
+                       SESSION_ERR_INVALID_ENTRY, "\"/message/role\"", "empty role");
+    expect_parse_error(USER_MSG("[{\"type\":\"\",\"url\":\"x\"}]"), SESSION_ERR_INVALID_ENTRY,
+                       "\"/message/content/0/type\"", "empty block type");
     expect_parse_error(ENTRY_HEAD "\"type\":\"label\",\"key\":\"k\",\"value\":1}", SESSION_ERR_INVALID_ENTRY,
                        "\"/type\"", "unknown entry type");
     expect_parse_error("{\"parentId\":null,\"timestamp\":1,\"type\":\"metadata\",\"key\":\"k\",\"value\":1}",

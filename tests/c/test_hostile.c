@@ -530,7 +530,7 @@ static void type_sweep(void)
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[\"text\"]}}", "/message/content/0"},
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[null]}}", "/message/content/0"},
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[[]]}}", "/message/content/0"},
-            {HEAD "\"type\":\"message\",\"message\":{\"role\":\"USER\",\"content\":\"x\"}}", "/message/role"},
+            {HEAD "\"type\":\"message\",\"message\":{\"role\":\"\",\"content\":\"x\"}}", "/message/role"},
             {HEAD "\"type\":\"Message\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}", "/type"},
             {"{\"id\":\"\",\"parentId\":null,\"timestamp\":1,\"type\":\"metadata\",\"key\":\"k\",\"value\":1}", "/id"},
             {"null", ""},
