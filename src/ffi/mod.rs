@@ -14,8 +14,8 @@ mod status;
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
 
-pub use nav::*;
 pub use context::*;
+pub use nav::*;
 pub use status::*;
 
 use crate::entry::{Entry, parse_entries, parse_entry};

@@ -7,10 +7,11 @@
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`).
+//! `tree`, `context`).
 
 mod args;
 mod check;
+mod context;
 mod exit;
 mod output;
 mod read;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Command::Path { file, leaf } => read::path(&mut out, file, leaf),
         Command::Messages { file, leaf } => read::messages(&mut out, file, leaf),
         Command::Tree { file, leaf } => tree::tree(&mut out, file, leaf),
+        Command::Context(request) => context::context(&mut out, &request),
         Command::Verify { file } => check::verify(&mut out, file),
         Command::Salvage { file } => check::salvage(&mut out, file),
         Command::Repair { file } => check::repair(&mut out, file),
