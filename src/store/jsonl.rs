@@ -250,10 +250,22 @@ fn open_file(path: &Path, options: &JsonlOptions) -> Result<(File, bool), Error>
 /// that is not a regular file before a byte is read: a FIFO, a device such as
 /// `/dev/zero` (endless) or a directory. Used by every open of a session file.
 pub(crate) fn open_regular(options: &OpenOptions, path: &Path) -> io::Result<File> {
-    let file = options
+    let not_regular = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is {what}, not a regular file", path.display()),
+        )
+    };
+    let file = match options
         .clone()
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
+        .open(path)
+    {
+        Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+            return Err(not_regular("a directory"));
+        }
+        other => other?,
+    };
     let kind = file.metadata()?.file_type();
     if !kind.is_file() {
         let what = if kind.is_fifo() {
@@ -269,10 +281,7 @@ pub(crate) fn open_regular(options: &OpenOptions, path: &Path) -> io::Result<Fil
         } else {
             "not a file"
         };
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is {what}, not a regular file", path.display()),
-        ));
+        return Err(not_regular(what));
     }
     // Back to ordinary blocking I/O for the regular file.
     let flags = rustix::fs::fcntl_getfl(&file)?;

@@ -16,9 +16,9 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::hash::RandomState;
-use std::io::{self, Read};
+use std::io;
 use std::ops::Range;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
@@ -280,8 +280,8 @@ pub(crate) enum Piece {
     End,
 }
 
-/// Reads a file front to back in bounded chunks through its own cursor, reporting
-/// holes by their length instead of reading them.
+/// Reads a file front to back in bounded chunks (positional reads, so the file's
+/// cursor does not matter), reporting holes by their length instead of reading them.
 pub(crate) struct Reader<'a> {
     file: &'a File,
     path: &'a Path,
@@ -289,8 +289,6 @@ pub(crate) struct Reader<'a> {
     pub(crate) pos: u64,
     /// Whether to ask for holes; off after the file system could not say.
     holes: bool,
-    /// Whether the cursor is still to be moved to `pos`.
-    seek: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -301,35 +299,36 @@ impl<'a> Reader<'a> {
             path,
             pos,
             holes: true,
-            seek: true,
         }
     }
 
-    /// The next piece: data read into `buf`, a hole, or the end.
+    /// The next piece: data read into `buf` (never past the data's extent), a hole,
+    /// or the end.
     pub(crate) fn next(&mut self, buf: &mut [u8]) -> Result<Piece, Error> {
+        use rustix::fs::{SeekFrom, seek};
         let read_error = |e: io::Error| io_error(IoOp::Read, self.path, &e);
-        if self.seek {
-            rustix::fs::seek(self.file, rustix::fs::SeekFrom::Start(self.pos))
-                .map_err(|e| read_error(e.into()))?;
-            self.seek = false;
-        }
+        let mut want = buf.len();
         if self.holes {
-            match rustix::fs::seek(self.file, rustix::fs::SeekFrom::Data(self.pos)) {
-                // The cursor is now at `data`.
+            match seek(self.file, SeekFrom::Data(self.pos)) {
                 Ok(data) if data > self.pos => {
                     let hole = data - self.pos;
                     self.pos = data;
                     return Ok(Piece::Hole(hole));
                 }
-                Ok(_) => {}
-                // No data at or after `pos` (the cursor did not move): the rest of
-                // the file, if any, is one hole.
+                // Data here: read up to the next hole at most.
+                Ok(_) => {
+                    if let Ok(hole) = seek(self.file, SeekFrom::Hole(self.pos))
+                        && hole > self.pos
+                    {
+                        want = usize::try_from(hole - self.pos).map_or(want, |n| n.min(want));
+                    }
+                }
+                // No data at or after `pos`: the rest of the file, if any, is a hole.
                 Err(rustix::io::Errno::NXIO) => {
                     let size = self.file.metadata().map_err(read_error)?.size();
                     if size > self.pos {
                         let hole = size - self.pos;
                         self.pos = size;
-                        self.seek = true;
                         return Ok(Piece::Hole(hole));
                     }
                 }
@@ -337,9 +336,9 @@ impl<'a> Reader<'a> {
                 Err(_) => self.holes = false,
             }
         }
-        let mut reader = self.file;
+        let buf = &mut buf[..want];
         loop {
-            match reader.read(buf) {
+            match self.file.read_at(buf, self.pos) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(read_error(e)),
                 Ok(0) => return Ok(Piece::End),
