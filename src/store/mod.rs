@@ -37,8 +37,8 @@ use crate::recover::MAX_LINE_BYTES;
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, sync_dir};
-pub(crate) use replay::Replay;
+pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
 use jsonl::FileSink;
