@@ -1,4 +1,4 @@
-//! Stores: an append-only tree of entries in memory or in a JSONL file (SPEC §3).
+//! Stores: an append-only tree of entries in memory or in a JSONL file (docs/contract.md §3).
 //!
 //! One [`Store`] type serves both. `append` takes its snapshot at the moment of the
 //! call (validate, copy, and for a file serialise the one fixed line), then joins the
