@@ -1,4 +1,4 @@
-//! Sessions in a folder (SPEC §8): one record per `*.jsonl` file, read from its head
+//! Sessions in a folder (docs/contract.md §8): one record per `*.jsonl` file, read from its head
 //! and its last committed line only, so that listing thousands of sessions costs the
 //! folder's size in files, not in bytes.
 //!
