@@ -1,22 +1,23 @@
 //! `tree`: every branch as an indented tree.
 
 use std::collections::HashMap;
-use std::process::ExitCode;
+use std::io::Write;
+use std::path::Path;
 
-use session::{Entry, EntryKind, Error};
+use session::{Entry, EntryKind};
 
 use crate::exit;
-use crate::output::open;
+use crate::output::{Out, Outcome, open};
 use crate::term;
 
 /// How much of a message's text the tree shows.
 const PREVIEW_CHARS: usize = 48;
 
-pub fn tree(file: &str, leaf: Option<&str>) -> Result<ExitCode, Error> {
+pub fn tree(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
     let (store, report) = open(file, false)?;
     let entries = store.entries()?;
     let Some(last) = entries.last() else {
-        println!("(no entries)");
+        writeln!(out, "(no entries)")?;
         return Ok(exit::for_state(report.state));
     };
     let leaf = leaf.unwrap_or(last.id());
@@ -42,11 +43,12 @@ pub fn tree(file: &str, leaf: Option<&str>) -> Result<ExitCode, Error> {
         } else {
             ""
         };
-        println!(
+        writeln!(
+            out,
             "{indent}{connector}{}  {}{mark}",
-            entry.id(),
+            term::escape(entry.id()),
             preview(entry)
-        );
+        )?;
         let child_indent = match connector {
             "├─ " => format!("{indent}│  "),
             "└─ " => format!("{indent}   "),
@@ -74,7 +76,7 @@ fn preview(entry: &Entry) -> String {
         ),
         EntryKind::Metadata => {
             let (key, value) = entry.metadata().unwrap_or_default();
-            (format!("metadata {key}"), value.to_owned())
+            (format!("metadata {}", term::escape(key)), value.to_owned())
         }
         _ => ("entry".to_owned(), String::new()),
     };
