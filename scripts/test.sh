@@ -45,6 +45,9 @@ tests/cpp/run.sh
 step "Go binding: go vet, go test (shared, -race, static)"
 bindings/go/run_tests.sh
 
+step "Python binding: pip install ./bindings/python into target/python-venv, pytest"
+bindings/python/run_tests.sh
+
 fuzz_seconds=${FUZZ_SECONDS:-30}
 if cargo fuzz --version >/dev/null 2>&1; then
   SKIP_TESTS=1 FUZZ_SECONDS="$fuzz_seconds" scripts/reliability.sh
