@@ -49,6 +49,7 @@ const MAX_GROUP: usize = 256;
 
 /// The condition of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum State {
     /// Appends are accepted (or, for a read-only store, the file is clean).
     Ready,

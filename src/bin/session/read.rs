@@ -14,6 +14,8 @@ fn describe(entry: &Entry) -> String {
             entry.id(),
             entry.metadata().map(|(k, _)| k).unwrap_or_default()
         ),
+        // EntryKind is non_exhaustive: a kind this tool predates still prints its id.
+        _ => entry.id().to_owned(),
     }
 }
 

@@ -76,6 +76,7 @@ fn preview(entry: &Entry) -> String {
             let (key, value) = entry.metadata().unwrap_or_default();
             (format!("metadata {key}"), value.to_owned())
         }
+        _ => ("entry".to_owned(), String::new()),
     };
     let flat = term::flatten(&text);
     let short: String = flat.chars().take(PREVIEW_CHARS).collect();
