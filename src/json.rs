@@ -4,9 +4,9 @@
 //! A general JSON parser silently changes some inputs: it keeps one of two duplicate
 //! keys, rounds an integer that does not fit, or turns `1e400` into infinity. Each of
 //! those is a value that would not come back as written, so the scanner rejects it
-//! with a JSON Pointer to the spot instead (SPEC §2). A lone surrogate escape such as
+//! with a JSON Pointer to the spot instead (docs/contract.md §2). A lone surrogate escape such as
 //! `"\ud83d"` is different: the JSON text carries it without loss, so it is kept
-//! exactly as written (SPEC §6.1).
+//! exactly as written (docs/contract.md §6.1).
 //!
 //! The scanner is iterative (an explicit stack, no recursion), so no input depth can
 //! overflow the thread's stack; depth beyond the caller's limit is an error.

@@ -1,4 +1,4 @@
-//! Sessions in a folder (SPEC §8): one record per `*.jsonl` file, read from its head
+//! Sessions in a folder (docs/contract.md §8): one record per `*.jsonl` file, read from its head
 //! and its last committed line only, so that listing thousands of sessions costs the
 //! folder's size in files, not in bytes.
 //!
@@ -243,7 +243,9 @@ impl ListIo for RealListIo {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
         let file = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(path)?;
         let meta = file.metadata()?;
         let kind = meta.file_type();

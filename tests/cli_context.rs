@@ -1,6 +1,7 @@
 //! `session context` and the compaction marker of `session show`, run as a process on
-//! the shipped compacted example (SPEC §10) and on small files written here. Exit codes
-//! are the CLI's table: 0 clean, 1 needs repair, 2 the request failed, 64 usage.
+//! the shipped compacted example (docs/contract.md §10) and on small files written
+//! here. Exit codes are the CLI's table: 0 clean, 1 needs repair, 2 the request
+//! failed, 64 usage.
 
 mod common;
 

@@ -13,7 +13,7 @@ import (
 	session "github.com/libsession/libsession/bindings/go"
 )
 
-// compactedExample is the shipped example extended with SPEC §10's entries.
+// compactedExample is the shipped example extended with the entries of docs/contract.md §10.
 var compactedExample = filepath.Join("..", "..", "examples", "tiny-pi-compacted.jsonl")
 
 // compactedLines returns the example's twelve lines, in append order.

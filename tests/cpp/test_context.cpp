@@ -1,7 +1,8 @@
-// test_context.cpp -- build_context from C++17: the compacted example (SPEC §10) through a
-// JSONL store and the pure function, a std::function estimator (called once per message
-// with that message's JSON; a throw is rethrown after the C call, a NaN is a status),
-// compaction checks at append, tool pairing, and the memory store's strictRoles option.
+// test_context.cpp -- build_context from C++17: the compacted example (docs/contract.md
+// §10) through a JSONL store and the pure function, a std::function estimator (called
+// once per message with that message's JSON; a throw is rethrown after the C call, a
+// NaN is a status), compaction checks at append, tool pairing, the memory store's
+// strictRoles option and the label target rule.
 //
 // Built and run (under valgrind) by tests/cpp/run.sh.
 #include "check.hpp"
@@ -184,7 +185,7 @@ void test_strict_roles()
     CHECK(!bad, "no store on failure");
 }
 
-// A session.label must name a committed entry (SPEC §6.3).
+// A session.label must name a committed entry (docs/contract.md §6.3).
 void test_label_target()
 {
     session::store s = memory_with(6);

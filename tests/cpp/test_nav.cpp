@@ -1,6 +1,6 @@
 // test_nav.cpp -- navigating the tree from C++17: children, roots, leaves, latest_leaf,
-// paged tree, labels (SPEC §8, §10's results on the chapter's tree) and list_sessions
-// over a folder with a good, a torn, a corrupt and a non-JSONL file.
+// paged tree, labels (docs/contract.md §8, §10's results on the chapter's tree) and
+// list_sessions over a folder with a good, a torn, a corrupt and a non-JSONL file.
 //
 // Built and run (under valgrind) by tests/cpp/run.sh.
 #include "check.hpp"
