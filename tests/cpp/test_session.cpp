@@ -45,9 +45,10 @@ void test_header_types()
                            "duplicate_id", "missing_parent",   "cycle",        "unknown_leaf",
                            "corrupt_line", "needs_repair",     "tainted",      "io",
                            "internal",     "locked",           "file_changed", "read_only",
-                           "wrong_process"};
+                           "wrong_process", "invalid_compaction", "tool_pairing"};
     static_assert(SESSION_ERR_WRONG_PROCESS == 16, "stable status values");
-    for (SessionStatus s = 0; s <= SESSION_ERR_WRONG_PROCESS; ++s)
+    static_assert(SESSION_ERR_TOOL_PAIRING == 18, "stable status values");
+    for (SessionStatus s = 0; s <= SESSION_ERR_TOOL_PAIRING; ++s)
         CHECK(std::strcmp(session_status_name(s), names[s]) == 0,
               std::string("stable status name of ") + std::to_string(s));
     CHECK(std::strcmp(session_status_name(99), "unknown") == 0, "unknown status name");
