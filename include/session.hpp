@@ -20,9 +20,9 @@
  * No exceptions are thrown by this header except std::bad_alloc from std::string and
  * what a token_estimator of yours throws (caught inside the C call, which then fails,
  * and rethrown once the library has returned). The library's C strings are freed on
- * every path, including those. A std::string that
- * contains a NUL byte cannot be passed as a C string: such a call returns
- * SESSION_ERR_INVALID_ARGUMENT without calling the library.
+ * every path, including those. A std::string that contains a NUL byte cannot be passed
+ * as a C string: such a call returns SESSION_ERR_INVALID_ARGUMENT without calling the
+ * library.
  *
  * Threads: one session::store may be used from many threads at once (const and
  * non-const methods alike, except close(), reset and destruction, which must come last,
