@@ -669,7 +669,8 @@ pub(crate) fn build(
             first_run = r;
         }
         let dropped = first_run;
-        let overflow = runs.last().is_some_and(|r| r.tokens > room);
+        // Only what must stay (the summary and the newest interaction) can overflow.
+        let overflow = spent > room;
         let reason = if overflow {
             BudgetReason::SingleInteractionOverflow
         } else if dropped > 0 {

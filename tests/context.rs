@@ -927,3 +927,14 @@ proptest! {
         prop_assert_eq!(context.kept_entry_ids.len(), on_path.len());
     }
 }
+
+#[test]
+fn budget_overflows_when_what_must_stay_does_not_fit() {
+    // The summary always stays; with nothing kept after it, it alone can overflow.
+    let all = extended("null");
+    let c = with_ten_each(&all[..11], "c-1", &options(r#"{"budget":{"maxTokens":5}}"#)).unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
+    assert_eq!((b.used, b.dropped_interactions), (10.0, 0));
+    assert_eq!(c.messages, [SUMMARY_MESSAGE]);
+}

@@ -77,22 +77,24 @@ func (e *Error) CauseError() *Error {
 
 // The sentinels for errors.Is, one per status code. Their values never change.
 var (
-	ErrInvalidArgument = sentinel(1, "invalid_argument")
-	ErrInvalidJSON     = sentinel(2, "invalid_json")
-	ErrInvalidEntry    = sentinel(3, "invalid_entry")
-	ErrDuplicateID     = sentinel(4, "duplicate_id")
-	ErrMissingParent   = sentinel(5, "missing_parent")
-	ErrCycle           = sentinel(6, "cycle")
-	ErrUnknownLeaf     = sentinel(7, "unknown_leaf")
-	ErrCorruptLine     = sentinel(8, "corrupt_line")
-	ErrNeedsRepair     = sentinel(9, "needs_repair")
-	ErrTainted         = sentinel(10, "tainted")
-	ErrIO              = sentinel(11, "io")
-	ErrInternal        = sentinel(12, "internal")
-	ErrLocked          = sentinel(13, "locked")
-	ErrFileChanged     = sentinel(14, "file_changed")
-	ErrReadOnly        = sentinel(15, "read_only")
-	ErrWrongProcess    = sentinel(16, "wrong_process")
+	ErrInvalidArgument   = sentinel(1, "invalid_argument")
+	ErrInvalidJSON       = sentinel(2, "invalid_json")
+	ErrInvalidEntry      = sentinel(3, "invalid_entry")
+	ErrDuplicateID       = sentinel(4, "duplicate_id")
+	ErrMissingParent     = sentinel(5, "missing_parent")
+	ErrCycle             = sentinel(6, "cycle")
+	ErrUnknownLeaf       = sentinel(7, "unknown_leaf")
+	ErrCorruptLine       = sentinel(8, "corrupt_line")
+	ErrNeedsRepair       = sentinel(9, "needs_repair")
+	ErrTainted           = sentinel(10, "tainted")
+	ErrIO                = sentinel(11, "io")
+	ErrInternal          = sentinel(12, "internal")
+	ErrLocked            = sentinel(13, "locked")
+	ErrFileChanged       = sentinel(14, "file_changed")
+	ErrReadOnly          = sentinel(15, "read_only")
+	ErrWrongProcess      = sentinel(16, "wrong_process")
+	ErrInvalidCompaction = sentinel(17, "invalid_compaction")
+	ErrToolPairing       = sentinel(18, "tool_pairing")
 )
 
 // ErrClosed is returned by every call on a Store after Close.
@@ -102,6 +104,7 @@ var sentinels = []*Error{
 	ErrInvalidArgument, ErrInvalidJSON, ErrInvalidEntry, ErrDuplicateID, ErrMissingParent,
 	ErrCycle, ErrUnknownLeaf, ErrCorruptLine, ErrNeedsRepair, ErrTainted, ErrIO, ErrInternal,
 	ErrLocked, ErrFileChanged, ErrReadOnly, ErrWrongProcess,
+	ErrInvalidCompaction, ErrToolPairing,
 }
 
 func sentinel(status int32, code string) *Error {
