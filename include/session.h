@@ -39,10 +39,16 @@
  *              "fsync" and "fsync_batch" durability options make it mean "on stable
  *              storage". The library never truncates or rewrites a file by itself: a
  *              file whose last line is unterminated opens as "needs_repair" and refuses
- *              appends until the caller runs session_jsonl_repair().
+ *              appends until the caller runs session_jsonl_repair(). Only regular
+ *              files are opened: a FIFO, a device or a directory is SESSION_ERR_IO.
  *
  *   Fork.      A store belongs to the process that opened it; calls from a forked
  *              child fail with SESSION_ERR_WRONG_PROCESS. Open a new store instead.
+ *              The lock is the opener's too: when the parent closes its store the
+ *              file is unlocked although the child still holds copies of the
+ *              descriptors, so the parent can reopen and a child can open its own
+ *              store. A child's session_store_close() on an inherited store frees the
+ *              handle and closes its descriptors without unlocking the parent's lock.
  */
 
 
@@ -53,6 +59,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/**
+ * At most this much of a file's start is read for its first user text.
+ */
+#define HEAD_BYTES (64 * 1024)
+
+/**
+ * A file of at most this size is read whole (and its entries counted).
+ */
+#define WHOLE_FILE_BYTES (1024 * 1024)
+
+/**
+ * `firstUserText` keeps at most this many characters.
+ */
+#define FIRST_USER_TEXT_CHARS 200
 
 /**
  * The deepest nesting an entry may have (the entry object is level 1).
@@ -383,12 +404,18 @@ SessionStatus session_memory_store_open(SessionStore **out_store);
  * Opening recovers the committed lines and replays the tree rules in file order: ids
  * unique, every parent on an earlier committed line. A file whose last line has no
  * newline opens as `needs_repair`: reads work, appends are refused. libsession never
- * truncates or rewrites a file by itself.
+ * truncates or rewrites a file by itself. A final piece of only spaces, tabs or CR is
+ * not a warning: the next append writes a newline that ends it, then its line, in one
+ * write. Memory follows the committed lines, never the file's size, and holes of a
+ * sparse file are skipped, not read. The path is resolved against the working
+ * directory once, at open: a later `chdir` does not change the file.
  *
  * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
  * `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
  * `SESSION_ERR_LOCKED` (another writer has the file open);
- * `SESSION_ERR_IO` (missing folder, unreadable path); `SESSION_ERR_INVALID_ARGUMENT`
+ * `SESSION_ERR_IO` (missing folder, unreadable path, or a path that is not a regular
+ * file: a FIFO, a device or a directory is refused at once, without blocking or
+ * reading it); `SESSION_ERR_INVALID_ARGUMENT`
  * (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
  * (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
  *
@@ -454,9 +481,15 @@ SessionStatus session_jsonl_store_open_with(const char *path,
  * (what makes a store open as `needs_repair`). In this order, so that an
  * interruption at any step loses no committed line: the committed prefix is
  * validated (a corrupt line, duplicate id or missing parent refuses the repair and
- * leaves the file untouched); the uncommitted bytes are copied to a new sidecar file
- * next to it (`<name>.tail-<k>.bak`) and the sidecar and the directory are synced;
- * then the file is truncated to its committed prefix and synced. The result is
+ * leaves the file untouched); the uncommitted bytes are copied to a temporary file
+ * next to it (`.<name>.repair-<k>.tmp`; holes stay holes), synced, renamed to a new
+ * sidecar `<name>.tail-<k>.bak` (never over an existing file) and the directory is
+ * synced; then the file is truncated to its committed prefix and synced. A `.bak` is
+ * therefore always complete: a repair that fails (a full disk: `SESSION_ERR_IO`, file
+ * untouched) removes its temporary, and one that is killed leaves only a temporary,
+ * which no later repair takes for a backup. The backup has the session file's
+ * permissions (and owner, where the process may set it) and is never created
+ * through a symbolic link. The result is
  * `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
  * unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
  * second repair changes nothing. Afterwards the file opens `ready`.
@@ -576,7 +609,10 @@ SessionState session_store_state(const SessionStore *store);
 /**
  * Closes a store and frees it. NULL is fine. This must be the last call on the store:
  * no other call on it may be running or follow. Appends that returned are already
- * written; closing does not sync.
+ * written; closing does not sync. Closing in the process that opened the store
+ * releases the writer's lock, even while a forked child still holds copies of its
+ * descriptors. In a forked child, closing an inherited store frees the handle and
+ * closes the child's descriptors without unlocking: the lock stays the parent's.
  *
  * # Safety
  *
@@ -585,7 +621,7 @@ SessionState session_store_state(const SessionStore *store);
 void session_store_close(SessionStore *store);
 
 /**
- * What the model should see for `leaf_id` (SPEC §7), over `entries_json`, a JSON
+ * What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
  * array of entries in any order, with the default token estimator (a quarter of the
  * bytes of each message's normalised JSON, rounded up).
  *
@@ -691,6 +727,153 @@ SessionStatus session_store_build_context(SessionStore *store,
  * `options_json` is NULL or NUL-terminated; `out_store` is NULL or writable.
  */
 SessionStatus session_memory_store_open_with(const char *options_json, SessionStore **out_store);
+
+/**
+ * The direct children of the entry `id`, in commit order, as a JSON array of nodes.
+ *
+ * A node describes an entry without its body: `{"id", "parentId", "seq", "depth",
+ * "timestamp", "type", "role"?, "toolCalls"?, "toolCallId"?, "key"?,
+ * "firstKeptEntryId"?, "childCount", "label"?}`. `depth` is 0 for a root (and for a
+ * salvaged orphan); `toolCalls` is a count, on assistant messages; `role` on
+ * messages, `toolCallId` on tool results, `key` on metadata, `firstKeptEntryId` on
+ * compactions; `label` is the entry's current `session.label`.
+ *
+ * Through the store's index: the cost grows with the number of children, not with
+ * the number of entries. Joins the store's FIFO (waits for earlier appends).
+ *
+ * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) when no entry has `id`;
+ * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store` or `id`, non-UTF-8 `id`);
+ * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
+ *
+ * Ownership: `id` is borrowed for the call. `out_json` may be NULL; otherwise
+ * `*out_json` is always set, to the result or to `{"error":{…}}`, and the caller frees
+ * it with `session_string_free`. Thread-safe (not concurrently with
+ * `session_store_close`).
+ *
+ * # Safety
+ *
+ * `store` is NULL or an open store; `id` is NULL or NUL-terminated; `out_json` is
+ * NULL or writable.
+ */
+SessionStatus session_store_children(SessionStore *store, const char *id, char **out_json);
+
+/**
+ * The entries without a parent in the store, in commit order, as a JSON array of
+ * nodes (the shape of `session_store_children`): the roots, and in a salvage store
+ * the orphans whose parent is missing, so that every entry is reachable from here.
+ * Cost: the number of roots.
+ *
+ * Returns `SESSION_OK`; `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`);
+ * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
+ * Ownership and threading as `session_store_children`.
+ *
+ * # Safety
+ *
+ * `store` is NULL or an open store; `out_json` is NULL or writable.
+ */
+SessionStatus session_store_roots(SessionStore *store, char **out_json);
+
+/**
+ * The leaves (entries without children) as `{"leaves":[nodes in commit order],
+ * "latestBySeq":id|null, "latestByTimestamp":id|null}`: the last committed entry,
+ * and the leaf with the greatest timestamp (a tie goes to the higher seq); null when
+ * the store is empty. Cost: the number of leaves.
+ *
+ * Returns and ownership as `session_store_roots`.
+ *
+ * # Safety
+ *
+ * As `session_store_roots`.
+ */
+SessionStatus session_store_leaves(SessionStore *store, char **out_json);
+
+/**
+ * The node of the last committed entry ("resume the latest"), or `null` when the
+ * store is empty. Cost: constant.
+ *
+ * Returns and ownership as `session_store_roots`.
+ *
+ * # Safety
+ *
+ * As `session_store_roots`.
+ */
+SessionStatus session_store_latest_leaf(SessionStore *store, char **out_json);
+
+/**
+ * A page of the tree in commit order: `{"nodes":[…], "count": entries in the store,
+ * "nextAfterSeq": the last node's seq when more remain, else null}`.
+ *
+ * `options_json` (NULL: the defaults) is `{"afterSeq":N, "limit":N, "leaf":"id",
+ * "previewChars":N}`, every member optional: only nodes whose seq is greater than
+ * `afterSeq` (pass the previous page's `nextAfterSeq`), at most `limit` of them (no
+ * limit by default); nodes on the path to `leaf` carry `"onPath":true`; with
+ * `previewChars` > 0 each node with a text carries `preview`: the first
+ * `previewChars` Unicode scalar values of its first text, control characters written
+ * as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
+ * page plus the depth of `leaf`.
+ *
+ * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
+ * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a
+ * negative or non-integer `afterSeq`, `limit` or `previewChars`, an unknown member:
+ * `argument` is `options_json`); `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`,
+ * `SESSION_ERR_INTERNAL`. Ownership and threading as `session_store_children`.
+ *
+ * # Safety
+ *
+ * `store` is NULL or an open store; `options_json` is NULL or NUL-terminated;
+ * `out_json` is NULL or writable.
+ */
+SessionStatus session_store_tree(SessionStore *store, const char *options_json, char **out_json);
+
+/**
+ * The labels (`session.label` metadata entries): an array of `{"targetId", "label",
+ * "entryId", "seq"}`, each labelled entry once, ordered by the target's seq; `entryId`
+ * and `seq` name the label entry that set it (the last committed label of a target
+ * wins; a null label clears it, and a cleared target is absent). Cost: the number of
+ * labels.
+ *
+ * Returns and ownership as `session_store_roots`.
+ *
+ * # Safety
+ *
+ * As `session_store_roots`.
+ */
+SessionStatus session_store_labels(SessionStore *store, char **out_json);
+
+/**
+ * Lists the sessions in the folder `dir` (UTF-8): `{"sessions":[…]}`, one record per
+ * `*.jsonl` file (other files are not sessions and are not listed):
+ * `{"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
+ * "firstUserText" (a preview of the first user message's text in the head, control
+ * characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
+ * "entries"? (only for a file read whole), "error"? ({"code","message"})}`; a fact
+ * that is not known is null. `path` is `dir` joined with the file's relative name.
+ *
+ * Each file is read at its head (at most 64 KiB) and backwards from its end to its
+ * last committed line; a file of at most 1 MiB is read whole. Damage in the middle of
+ * a large file is not seen (that is what `session verify` is for). A file that
+ * cannot be opened or read, whose head or last line is not a valid entry, whose name
+ * is not UTF-8 (shown lossily), that vanished during the scan, or that is a symbolic
+ * link (links are never followed) or not a regular file is listed with `error`,
+ * never skipped.
+ *
+ * `options_json` (NULL: the defaults) is `{"recursive":bool (false), "limit":N
+ * (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}`; the
+ * limit applies after sorting, and only the files listed are read.
+ *
+ * Returns `SESSION_OK`; `SESSION_ERR_IO` when `dir` itself cannot be read;
+ * `SESSION_ERR_INVALID_ARGUMENT` (NULL or non-UTF-8 `dir`; bad options: `argument`
+ * is `options_json`); `SESSION_ERR_INTERNAL`.
+ *
+ * Ownership: `dir` and `options_json` are borrowed for the call; `out_json` as
+ * `session_store_children`. Thread-safe; it touches no store.
+ *
+ * # Safety
+ *
+ * `dir` and `options_json` are NULL or NUL-terminated; `out_json` is NULL or
+ * writable.
+ */
+SessionStatus session_list_sessions(const char *dir, const char *options_json, char **out_json);
 
 #ifdef __cplusplus
 }  // extern "C"

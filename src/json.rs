@@ -4,9 +4,9 @@
 //! A general JSON parser silently changes some inputs: it keeps one of two duplicate
 //! keys, rounds an integer that does not fit, or turns `1e400` into infinity. Each of
 //! those is a value that would not come back as written, so the scanner rejects it
-//! with a JSON Pointer to the spot instead (SPEC §2). A lone surrogate escape such as
+//! with a JSON Pointer to the spot instead (docs/contract.md §2). A lone surrogate escape such as
 //! `"\ud83d"` is different: the JSON text carries it without loss, so it is kept
-//! exactly as written (SPEC §6.1).
+//! exactly as written (docs/contract.md §6.1).
 //!
 //! The scanner is iterative (an explicit stack, no recursion), so no input depth can
 //! overflow the thread's stack; depth beyond the caller's limit is an error.
@@ -130,6 +130,7 @@ impl Tape {
 
 /// Why a text is not acceptable JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonErrorKind {
     /// The input holds no value at all (empty or whitespace).
     Empty,
@@ -142,7 +143,7 @@ pub enum JsonErrorKind {
     /// A raw control character (below U+0020) inside a string.
     ControlCharacter,
     /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair. No longer
-    /// produced: since round 2 (SPEC §6.1) a lone surrogate escape is kept as written.
+    /// produced: since round 2 (docs/contract.md §6.1) a lone surrogate escape is kept as written.
     LoneSurrogate,
     /// The same key twice in one object; a parser would keep one and drop the other.
     DuplicateKey(String),
@@ -705,7 +706,7 @@ impl Scanner<'_> {
                         syntax("\\u must be followed by four hex digits".into()),
                     ));
                 };
-                // A lone surrogate escape (no pair) is kept as written (SPEC §6.1):
+                // A lone surrogate escape (no pair) is kept as written (docs/contract.md §6.1):
                 // JSON text carries it without loss, and agents write it when they cut
                 // a string in the middle of an emoji. A pair is consumed whole.
                 let paired = (0xD800..=0xDBFF).contains(&unit)
@@ -1077,7 +1078,7 @@ mod tests {
 
     #[test]
     fn lone_surrogate_escapes_are_kept_as_written_and_pairs_too() {
-        // Round 2 (SPEC §6.1) accepts lone surrogate escapes; round 1 rejected them.
+        // Round 2 (docs/contract.md §6.1) accepts lone surrogate escapes; round 1 rejected them.
         for lone in [
             r#""\ud800""#,
             r#""\udc00""#,

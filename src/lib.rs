@@ -44,6 +44,8 @@ pub mod context;
 pub mod entry;
 pub mod error;
 pub mod json;
+pub mod list;
+pub mod nav;
 pub mod recover;
 pub mod repair;
 pub mod store;
@@ -65,6 +67,8 @@ pub use error::{
     Warning,
 };
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
+pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};
+pub use nav::{Label, Leaves, Node, TreeOptions, TreePage};
 pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use store::{

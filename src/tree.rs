@@ -1,4 +1,4 @@
-//! `path_to` and `messages_on_path` over a slice of entries (SPEC §3).
+//! `path_to` and `messages_on_path` over a slice of entries (docs/contract.md §3).
 //!
 //! The order of entries is only the order of writing; `parentId` is the logical
 //! relation. The caller names a leaf and gets the path from the root to it: there is
@@ -36,7 +36,7 @@ impl<'a> PathEntry<'a> {
     }
 }
 
-/// The path → messages projection (SPEC §3): the message entries of the path, in path
+/// The path → messages projection (docs/contract.md §3): the message entries of the path, in path
 /// order, each message complete. Metadata and compactions are on the path but are not
 /// messages. `messages_on_path` (slice and store) and `build_context` all use this.
 pub(crate) fn project_messages<'p, 'a: 'p>(

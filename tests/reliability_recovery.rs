@@ -1,4 +1,4 @@
-//! Reliability of recovery (RELIABILITY-TESTS.md T1, T2, T3, T19): what a JSONL file
+//! Reliability of recovery (docs/reliability.md T1, T2, T3, T19): what a JSONL file
 //! commits after a truncation at any byte, after ALICE-style garbage tails, after any
 //! single-byte corruption, and for each encoding edge case, always with the exact
 //! physical line. Each test prints its figure (run with `--nocapture`).
@@ -621,10 +621,12 @@ fn json_class(fault: &LineFault) -> &'static str {
             JsonErrorKind::LossyNumber(_) => "lossy_number",
             JsonErrorKind::TooDeep(_) => "too_deep",
             JsonErrorKind::TrailingData => "trailing_data",
+            _ => "unclassified",
         },
         LineFault::Entry(_) => "invalid_entry",
         LineFault::TooLong { .. } => "too_long",
         LineFault::NotAnEntry { .. } => "not_an_entry",
+        _ => "unclassified",
     }
 }
 
@@ -771,7 +773,7 @@ fn t19_each_encoding_edge_case_has_its_documented_outcome_at_the_exact_line() {
             case_file(&invalid_utf8, false),
             Documented::Tail(3),
         ),
-        // Round 2 (SPEC §6.1): lone surrogate escapes are kept as written (round 1
+        // Round 2 (docs/contract.md §6.1): lone surrogate escapes are kept as written (round 1
         // made them corrupt lines).
         (
             "escaped lone high surrogate",

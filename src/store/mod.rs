@@ -1,4 +1,4 @@
-//! Stores: an append-only tree of entries in memory or in a JSONL file (SPEC §3).
+//! Stores: an append-only tree of entries in memory or in a JSONL file (docs/contract.md §3).
 //!
 //! One [`Store`] type serves both. `append` takes its snapshot at the moment of the
 //! call (validate, copy, and for a file serialise the one fixed line), then joins the
@@ -18,6 +18,7 @@ mod fifo;
 mod file;
 mod jsonl;
 mod log;
+mod nav;
 mod replay;
 
 use std::fs::File;
@@ -31,13 +32,14 @@ use crate::context::{self, Context, ContextOptions, Estimator};
 use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
+use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, sync_dir};
-pub(crate) use replay::Replay;
+pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
 use jsonl::FileSink;
@@ -48,6 +50,7 @@ const MAX_GROUP: usize = 256;
 
 /// The condition of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum State {
     /// Appends are accepted (or, for a read-only store, the file is clean).
     Ready,
@@ -230,7 +233,7 @@ pub struct Store {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MemoryOptions {
-    /// Reject extension roles and blocks with `invalid_entry` (SPEC §6.1).
+    /// Reject extension roles and blocks with `invalid_entry` (docs/contract.md §6.1).
     pub strict_roles: bool,
 }
 
@@ -654,7 +657,7 @@ impl Store {
         })
     }
 
-    /// What the model should see for `leaf_id` (SPEC §7), through the store's index:
+    /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
     /// the cost grows with the path, not with the store. The same rules and result as
     /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
     /// budget) runs on the calling thread inside the store's FIFO turn: it must not
@@ -682,6 +685,84 @@ impl Store {
         })
     }
 
+    /// The direct children of `id`, in commit order (docs/contract.md §8), through the index:
+    /// the cost grows with the number of children. Fails with
+    /// [`Error::UnknownLeaf`] for an unknown id.
+    pub fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
+        self.read_with(|inner| inner.log.children(id))
+    }
+
+    /// The entries without a parent in the store, in commit order: the roots, and in
+    /// a salvage store the orphans whose parent is missing.
+    pub fn roots(&self) -> Result<Vec<Node>, Error> {
+        self.read_with(|inner| Ok(inner.log.roots()))
+    }
+
+    /// The entries without children, in commit order, with the latest by seq and by
+    /// timestamp (a tie goes to the higher seq).
+    pub fn leaves(&self) -> Result<Leaves, Error> {
+        self.read_with(|inner| Ok(inner.log.leaves()))
+    }
+
+    /// The node of the last committed entry ("resume the latest"), `None` when the
+    /// store is empty. O(1).
+    pub fn latest_leaf(&self) -> Result<Option<Node>, Error> {
+        self.read_with(|inner| Ok(inner.log.latest_leaf()))
+    }
+
+    /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
+    /// flagged `on_path` on the path to `leaf`, with previews of `preview_chars`.
+    /// Cost: the page plus the leaf's depth. Fails with [`Error::UnknownLeaf`] for
+    /// an unknown `leaf`.
+    pub fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
+        self.read_with(|inner| inner.log.tree(options))
+    }
+
+    /// Each labelled entry once, ordered by its seq, with its current label and the
+    /// label entry that set it (docs/contract.md §6.3).
+    pub fn labels(&self) -> Result<Vec<Label>, Error> {
+        self.read_with(|inner| Ok(inner.log.labels()))
+    }
+
+    /// [`Store::children`] as a JSON array of nodes.
+    pub fn children_json(&self, id: &str) -> Result<String, Error> {
+        Ok(nodes_json(&self.children(id)?))
+    }
+
+    /// [`Store::roots`] as a JSON array of nodes.
+    pub fn roots_json(&self) -> Result<String, Error> {
+        Ok(nodes_json(&self.roots()?))
+    }
+
+    /// [`Store::leaves`] as `{"leaves":[…],"latestBySeq":…,"latestByTimestamp":…}`.
+    pub fn leaves_json(&self) -> Result<String, Error> {
+        Ok(self.leaves()?.to_json())
+    }
+
+    /// [`Store::latest_leaf`] as a node or `null`.
+    pub fn latest_leaf_json(&self) -> Result<String, Error> {
+        Ok(self
+            .latest_leaf()?
+            .map_or_else(|| "null".to_owned(), |node| node.to_json()))
+    }
+
+    /// [`Store::tree`] as `{"nodes":[…],"count":N,"nextAfterSeq":N|null}`.
+    pub fn tree_json(&self, options: &TreeOptions) -> Result<String, Error> {
+        Ok(self.tree(options)?.to_json())
+    }
+
+    /// [`Store::labels`] as a JSON array of `{targetId,label,entryId,seq}`.
+    pub fn labels_json(&self) -> Result<String, Error> {
+        Ok(labels_json(&self.labels()?))
+    }
+
+    /// How many index records the navigation queries of this store have visited:
+    /// the measure of their cost in tests, independent of the machine's speed.
+    #[doc(hidden)]
+    pub fn nav_steps(&self) -> Result<u64, Error> {
+        self.read_with(|inner| Ok(inner.log.nav().steps()))
+    }
+
     /// Number of committed entries.
     pub fn len(&self) -> Result<usize, Error> {
         self.read_with(|inner| Ok(inner.log.len()))
@@ -699,7 +780,7 @@ impl Store {
     }
 }
 
-/// The append-time rules that depend on the committed tree (SPEC §6.2, §6.3): a
+/// The append-time rules that depend on the committed tree (docs/contract.md §6.2, §6.3): a
 /// compaction's cut, walked up from its parent (cost: the distance walked), and a
 /// label's target, which must be committed.
 fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {

@@ -1,5 +1,5 @@
 /*
- * test_context.c -- what the model sees (SPEC §6, §7, §10) through the real library:
+ * test_context.c -- what the model sees (docs/contract.md §6, §7, §10) through the real library:
  *   session_build_context over an entries array, session_store_build_context through a
  *   memory store (with and without a host estimator), the compaction rules at append,
  *   statuses 17/18, and session_memory_store_open_with's strictRoles.

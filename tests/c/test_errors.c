@@ -1,5 +1,5 @@
 /*
- * test_errors.c -- every status code reachable from C, with its error JSON (SPEC §4, §5):
+ * test_errors.c -- every status code reachable from C, with its error JSON (docs/contract.md §4, §5):
  *   the 13 status names and "unknown"; for each error the exact shape
  *   {"error":{"code":"<session_status_name(status)>","message":"…",…details}} and its
  *   detail members (argument, pointer, id, childId/parentId, line, warnings, cause,
@@ -162,7 +162,7 @@ static void invalid_json(void)
     st = session_parse_entry(USER_MSG("\"\\ud83d\\ude00\""), &out);
     CHECK_STATUS(st, SESSION_OK, out, "a surrogate pair is valid");
     session_string_free(out);
-    /* Round 2 (SPEC 6.1): lone surrogate escapes are kept as written (round 1 rejected them). */
+    /* Round 2 (docs/contract.md §6.1): lone surrogate escapes are kept as written (round 1 rejected them). */
     st = session_parse_entry(USER_MSG("\"\\ud800\""), &out);
     CHECK_STATUS(st, SESSION_OK, out, "a lone high surrogate escape is accepted");
     CHECK_JSON(out, "message.content", "\"\\ud800\"", "a lone high surrogate escape is kept");
@@ -186,7 +186,7 @@ static void invalid_entry(void)
     expect_parse_error(ASSISTANT_MSG("[{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"read\",\"arguments\":\"{}\"}]"),
                        SESSION_ERR_INVALID_ENTRY, "\"/message/content/0/arguments\"",
                        "toolCall arguments that are not an object");
-    /* Round 2 (SPEC 6.1): unknown roles and block types are extensions; only empty ones fail. */
+    /* Round 2 (docs/contract.md §6.1): unknown roles and block types are extensions; only empty ones fail. */
     expect_parse_error(ENTRY_HEAD "\"type\":\"message\",\"message\":{\"role\":\"\",\"content\":\"x\"}}",
                        SESSION_ERR_INVALID_ENTRY, "\"/message/role\"", "empty role");
     expect_parse_error(USER_MSG("[{\"type\":\"\",\"url\":\"x\"}]"), SESSION_ERR_INVALID_ENTRY,

@@ -19,9 +19,9 @@ use session::{
 pub fn check_parse_entry(data: &[u8]) {
     let ours = parse_entry(data);
     let theirs = serde_json::from_slice::<serde_json::Value>(data);
-    // serde_json's default recursion limit admits 127 levels of nesting; SPEC admits 128.
+    // serde_json's default recursion limit admits 127 levels of nesting; the contract admits 128.
     // That one level is the only known difference, and it is checked, not skipped.
-    // Since round 2 (SPEC §6.1) a lone surrogate escape is kept as written; serde_json
+    // Since round 2 (docs/contract.md §6.1) a lone surrogate escape is kept as written; serde_json
     // refuses it. That is the second known difference.
     let serde_depth_limit = |e: &serde_json::Error| {
         let text = e.to_string();
@@ -280,7 +280,7 @@ pub fn entries_from_bytes(data: &[u8]) -> Option<Vec<Entry>> {
     Some(entries)
 }
 
-/// What `path_to` must answer, read straight from SPEC §3.
+/// What `path_to` must answer, read straight from docs/contract.md §3.
 #[derive(Debug)]
 enum PathOracle {
     Path(Vec<usize>),
@@ -421,7 +421,7 @@ pub fn context_entries_from_bytes(data: &[u8]) -> Vec<Entry> {
     entries
 }
 
-/// T12 for `build_context` (SPEC §7) over arbitrary entry arrays and leaves: never a
+/// T12 for `build_context` (docs/contract.md §7) over arbitrary entry arrays and leaves: never a
 /// panic; the documented error (the path's own, or invalid_compaction / tool_pairing
 /// on a good path), or an output that satisfies §7.3: kept messages byte-identical to
 /// their entries' messages and in path order, a summary exactly when a compaction is

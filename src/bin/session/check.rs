@@ -1,0 +1,53 @@
+//! `verify`, `salvage`, `repair`: the state of a file and mending it.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::exit;
+use crate::output::{Out, Outcome, open};
+use crate::term;
+
+pub fn verify(out: &mut Out, file: &Path) -> Outcome {
+    let (store, report) = open(file, false)?;
+    writeln!(out, "state: {}", report.state.as_str())?;
+    writeln!(out, "entries: {}", store.len()?)?;
+    writeln!(
+        out,
+        "warnings: {}",
+        term::json(&session::store::warnings_json(&report.warnings))
+    )?;
+    Ok(exit::for_state(report.state))
+}
+
+pub fn salvage(out: &mut Out, file: &Path) -> Outcome {
+    let (store, report) = open(file, true)?;
+    writeln!(out, "entries loaded: {}", store.len()?)?;
+    writeln!(out, "complete: {}", report.diagnostics.is_empty())?;
+    for diagnostic in &report.diagnostics {
+        writeln!(out, "{}", term::json(&diagnostic.to_json()))?;
+    }
+    Ok(if report.diagnostics.is_empty() {
+        exit::for_state(report.state)
+    } else {
+        exit::damage()
+    })
+}
+
+pub fn repair(out: &mut Out, file: &Path) -> Outcome {
+    let report = session::repair_jsonl(file)?;
+    match &report.backup {
+        Some(backup) => writeln!(
+            out,
+            "removed an unterminated tail of {} bytes (saved to {}); {} committed entries kept",
+            report.truncated_bytes,
+            term::escape(&backup.display().to_string()),
+            report.entries
+        )?,
+        None => writeln!(
+            out,
+            "nothing to repair; {} committed entries",
+            report.entries
+        )?,
+    }
+    Ok(exit::for_state(session::State::Ready))
+}
