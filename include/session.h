@@ -621,7 +621,7 @@ SessionState session_store_state(const SessionStore *store);
 void session_store_close(SessionStore *store);
 
 /**
- * What the model should see for `leaf_id` (SPEC §7), over `entries_json`, a JSON
+ * What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
  * array of entries in any order, with the default token estimator (a quarter of the
  * bytes of each message's normalised JSON, rounded up).
  *

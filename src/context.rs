@@ -1,5 +1,5 @@
 //! What the model sees for a leaf: compactions, interactions, tool pairing and the
-//! token budget (SPEC §6.2, §7).
+//! token budget (docs/contract.md §6.2, §7).
 //!
 //! One implementation serves the pure function over an entries array
 //! ([`build_context`]) and the store ([`crate::Store::build_context`]), which walks
@@ -23,7 +23,7 @@ use crate::tree::{IdIndex, PathEntry, project_messages};
 /// a panic fails the build with [`Error::Estimator`].
 pub type Estimator<'e> = dyn FnMut(&str) -> Result<f64, String> + 'e;
 
-/// What to do with a pairing defect (SPEC §7.2).
+/// What to do with a pairing defect (docs/contract.md §7.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnDefect {
@@ -47,7 +47,7 @@ pub struct Budget {
     pub safety_margin: f64,
 }
 
-/// Options of `build_context` (SPEC §7), as JSON: `onDefect`, `budget`,
+/// Options of `build_context` (docs/contract.md §7), as JSON: `onDefect`, `budget`,
 /// `summaryMessage` (default true), `summaryPrefix`, `summarySuffix` (default empty),
 /// `strictRoles` (default false). Unknown members are an error.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -114,7 +114,7 @@ pub struct CompactionUsed {
     pub details: Option<String>,
 }
 
-/// One interaction of the context (SPEC §7.1, §7.3).
+/// One interaction of the context (docs/contract.md §7.1, §7.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interaction {
     /// Index of its first message in [`Context::messages`], and how many it has.
@@ -155,7 +155,7 @@ impl BudgetReason {
     }
 }
 
-/// The budget's account (SPEC §7.3).
+/// The budget's account (docs/contract.md §7.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BudgetReport {
     pub budget: Budget,
@@ -168,7 +168,7 @@ pub struct BudgetReport {
     pub suggested_first_kept_entry_id: Option<String>,
 }
 
-/// What the model should see for a leaf (SPEC §7.3).
+/// What the model should see for a leaf (docs/contract.md §7.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Context {
     pub leaf_id: String,
@@ -319,7 +319,7 @@ pub fn default_estimate(message_json: &str) -> f64 {
     message_json.len().div_ceil(4) as f64
 }
 
-/// `build_context` over an entries array (SPEC §7), with the default estimator. Fails
+/// `build_context` over an entries array (docs/contract.md §7), with the default estimator. Fails
 /// as `path_to` does, then with [`Error::InvalidEntry`] for an extension entry on the
 /// path under `strictRoles`, [`Error::InvalidCompaction`] and [`Error::ToolPairing`].
 pub fn build_context(
@@ -393,7 +393,7 @@ impl ToolReader {
     }
 }
 
-/// The rule of a compaction's cut (SPEC §6.2), over its ancestors from its parent up
+/// The rule of a compaction's cut (docs/contract.md §6.2), over its ancestors from its parent up
 /// to the root, walked lazily: the walk stops as soon as the answer is known.
 /// `exists` says whether an id names any entry at all.
 pub(crate) fn check_compaction<'a>(
@@ -669,7 +669,8 @@ pub(crate) fn build(
             first_run = r;
         }
         let dropped = first_run;
-        let overflow = runs.last().is_some_and(|r| r.tokens > room);
+        // Only what must stay (the summary and the newest interaction) can overflow.
+        let overflow = spent > room;
         let reason = if overflow {
             BudgetReason::SingleInteractionOverflow
         } else if dropped > 0 {

@@ -12,6 +12,7 @@ use std::fmt;
 
 use crate::error::{EntryError, Error, LineFault};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
+use crate::nav::LABEL_KEY;
 
 /// The author of an agent message (docs/contract.md §2, §6.1): the three known roles, strictly
 /// validated, or an extension role (any other non-empty string, kept byte-exact).
@@ -48,7 +49,7 @@ pub enum EntryKind {
     Message(Role),
     /// `type: "metadata"`: a key and a JSON value; on the path, never a message.
     Metadata,
-    /// `type: "compaction"` (SPEC §6.2): a summary that replaces what comes before
+    /// `type: "compaction"` (docs/contract.md §6.2): a summary that replaces what comes before
     /// `firstKeptEntryId` in what the model sees; never a message itself.
     Compaction,
 }
@@ -57,7 +58,7 @@ pub enum EntryKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParseOptions {
     /// Reject extension roles and extension blocks with `invalid_entry`, as round 1
-    /// did (SPEC §6.1 option `strictRoles`). Default: open.
+    /// did (docs/contract.md §6.1 option `strictRoles`). Default: open.
     pub strict_roles: bool,
 }
 
@@ -392,11 +393,8 @@ impl EntryParser {
     }
 }
 
-/// The block types libsession knows; any other is an extension block (SPEC §6.1).
+/// The block types libsession knows; any other is an extension block (docs/contract.md §6.1).
 const KNOWN_BLOCKS: &[&str] = &["text", "thinking", "image", "toolCall"];
-
-/// The reserved metadata key of a label (SPEC §6.3).
-pub(crate) const LABEL_KEY: &str = "session.label";
 
 /// Block types allowed in each content array.
 const USER_BLOCKS: &[&str] = &["text", "image"];
@@ -570,7 +568,7 @@ impl<'t> Check<'t> {
         })
     }
 
-    /// A `compaction` entry (SPEC §6.2): its own rules at call time; whether its
+    /// A `compaction` entry (docs/contract.md §6.2): its own rules at call time; whether its
     /// `firstKeptEntryId` is a valid cut is checked against the tree at append.
     fn compaction(
         &mut self,
@@ -686,7 +684,7 @@ impl<'t> Check<'t> {
                     ))
                 })
             }
-            // An extension message: kept byte-exact and unchecked (SPEC §6.1).
+            // An extension message: kept byte-exact and unchecked (docs/contract.md §6.1).
             _ => Ok(Role::Extension),
         }
     }
@@ -703,7 +701,7 @@ impl<'t> Check<'t> {
         let kind = self.string(block, "type")?;
         let known = KNOWN_BLOCKS.contains(&kind.as_ref());
         if !known && !kind.is_empty() && !self.options.strict_roles {
-            // An extension block: kept byte-exact and unchecked (SPEC §6.1).
+            // An extension block: kept byte-exact and unchecked (docs/contract.md §6.1).
             return Ok(());
         }
         if !allowed.contains(&kind.as_ref()) {
@@ -868,7 +866,7 @@ mod tests {
         assert_eq!(e.pointer, "/type");
     }
 
-    /// Round 2 (SPEC §6.1) opened roles and block types; round 1 rejected them. The
+    /// Round 2 (docs/contract.md §6.1) opened roles and block types; round 1 rejected them. The
     /// `strictRoles` option restores the closed set.
     #[test]
     fn extension_role_and_block_are_kept_unless_strict() {
@@ -1007,7 +1005,7 @@ mod tests {
             .pointer,
             "/message/usage/input"
         );
-        // Round 2 (SPEC §6.1): a lone surrogate escape is kept as written.
+        // Round 2 (docs/contract.md §6.1): a lone surrogate escape is kept as written.
         let lone = a_read_with("README.md", r"\ud800");
         assert_eq!(parse_entry(&lone).unwrap().json(), lone);
         let mut bad_utf8 = A_READ.as_bytes().to_vec();

@@ -248,15 +248,15 @@ pub enum Error {
     /// A bug in libsession (an operation abandoned by a panic).
     #[error("internal error: {message}")]
     Internal { message: String },
-    /// A compaction whose `firstKeptEntryId` is not a valid cut for its path (SPEC
-    /// §6.2), found when appending it or when building a context through it.
+    /// A compaction whose `firstKeptEntryId` is not a valid cut for its path
+    /// (docs/contract.md §6.2), found when appending it or when building a context through it.
     #[error("compaction {compaction_id:?}: {}", .reason.explain(.first_kept_entry_id.as_deref()))]
     InvalidCompaction {
         compaction_id: String,
         first_kept_entry_id: Option<String>,
         reason: CompactionFault,
     },
-    /// A tool call and its result do not pair up within an interaction (SPEC §7.2).
+    /// A tool call and its result do not pair up within an interaction (docs/contract.md §7.2).
     #[error("entry {entry_id:?}: {} (tool call {tool_call_id:?}, interaction starting at {interaction_start_id:?})", .reason.explain())]
     ToolPairing {
         entry_id: String,
@@ -314,7 +314,7 @@ impl CompactionFault {
     }
 }
 
-/// How a tool call and its results fail to pair within one interaction (SPEC §7.2).
+/// How a tool call and its results fail to pair within one interaction (docs/contract.md §7.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PairingDefect {
     /// A result whose call is not earlier in the same interaction.

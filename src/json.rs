@@ -143,7 +143,7 @@ pub enum JsonErrorKind {
     /// A raw control character (below U+0020) inside a string.
     ControlCharacter,
     /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair. No longer
-    /// produced: since round 2 (SPEC §6.1) a lone surrogate escape is kept as written.
+    /// produced: since round 2 (docs/contract.md §6.1) a lone surrogate escape is kept as written.
     LoneSurrogate,
     /// The same key twice in one object; a parser would keep one and drop the other.
     DuplicateKey(String),
@@ -706,7 +706,7 @@ impl Scanner<'_> {
                         syntax("\\u must be followed by four hex digits".into()),
                     ));
                 };
-                // A lone surrogate escape (no pair) is kept as written (SPEC §6.1):
+                // A lone surrogate escape (no pair) is kept as written (docs/contract.md §6.1):
                 // JSON text carries it without loss, and agents write it when they cut
                 // a string in the middle of an emoji. A pair is consumed whole.
                 let paired = (0xD800..=0xDBFF).contains(&unit)
@@ -1078,7 +1078,7 @@ mod tests {
 
     #[test]
     fn lone_surrogate_escapes_are_kept_as_written_and_pairs_too() {
-        // Round 2 (SPEC §6.1) accepts lone surrogate escapes; round 1 rejected them.
+        // Round 2 (docs/contract.md §6.1) accepts lone surrogate escapes; round 1 rejected them.
         for lone in [
             r#""\ud800""#,
             r#""\udc00""#,

@@ -36,7 +36,7 @@ impl<'a> PathEntry<'a> {
     }
 }
 
-/// The path → messages projection (SPEC §3): the message entries of the path, in path
+/// The path → messages projection (docs/contract.md §3): the message entries of the path, in path
 /// order, each message complete. Metadata and compactions are on the path but are not
 /// messages. `messages_on_path` (slice and store) and `build_context` all use this.
 pub(crate) fn project_messages<'p, 'a: 'p>(

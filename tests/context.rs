@@ -1,4 +1,4 @@
-//! `build_context`, compaction and label rules, open roles (SPEC §6, §7, §10).
+//! `build_context`, compaction and label rules, open roles (docs/contract.md §6, §7, §10).
 //!
 //! Every valid tree is checked through both forms — the pure function over an entries
 //! array and the store over its index — and the two must agree.
@@ -13,7 +13,7 @@ use session::{
     parse_entries, parse_entry, path_to,
 };
 
-// --- The extended example (SPEC §10) -------------------------------------------------
+// --- The extended example (docs/contract.md §10) -------------------------------------------------
 
 const U2: &str = r#"{"id":"u-2","parentId":"meta-cwd","timestamp":7,"type":"message","message":{"role":"user","content":"再读 package.json，告诉我版本"}}"#;
 const A_PKG: &str = r#"{"id":"a-pkg","parentId":"u-2","timestamp":8,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-2","name":"read","arguments":{"path":"package.json"}}]}}"#;
@@ -926,4 +926,15 @@ proptest! {
         prop_assert_eq!(&context.messages, &on_path);
         prop_assert_eq!(context.kept_entry_ids.len(), on_path.len());
     }
+}
+
+#[test]
+fn budget_overflows_when_what_must_stay_does_not_fit() {
+    // The summary always stays; with nothing kept after it, it alone can overflow.
+    let all = extended("null");
+    let c = with_ten_each(&all[..11], "c-1", &options(r#"{"budget":{"maxTokens":5}}"#)).unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
+    assert_eq!((b.used, b.dropped_interactions), (10.0, 0));
+    assert_eq!(c.messages, [SUMMARY_MESSAGE]);
 }

@@ -773,7 +773,7 @@ fn t19_each_encoding_edge_case_has_its_documented_outcome_at_the_exact_line() {
             case_file(&invalid_utf8, false),
             Documented::Tail(3),
         ),
-        // Round 2 (SPEC §6.1): lone surrogate escapes are kept as written (round 1
+        // Round 2 (docs/contract.md §6.1): lone surrogate escapes are kept as written (round 1
         // made them corrupt lines).
         (
             "escaped lone high surrogate",

@@ -1,4 +1,4 @@
-//! The C functions of SPEC §9 for contexts: `build_context` (pure and through a store)
+//! The C functions of docs/contract.md §9 for contexts: `build_context` (pure and through a store)
 //! and the memory store with options.
 
 use std::ffi::{CString, c_char, c_void};
@@ -38,7 +38,7 @@ unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions,
     Ok(ContextOptions::from_json(text)?)
 }
 
-/// What the model should see for `leaf_id` (SPEC §7), over `entries_json`, a JSON
+/// What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
 /// array of entries in any order, with the default token estimator (a quarter of the
 /// bytes of each message's normalised JSON, rounded up).
 ///

@@ -56,7 +56,7 @@ pub struct JsonlOptions {
     /// that its size is what this writer left; on a mismatch the store is tainted with
     /// a [`FileChange`] instead of writing. Default: on.
     pub check_identity: bool,
-    /// Reject extension roles and blocks (SPEC §6.1): at append with
+    /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
     /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
     #[serde(default)]
     pub strict_roles: bool,

@@ -233,7 +233,7 @@ pub struct Store {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct MemoryOptions {
-    /// Reject extension roles and blocks with `invalid_entry` (SPEC §6.1).
+    /// Reject extension roles and blocks with `invalid_entry` (docs/contract.md §6.1).
     pub strict_roles: bool,
 }
 
@@ -657,6 +657,34 @@ impl Store {
         })
     }
 
+    /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
+    /// the cost grows with the path, not with the store. The same rules and result as
+    /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
+    /// budget) runs on the calling thread inside the store's FIFO turn: it must not
+    /// call this store.
+    pub fn build_context(
+        &self,
+        leaf_id: &str,
+        options: &ContextOptions,
+        estimate: Option<&mut Estimator<'_>>,
+    ) -> Result<Context, Error> {
+        let mut default = |m: &str| Ok(context::default_estimate(m));
+        let estimate: &mut Estimator<'_> = match estimate {
+            Some(estimate) => estimate,
+            None => &mut default,
+        };
+        self.read_with(|inner| {
+            let path = inner.log.path_view(leaf_id)?;
+            context::build(
+                &path,
+                leaf_id,
+                options,
+                &|id| inner.log.find(id).is_some(),
+                estimate,
+            )
+        })
+    }
+
     /// The direct children of `id`, in commit order (docs/contract.md §8), through the index:
     /// the cost grows with the number of children. Fails with
     /// [`Error::UnknownLeaf`] for an unknown id.
@@ -735,34 +763,6 @@ impl Store {
         self.read_with(|inner| Ok(inner.log.nav().steps()))
     }
 
-    /// What the model should see for `leaf_id` (SPEC §7), through the store's index:
-    /// the cost grows with the path, not with the store. The same rules and result as
-    /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
-    /// budget) runs on the calling thread inside the store's FIFO turn: it must not
-    /// call this store.
-    pub fn build_context(
-        &self,
-        leaf_id: &str,
-        options: &ContextOptions,
-        estimate: Option<&mut Estimator<'_>>,
-    ) -> Result<Context, Error> {
-        let mut default = |m: &str| Ok(context::default_estimate(m));
-        let estimate: &mut Estimator<'_> = match estimate {
-            Some(estimate) => estimate,
-            None => &mut default,
-        };
-        self.read_with(|inner| {
-            let path = inner.log.path_view(leaf_id)?;
-            context::build(
-                &path,
-                leaf_id,
-                options,
-                &|id| inner.log.find(id).is_some(),
-                estimate,
-            )
-        })
-    }
-
     /// Number of committed entries.
     pub fn len(&self) -> Result<usize, Error> {
         self.read_with(|inner| Ok(inner.log.len()))
@@ -780,7 +780,7 @@ impl Store {
     }
 }
 
-/// The append-time rules that depend on the committed tree (SPEC §6.2, §6.3): a
+/// The append-time rules that depend on the committed tree (docs/contract.md §6.2, §6.3): a
 /// compaction's cut, walked up from its parent (cost: the distance walked), and a
 /// label's target, which must be committed.
 fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {
