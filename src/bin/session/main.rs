@@ -1,17 +1,22 @@
 //! `session`: restore, inspect and repair libsession JSONL files.
 //!
-//! Every command but `repair` opens the file read-only: it never creates, locks or
+//! Every command but `repair` and `label` opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
 //! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`).
+//! `tree`, `children`, `leaves`, `ls`, `label`).
 
 mod args;
 mod check;
+mod children;
 mod exit;
+mod label;
+mod leaves;
+mod ls;
+mod node;
 mod output;
 mod read;
 mod term;
@@ -31,7 +36,11 @@ fn main() -> ExitCode {
         Command::Show { file, leaf } => read::show(&mut out, file, leaf),
         Command::Path { file, leaf } => read::path(&mut out, file, leaf),
         Command::Messages { file, leaf } => read::messages(&mut out, file, leaf),
-        Command::Tree { file, leaf } => tree::tree(&mut out, file, leaf),
+        Command::Tree { file, options } => tree::tree(&mut out, file, &options),
+        Command::Children { file, id } => children::children(&mut out, file, id),
+        Command::Leaves { file } => leaves::leaves(&mut out, file),
+        Command::Ls { dir, options } => ls::ls(&mut out, dir, &options),
+        Command::Label { file, target, text } => label::label(&mut out, file, target, text),
         Command::Verify { file } => check::verify(&mut out, file),
         Command::Salvage { file } => check::salvage(&mut out, file),
         Command::Repair { file } => check::repair(&mut out, file),
