@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::status::*;
 use crate::error::{Error, FileChange, IoFailure};
-use crate::json;
+use crate::json_writer::Object;
 use crate::store::warnings_json;
 
 /// An error as the C caller sees it.
@@ -28,47 +28,11 @@ impl From<Error> for FfiError {
     }
 }
 
-/// Builds a JSON object member by member, in the order written.
-struct Object(String);
-
-impl Object {
-    fn new(code: &str, message: &str) -> Object {
-        let mut out = String::from("{\"code\":");
-        json::push_string(&mut out, code);
-        out.push_str(",\"message\":");
-        json::push_string(&mut out, message);
-        Object(out)
-    }
-
-    fn string(mut self, key: &str, value: &str) -> Object {
-        self.key(key);
-        json::push_string(&mut self.0, value);
-        self
-    }
-
-    fn number(mut self, key: &str, value: u64) -> Object {
-        self.key(key);
-        self.0.push_str(&value.to_string());
-        self
-    }
-
-    /// A member whose value is already JSON.
-    fn raw(mut self, key: &str, json: &str) -> Object {
-        self.key(key);
-        self.0.push_str(json);
-        self
-    }
-
-    fn key(&mut self, key: &str) {
-        self.0.push(',');
-        json::push_string(&mut self.0, key);
-        self.0.push(':');
-    }
-
-    fn finish(mut self) -> String {
-        self.0.push('}');
-        self.0
-    }
+/// An error object's first members: `code` and `message`.
+fn error_object(code: &str, message: &str) -> Object {
+    Object::new()
+        .string("code", code)
+        .string("message", message)
 }
 
 impl FfiError {
@@ -99,7 +63,7 @@ impl FfiError {
 
     /// `{"error":{"code":…,"message":…,…details}}`.
     pub(crate) fn to_json(&self) -> String {
-        format!("{{\"error\":{}}}", self.object())
+        Object::new().raw("error", &self.object()).finish()
     }
 
     /// The inner error object (what `cause` repeats for a tainted store).
@@ -107,12 +71,12 @@ impl FfiError {
         let code = status_name_str(self.status());
         match self {
             FfiError::Argument { name, problem } => {
-                Object::new(code, &format!("argument {name} {problem}"))
+                error_object(code, &format!("argument {name} {problem}"))
                     .string("argument", name)
                     .finish()
             }
-            FfiError::Panic(message) => Object::new(code, message).finish(),
-            FfiError::Poisoned(cause) => Object::new(
+            FfiError::Panic(message) => error_object(code, message).finish(),
+            FfiError::Poisoned(cause) => error_object(
                 code,
                 "an earlier operation on this store panicked; its state can no longer be trusted",
             )
@@ -130,7 +94,7 @@ impl FfiError {
 
 fn core_object(code: &str, e: &Error) -> String {
     let message = e.to_string();
-    let object = Object::new(code, &message);
+    let object = error_object(code, &message);
     match e {
         Error::InvalidJson(j) => object
             .string("pointer", &j.pointer)
@@ -193,7 +157,7 @@ fn with_line(object: Object, line: Option<u64>) -> String {
 /// "reason":…}`): the same bytes every time for the same failure, so a tainted store's
 /// `cause` is identical in every result.
 fn io_object(failure: &IoFailure) -> String {
-    let object = Object::new(status_name_str(io_status(failure)), &failure.message)
+    let object = error_object(status_name_str(io_status(failure)), &failure.message)
         .string("op", failure.op.name());
     let object = match failure.change {
         Some(FileChange::SizeChanged { expected, actual }) => object
