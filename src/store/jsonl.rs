@@ -16,6 +16,7 @@ use super::replay::Replay;
 use crate::entry::ParseOptions;
 use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
 use crate::json;
+use crate::json_writer::Object;
 
 /// What a successful append promises about the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -137,30 +138,19 @@ pub enum Problem {
 impl Diagnostic {
     /// `{"line":N,"code":…,…}`.
     pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"line\":{},\"code\":", self.line);
+        let object = Object::new().number("line", self.line);
         match &self.problem {
-            Problem::Corrupt(fault) => {
-                json::push_string(&mut out, "corrupt_line");
-                out.push_str(",\"reason\":");
-                json::push_string(&mut out, fault.reason());
-                out.push_str(",\"message\":");
-                json::push_string(&mut out, &fault.to_string());
-            }
-            Problem::DuplicateId { id } => {
-                json::push_string(&mut out, "duplicate_id");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-            }
-            Problem::Orphan { id, parent_id } => {
-                json::push_string(&mut out, "orphan");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-                out.push_str(",\"parentId\":");
-                json::push_string(&mut out, parent_id);
-            }
+            Problem::Corrupt(fault) => object
+                .string("code", "corrupt_line")
+                .string("reason", fault.reason())
+                .string("message", &fault.to_string()),
+            Problem::DuplicateId { id } => object.string("code", "duplicate_id").string("id", id),
+            Problem::Orphan { id, parent_id } => object
+                .string("code", "orphan")
+                .string("id", id)
+                .string("parentId", parent_id),
         }
-        out.push('}');
-        out
+        .finish()
     }
 }
 
