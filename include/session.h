@@ -54,7 +54,8 @@
  *              own members are also listed with the code; no other member appears.
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
- *                argument      invalid_argument: the argument's name
+ *                argument      invalid_argument: the argument's name ("estimate" when
+ *                              build_context's token estimator failed)
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text
@@ -65,7 +66,11 @@
  *                              corrupt_line, and each warning: the 1-based line
  *                reason        corrupt_line: invalid_json, invalid_entry or
  *                              line_too_long; file_changed: deleted, replaced or
- *                              size_changed
+ *                              size_changed; invalid_compaction: unknown_entry,
+ *                              not_on_path, not_interaction_start or
+ *                              pending_tool_calls; tool_pairing: orphan_result,
+ *                              duplicate_tool_call, duplicate_tool_result or
+ *                              missing_result
  *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
  *                cause         tainted: the original error object, the same bytes in
  *                              every result that reports it
@@ -79,6 +84,12 @@
  *                path          locked: the file another writer holds
  *                ownerPid      wrong_process: the process that opened the store
  *                pid           wrong_process: the calling process
+ *                compactionId  invalid_compaction: the compaction entry
+ *                firstKeptEntryId  invalid_compaction: its firstKeptEntryId (or null)
+ *                entryId       tool_pairing: the defective entry; invalid_argument
+ *                              (argument "estimate"): the message being estimated
+ *                toolCallId    tool_pairing: the tool call id
+ *                interactionStartId  tool_pairing: the interaction's first entry
  */
 
 

@@ -313,6 +313,21 @@ mod tests {
             Error::Internal {
                 message: "x".into(),
             },
+            Error::InvalidCompaction {
+                compaction_id: "c".into(),
+                first_kept_entry_id: Some("f".into()),
+                reason: crate::CompactionFault::NotInteractionStart,
+            },
+            Error::ToolPairing {
+                entry_id: "e".into(),
+                tool_call_id: "t".into(),
+                reason: crate::PairingDefect::OrphanResult,
+                interaction_start_id: "i".into(),
+            },
+            Error::Estimator {
+                entry_id: "e".into(),
+                message: "x".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -338,7 +353,10 @@ mod tests {
                 | Error::ReadOnly
                 | Error::WrongProcess { .. }
                 | Error::InvalidOption { .. }
-                | Error::Internal { .. } => {}
+                | Error::Internal { .. }
+                | Error::InvalidCompaction { .. }
+                | Error::ToolPairing { .. }
+                | Error::Estimator { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();
