@@ -6,14 +6,13 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::file::{self, SessionFile};
+use super::file::{self, SessionFile, io_error};
 use super::log::Log;
-use super::replay::Replay;
-use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+use super::replay::{Diagnostic, Replay};
+use crate::error::{Error, FileChange, IoFailure, IoOp, Warning};
 use crate::json;
 
 /// What a successful append promises about the disk.
@@ -97,57 +96,6 @@ fn clip(text: String, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
-    }
-}
-
-/// A line that salvage could not load, or an entry it loaded detached.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// The 1-based physical line.
-    pub line: u64,
-    pub problem: Problem,
-}
-
-/// What is wrong with a salvaged line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Problem {
-    /// The line is not a valid entry; it is skipped.
-    Corrupt(LineFault),
-    /// The id was already loaded from an earlier line; this line is skipped.
-    DuplicateId { id: String },
-    /// The entry is loaded, but its parent is not on an earlier good line: a path
-    /// through it fails with `missing_parent`.
-    Orphan { id: String, parent_id: String },
-}
-
-impl Diagnostic {
-    /// `{"line":N,"code":…,…}`.
-    pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"line\":{},\"code\":", self.line);
-        match &self.problem {
-            Problem::Corrupt(fault) => {
-                json::push_string(&mut out, "corrupt_line");
-                out.push_str(",\"reason\":");
-                json::push_string(&mut out, fault.reason());
-                out.push_str(",\"message\":");
-                json::push_string(&mut out, &fault.to_string());
-            }
-            Problem::DuplicateId { id } => {
-                json::push_string(&mut out, "duplicate_id");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-            }
-            Problem::Orphan { id, parent_id } => {
-                json::push_string(&mut out, "orphan");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-                out.push_str(",\"parentId\":");
-                json::push_string(&mut out, parent_id);
-            }
-        }
-        out.push('}');
-        out
     }
 }
 
@@ -317,10 +265,6 @@ fn parent_dir(path: &Path) -> PathBuf {
 /// Makes the directory entry of `path` durable (after a create or a rename).
 pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
     File::open(parent_dir(path))?.sync_all()
-}
-
-pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
 }
 
 /// The writer's side of a JSONL store: its file, what a successful append must

@@ -35,9 +35,11 @@ use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
+pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
-pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub use jsonl::{Durability, JsonlOptions};
+pub(crate) use jsonl::{lock, open_regular, sync_dir};
+pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
