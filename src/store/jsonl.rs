@@ -41,7 +41,9 @@ pub struct JsonlOptions {
     /// Take an exclusive advisory lock (`flock`) for the writer's lifetime, so that a
     /// second writer on the same file, in this or another process, fails to open with
     /// [`Error::Locked`] instead of interleaving. Default: on. Advisory only: processes
-    /// that do not take the lock, and some network filesystems, are not stopped.
+    /// that do not take the lock, and some network filesystems, are not stopped. The
+    /// lock is the opening process's: dropping the store there unlocks the file even
+    /// while a forked child holds copies of its descriptors.
     pub lock: bool,
     /// Open for reading only: never create, lock or write the file; appends fail with
     /// [`Error::ReadOnly`]. Works beside a writer.
@@ -151,7 +153,7 @@ pub(crate) fn open(
             check_identity: options.check_identity,
             end,
             blank_tail,
-            owner: std::process::id(),
+            owner: options.lock.then(std::process::id),
         })
     } else {
         None
@@ -288,8 +290,8 @@ pub(crate) struct FileSink {
     /// The file ends in an unterminated blank piece: the next line is written after
     /// a `\n` that ends it, in the same write, so it never welds onto those bytes.
     blank_tail: bool,
-    /// The process that opened the file and took the lock.
-    owner: u32,
+    /// The process that opened the file and took the lock; `None` without a lock.
+    owner: Option<u32>,
 }
 
 impl Drop for FileSink {
@@ -299,7 +301,7 @@ impl Drop for FileSink {
     /// explicitly; a child dropping its inherited copy only closes its descriptors
     /// (an unlock there would release the parent's lock).
     fn drop(&mut self) {
-        if std::process::id() == self.owner {
+        if self.owner == Some(std::process::id()) {
             // Nothing to report from a drop; an unlock that fails leaves the lock to
             // be released when the descriptors close.
             let _ = self.file.unlock();
