@@ -1,4 +1,4 @@
-//! `recover_jsonl`: what a JSONL file commits (SPEC §3). Pure; it never changes a file.
+//! `recover_jsonl`: what a JSONL file commits (docs/contract.md §3). Pure; it never changes a file.
 //!
 //! A line is committed only when it ends with `\n`. Blank committed lines (JSON
 //! whitespace only: space, tab, CR) are skipped but still count for physical line

@@ -1,4 +1,4 @@
-//! The C ABI (SPEC §4): the only `extern "C"` and the only `unsafe` in the crate.
+//! The C ABI (docs/contract.md §4): the only `extern "C"` and the only `unsafe` in the crate.
 //!
 //! Each function only converts: C strings and byte ranges in, owned JSON strings and
 //! status codes out. Every function runs inside one panic boundary ([`boundary`]), and

@@ -1,4 +1,4 @@
-//! Replaying a JSONL file into a log (SPEC §3): every committed line is parsed, then
+//! Replaying a JSONL file into a log (docs/contract.md §3): every committed line is parsed, then
 //! checked against the tree rules in file order (ids unique, every parent on an
 //! earlier committed line) and committed.
 //!
