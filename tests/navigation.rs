@@ -483,7 +483,8 @@ fn children_and_latest_leaf_cost_is_bounded_by_the_answer_not_the_store() {
         Some("n-99999".into())
     );
     assert_eq!(store.nav_steps().unwrap() - before, 1);
-    // A 100-node page flagged against the deepest leaf walks the page and the path.
+    // A 100-node page flagged against a leaf 50,000 deep: the page, the part of the
+    // path inside it, and O(log depth) jumps to reach that part, never the whole path.
     let before = store.nav_steps().unwrap();
     let page = store
         .tree(&TreeOptions {
@@ -494,5 +495,11 @@ fn children_and_latest_leaf_cost_is_bounded_by_the_answer_not_the_store() {
         })
         .unwrap();
     assert_eq!(page.nodes.len(), 100);
-    assert_eq!(store.nav_steps().unwrap() - before, 100 + 50_001);
+    assert!(
+        page.nodes.iter().all(|n| n.on_path),
+        "n-11..n-110 are all on the path"
+    );
+    let steps = store.nav_steps().unwrap() - before;
+    let jumps = steps - 100 - 100;
+    assert!(jumps <= 2 * 16, "{jumps} jumps for a path 50,001 long");
 }
