@@ -39,6 +39,7 @@ const TAIL_CHUNK: usize = 64 * 1024;
 
 /// How records are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
 pub enum SortBy {
     /// Newest first; equal times by path.
     #[default]
@@ -176,6 +177,7 @@ pub struct DirItem {
 
 /// The type of a directory item, without following symbolic links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ItemKind {
     File,
     Dir,
