@@ -4,7 +4,7 @@
 //! A general JSON parser silently changes some inputs: it keeps one of two duplicate
 //! keys, rounds an integer that does not fit, turns `1e400` into infinity, or replaces
 //! a lone surrogate. Each of those is a value that would not come back as written, so
-//! the scanner rejects it with a JSON Pointer to the spot instead (SPEC §2).
+//! the scanner rejects it with a JSON Pointer to the spot instead (docs/contract.md §2).
 //!
 //! The scanner is iterative (an explicit stack, no recursion), so no input depth can
 //! overflow the thread's stack; depth beyond the caller's limit is an error.
@@ -205,11 +205,6 @@ pub(crate) fn array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8
     let mut out = Vec::with_capacity(len + 2);
     push_array(&mut out, items);
     out
-}
-
-/// `[a,b,…]` from JSON texts built as strings (warnings, diagnostics).
-pub(crate) fn join(items: impl Iterator<Item = String>) -> String {
-    format!("[{}]", items.collect::<Vec<_>>().join(","))
 }
 
 /// Appends `[a,b,…]` from the JSON texts `items` to `out`.

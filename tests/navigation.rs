@@ -1,4 +1,4 @@
-//! Navigation queries (SPEC §8): the fixed example's answers, each query against a
+//! Navigation queries (docs/contract.md §8): the fixed example's answers, each query against a
 //! brute-force model over random trees, and the cost of the index in steps.
 
 mod common;
