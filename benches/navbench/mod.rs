@@ -1,4 +1,4 @@
-//! The navigation benchmark (SPEC §8): `children`, `leaves`, `latest_leaf` and a
+//! The navigation benchmark (docs/contract.md §8): `children`, `leaves`, `latest_leaf` and a
 //! 100-node `tree` page on the 100k-entry session, and `list_sessions` over 1,000
 //! generated session files (about 1 GB) beside pi's `SessionManager.list` over the
 //! same sessions in pi's format (bench/peer/list.mjs), one folder per format.

@@ -1,5 +1,5 @@
 /*
- * test_navigation.c -- SPEC §8 through the C ABI: children, roots, leaves, latest
+ * test_navigation.c -- docs/contract.md §8 through the C ABI: children, roots, leaves, latest
  * leaf, tree pages, labels on the chapter's tree (memory and JSONL stores), their
  * errors and NULL arguments, and session_list_sessions on a folder.
  */
