@@ -65,7 +65,11 @@
  *                              corrupt_line, and each warning: the 1-based line
  *                reason        corrupt_line: invalid_json, invalid_entry or
  *                              line_too_long; file_changed: deleted, replaced or
- *                              size_changed
+ *                              size_changed; invalid_compaction: unknown_entry,
+ *                              not_on_path, not_interaction_start or
+ *                              pending_tool_calls; tool_pairing: orphan_result,
+ *                              duplicate_tool_call, duplicate_tool_result or
+ *                              missing_result
  *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
  *                cause         tainted: the original error object, the same bytes in
  *                              every result that reports it
@@ -79,6 +83,14 @@
  *                path          locked: the file another writer holds
  *                ownerPid      wrong_process: the process that opened the store
  *                pid           wrong_process: the calling process
+ *                compactionId  invalid_compaction: the compaction entry
+ *                firstKeptEntryId
+ *                              invalid_compaction: its firstKeptEntryId (or null)
+ *                entryId       tool_pairing: the entry holding the defect;
+ *                              invalid_argument from an estimator: the message's entry
+ *                toolCallId    tool_pairing: the tool call id
+ *                interactionStartId
+ *                              tool_pairing: the first entry of the interaction
  */
 
 

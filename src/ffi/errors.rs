@@ -313,6 +313,26 @@ mod tests {
             Error::Internal {
                 message: "x".into(),
             },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: Some("a-pkg".into()),
+                reason: crate::error::CompactionFault::NotInteractionStart,
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: None,
+                reason: crate::error::CompactionFault::PendingToolCalls,
+            },
+            Error::ToolPairing {
+                entry_id: "r-9".into(),
+                tool_call_id: "call-9".into(),
+                reason: crate::error::PairingDefect::OrphanResult,
+                interaction_start_id: "u-1".into(),
+            },
+            Error::Estimator {
+                entry_id: "u-1".into(),
+                message: "x".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -338,7 +358,10 @@ mod tests {
                 | Error::ReadOnly
                 | Error::WrongProcess { .. }
                 | Error::InvalidOption { .. }
-                | Error::Internal { .. } => {}
+                | Error::Internal { .. }
+                | Error::InvalidCompaction { .. }
+                | Error::ToolPairing { .. }
+                | Error::Estimator { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();
