@@ -314,18 +314,23 @@ mod tests {
                 message: "x".into(),
             },
             Error::InvalidCompaction {
-                compaction_id: "c".into(),
-                first_kept_entry_id: Some("f".into()),
-                reason: crate::CompactionFault::NotInteractionStart,
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: Some("a-pkg".into()),
+                reason: crate::error::CompactionFault::NotInteractionStart,
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: None,
+                reason: crate::error::CompactionFault::PendingToolCalls,
             },
             Error::ToolPairing {
-                entry_id: "e".into(),
-                tool_call_id: "t".into(),
-                reason: crate::PairingDefect::OrphanResult,
-                interaction_start_id: "i".into(),
+                entry_id: "r-9".into(),
+                tool_call_id: "call-9".into(),
+                reason: crate::error::PairingDefect::OrphanResult,
+                interaction_start_id: "u-1".into(),
             },
             Error::Estimator {
-                entry_id: "e".into(),
+                entry_id: "u-1".into(),
                 message: "x".into(),
             },
         ];
