@@ -49,6 +49,46 @@
  *              descriptors, so the parent can reopen and a child can open its own
  *              store. A child's session_store_close() on an inherited store frees the
  *              handle and closes its descriptors without unlocking the parent's lock.
+ *
+ *   Errors.    Every member an error object can have; all are camelCase. Each code's
+ *              own members are also listed with the code; no other member appears.
+ *                code          every error: the status name (session_status_name)
+ *                message       every error: a sentence for people; do not parse it
+ *                argument      invalid_argument: the argument's name
+ *                entryId       invalid_argument (a failing token estimator: the
+ *                              message's entry), tool_pairing: the defect's entry
+ *                pointer       invalid_json, invalid_entry, corrupt_line (where there
+ *                              is one): a JSON Pointer to the bad spot
+ *                offset        invalid_json: the byte offset in the text
+ *                id            duplicate_id, cycle, unknown_leaf: the entry id
+ *                childId       missing_parent: the entry that names the parent
+ *                parentId      missing_parent: the parent that does not exist
+ *                line          duplicate_id, missing_parent (found opening a file),
+ *                              corrupt_line, and each warning: the 1-based line
+ *                reason        corrupt_line: invalid_json, invalid_entry or
+ *                              line_too_long; file_changed: deleted, replaced or
+ *                              size_changed; invalid_compaction: unknown_entry,
+ *                              not_on_path, not_interaction_start or
+ *                              pending_tool_calls; tool_pairing: orphan_result,
+ *                              duplicate_tool_call, duplicate_tool_result or
+ *                              missing_result
+ *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
+ *                cause         tainted: the original error object, the same bytes in
+ *                              every result that reports it
+ *                op            io, file_changed: the file operation, one of open,
+ *                              read, write, sync, lock (taking the flock), identity
+ *                              (checking the path still names the file), truncate
+ *                              (repair cutting the file)
+ *                osError       io: the errno, when the OS gave one
+ *                expectedSize  file_changed (size_changed): the size this writer left
+ *                actualSize    file_changed (size_changed): the size found
+ *                path          locked: the file another writer holds
+ *                ownerPid      wrong_process: the process that opened the store
+ *                pid           wrong_process: the calling process
+ *                compactionId  invalid_compaction: the compaction entry
+ *                firstKeptEntryId  invalid_compaction: its firstKeptEntryId (or null)
+ *                toolCallId    tool_pairing: the tool call's id
+ *                interactionStartId  tool_pairing: the first entry of the interaction
  */
 
 
@@ -194,7 +234,7 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 
 /**
  * A file operation failed. Error JSON members: `op` (`open`, `read`, `write`,
- * `sync`), `os_error` (the errno) when the OS gave one.
+ * `sync`, `lock`, `identity`, `truncate`), `osError` (the errno) when the OS gave one.
  */
 #define SESSION_ERR_IO 11
 
@@ -214,7 +254,8 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
  * deleted or now names another file, or its size is not what this writer left
  * (another writer appended). Nothing was written; the store is tainted from then on,
  * with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
- * `size_changed`), `expected_size` and `actual_size` for `size_changed`.
+ * `size_changed`), `op` (`identity`), `expectedSize` and `actualSize` for
+ * `size_changed`.
  */
 #define SESSION_ERR_FILE_CHANGED 14
 
@@ -226,7 +267,7 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 /**
  * A call on a store from a process other than the one that opened it (a child after
  * `fork`): nothing is done. The child must open its own store. Error JSON members:
- * `owner_pid`, `pid`.
+ * `ownerPid`, `pid`.
  */
 #define SESSION_ERR_WRONG_PROCESS 16
 

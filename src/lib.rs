@@ -44,6 +44,7 @@ pub mod context;
 pub mod entry;
 pub mod error;
 pub mod json;
+mod json_writer;
 pub mod list;
 pub mod nav;
 pub mod recover;

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use crate::entry::{Entry, EntryKind, Role, parse_entry};
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
+use crate::json_writer::{self, Object};
 use crate::nav::{options_from_json, preview};
 use crate::recover::{MAX_LINE_BYTES, recover_jsonl};
 use crate::store::State;
@@ -120,50 +121,39 @@ impl SessionInfo {
     /// `{"path","bytes","modifiedMs","state","firstUserText","latestLeafId",
     /// "latestTimestamp","entries"?,"error"?}`; unknown facts are null.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"path\":");
-        json::push_string(&mut out, &self.path);
-        let modified = self
-            .modified_ms
-            .map_or_else(|| "null".to_owned(), |m| m.to_string());
-        out.push_str(&format!(
-            ",\"bytes\":{},\"modifiedMs\":{modified},\"state\":",
-            self.bytes
-        ));
-        push_opt(&mut out, self.state.map(State::as_str));
-        out.push_str(",\"firstUserText\":");
-        push_opt(&mut out, self.first_user_text.as_deref());
-        out.push_str(",\"latestLeafId\":");
-        push_opt(&mut out, self.latest_leaf_id.as_deref());
-        out.push_str(",\"latestTimestamp\":");
-        out.push_str(self.latest_timestamp.as_deref().unwrap_or("null"));
+        let mut o = Object::new()
+            .string("path", &self.path)
+            .number("bytes", self.bytes)
+            .number_or_null("modifiedMs", self.modified_ms)
+            .string_or_null("state", self.state.map(State::as_str))
+            .string_or_null("firstUserText", self.first_user_text.as_deref())
+            .string_or_null("latestLeafId", self.latest_leaf_id.as_deref())
+            .raw(
+                "latestTimestamp",
+                self.latest_timestamp.as_deref().unwrap_or("null"),
+            );
         if let Some(entries) = self.entries {
-            out.push_str(&format!(",\"entries\":{entries}"));
+            o = o.number("entries", entries);
         }
         if let Some(error) = &self.error {
-            out.push_str(",\"error\":{\"code\":");
-            json::push_string(&mut out, error.code);
-            out.push_str(",\"message\":");
-            json::push_string(&mut out, &error.message);
-            out.push('}');
+            let error = Object::new()
+                .string("code", error.code)
+                .string("message", &error.message)
+                .finish();
+            o = o.raw("error", &error);
         }
-        out.push('}');
-        out
-    }
-}
-
-fn push_opt(out: &mut String, value: Option<&str>) {
-    match value {
-        Some(value) => json::push_string(out, value),
-        None => out.push_str("null"),
+        o.finish()
     }
 }
 
 /// `{"sessions":[…]}`.
 pub fn sessions_json(sessions: &[SessionInfo]) -> String {
-    format!(
-        "{{\"sessions\":{}}}",
-        json::join(sessions.iter().map(SessionInfo::to_json))
-    )
+    Object::new()
+        .raw(
+            "sessions",
+            &json_writer::array(sessions.iter().map(SessionInfo::to_json)),
+        )
+        .finish()
 }
 
 /// What a directory holds, as the listing sees it.
