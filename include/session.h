@@ -55,6 +55,8 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
+ *                entryId       invalid_argument (a failing token estimator: the
+ *                              message's entry), tool_pairing: the defect's entry
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text
@@ -169,9 +171,10 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 #define SESSION_OK 0
 
 /**
- * A required pointer argument is NULL, a C string argument is not valid UTF-8, or
- * an options object is invalid. Nothing was created or written. Error JSON member:
- * `argument` (its name).
+ * A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+ * options object is invalid, or a host's token estimator returned a negative or
+ * non-finite cost. Nothing was created or written. Error JSON members: `argument`
+ * (its name); `entryId` (the message's entry) for the estimator.
  */
 #define SESSION_ERR_INVALID_ARGUMENT 1
 

@@ -210,7 +210,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::FfiError;
-    use crate::error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+    use crate::error::{
+        CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
+        Warning,
+    };
     use crate::json::{JsonError, JsonErrorKind};
 
     const HEADER: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/include/session.h"));
@@ -316,17 +319,17 @@ mod tests {
             Error::InvalidCompaction {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: Some("a-pkg".into()),
-                reason: crate::error::CompactionFault::NotInteractionStart,
+                reason: CompactionFault::NotInteractionStart,
             },
             Error::InvalidCompaction {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: None,
-                reason: crate::error::CompactionFault::PendingToolCalls,
+                reason: CompactionFault::PendingToolCalls,
             },
             Error::ToolPairing {
                 entry_id: "r-9".into(),
                 tool_call_id: "call-9".into(),
-                reason: crate::error::PairingDefect::OrphanResult,
+                reason: PairingDefect::OrphanResult,
                 interaction_start_id: "u-1".into(),
             },
             Error::Estimator {
