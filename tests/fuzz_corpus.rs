@@ -6,14 +6,14 @@
 //! The seed corpus is written from the test fixtures by
 //! `SESSION_WRITE_FUZZ_SEEDS=1 cargo test --test fuzz_corpus write_seed_corpus`.
 
-mod support;
+mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::properties::{check_parse_entry, check_path_to, check_recover};
-use support::*;
+use common::properties::{check_parse_entry, check_path_to, check_recover};
+use common::*;
 
 /// A fuzz target's property check.
 type Check = fn(&[u8]);

@@ -2,20 +2,20 @@
 //! 16 threads × 2,000 appends on one JSONL store. The file order is the commit (seq)
 //! order, every line parses, nothing is lost, duplicated or interleaved.
 
-mod support;
+mod common;
 
 use std::collections::HashMap;
 use std::time::Instant;
 
+use common::*;
 use session::{Store, recover_jsonl};
-use support::*;
 
 const THREADS: usize = 16;
 
 #[test]
 fn t8_concurrent_appends_commit_every_line_once_in_seq_order() {
     let per_thread = env_count("SESSION_T8_APPENDS", if soak() { 10_000 } else { 2_000 }) as usize;
-    let dir = TempDir::new("t8");
+    let dir = temp_dir("t8");
     let path = dir.join("s.jsonl");
     let (store, _) = Store::open_jsonl(&path).expect("open");
     let started = Instant::now();
@@ -31,7 +31,7 @@ fn t8_concurrent_appends_commit_every_line_once_in_seq_order() {
                         .map(|i| {
                             let id = format!("c{t}-{i}");
                             let receipt = store
-                                .append(user_entry(&id, parent.as_deref(), "並行 append"))
+                                .append(user(&id, parent.as_deref(), "並行 append"))
                                 .expect("append");
                             assert_eq!(receipt.id, id);
                             parent = Some(id.clone());

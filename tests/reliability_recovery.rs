@@ -3,14 +3,14 @@
 //! single-byte corruption, and for each encoding edge case, always with the exact
 //! physical line. Each test prints its figure (run with `--nocapture`).
 
-mod support;
+mod common;
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use common::properties::oracle_recover;
+use common::*;
 use session::{Entry, Error, JsonErrorKind, LineFault, State, Store, Warning, recover_jsonl};
-use support::properties::oracle_recover;
-use support::*;
 
 // ---------------------------------------------------------------------------------------
 // T1 — truncate at every byte offset
@@ -152,7 +152,7 @@ fn t1_every_truncation_offset_recovers_exactly_the_committed_prefix() {
 
 #[test]
 fn t1_every_truncation_offset_opens_with_the_committed_prefix_and_the_right_state() {
-    let dir = TempDir::new("t1-open");
+    let dir = temp_dir("t1-open");
     let chapter = chapter_session();
     let generated = t1_session();
     let mut tried = 0;
@@ -272,14 +272,14 @@ fn classify(bytes: &[u8], path: &std::path::Path, parent: Option<&str>) -> Resul
             }
             match (report.state, r.warnings.as_slice()) {
                 (State::NeedsRepair, [Warning::UnterminatedTail { line }]) => {
-                    match store.append(user_entry("t2-next", parent, "after")) {
+                    match store.append(user("t2-next", parent, "after")) {
                         Err(Error::NeedsRepair { .. }) => Ok(Expect::NeedsRepair(*line)),
                         other => Err(format!("append in needs_repair: {other:?}")),
                     }
                 }
                 (State::Ready, []) => {
                     store
-                        .append(user_entry("t2-next", parent, "after"))
+                        .append(user("t2-next", parent, "after"))
                         .map_err(|e| format!("append to a ready file: {e}"))?;
                     drop(store);
                     let after = std::fs::read(path).map_err(|e| e.to_string())?;
@@ -322,7 +322,7 @@ fn classify(bytes: &[u8], path: &std::path::Path, parent: Option<&str>) -> Resul
 
 #[test]
 fn t2_garbage_tails_need_repair_at_their_line_and_whitespace_tails_stay_appendable() {
-    let dir = TempDir::new("t2");
+    let dir = temp_dir("t2");
     let path = dir.join("s.jsonl");
     let mut rng = Rng::new(seed(0x7132));
     let mut cases = 0;
@@ -332,7 +332,7 @@ fn t2_garbage_tails_need_repair_at_their_line_and_whitespace_tails_stay_appendab
         generated_session(seed(0x7132), 52, false),
     ] {
         let parent_in_session = session.entries()[0].id().to_owned();
-        let foreign_with_parent = user_entry("x-8", Some(&parent_in_session), "another writer");
+        let foreign_with_parent = user("x-8", Some(&parent_in_session), "another writer");
         // Bases: every line boundary, and 16 cuts inside the last line.
         let last = session.lines.last().expect("lines");
         let mut bases: Vec<usize> = session.lines.iter().map(|l| l.start).collect();
@@ -676,7 +676,7 @@ fn observe(bytes: &[u8], kept: &'static str, path: &std::path::Path) -> Document
 
 #[test]
 fn t19_each_encoding_edge_case_has_its_documented_outcome_at_the_exact_line() {
-    let dir = TempDir::new("t19");
+    let dir = temp_dir("t19");
     let path = dir.join("s.jsonl");
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     let deep_objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
