@@ -39,10 +39,46 @@
  *              "fsync" and "fsync_batch" durability options make it mean "on stable
  *              storage". The library never truncates or rewrites a file by itself: a
  *              file whose last line is unterminated opens as "needs_repair" and refuses
- *              appends until the caller runs session_jsonl_repair().
+ *              appends until the caller runs session_jsonl_repair(). Only regular
+ *              files are opened: a FIFO, a device or a directory is SESSION_ERR_IO.
  *
  *   Fork.      A store belongs to the process that opened it; calls from a forked
  *              child fail with SESSION_ERR_WRONG_PROCESS. Open a new store instead.
+ *              The lock is the opener's too: when the parent closes its store the
+ *              file is unlocked although the child still holds copies of the
+ *              descriptors, so the parent can reopen and a child can open its own
+ *              store. A child's session_store_close() on an inherited store frees the
+ *              handle and closes its descriptors without unlocking the parent's lock.
+ *
+ *   Errors.    Every member an error object can have; all are camelCase. Each code's
+ *              own members are also listed with the code; no other member appears.
+ *                code          every error: the status name (session_status_name)
+ *                message       every error: a sentence for people; do not parse it
+ *                argument      invalid_argument: the argument's name
+ *                pointer       invalid_json, invalid_entry, corrupt_line (where there
+ *                              is one): a JSON Pointer to the bad spot
+ *                offset        invalid_json: the byte offset in the text
+ *                id            duplicate_id, cycle, unknown_leaf: the entry id
+ *                childId       missing_parent: the entry that names the parent
+ *                parentId      missing_parent: the parent that does not exist
+ *                line          duplicate_id, missing_parent (found opening a file),
+ *                              corrupt_line, and each warning: the 1-based line
+ *                reason        corrupt_line: invalid_json, invalid_entry or
+ *                              line_too_long; file_changed: deleted, replaced or
+ *                              size_changed
+ *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
+ *                cause         tainted: the original error object, the same bytes in
+ *                              every result that reports it
+ *                op            io, file_changed: the file operation, one of open,
+ *                              read, write, sync, lock (taking the flock), identity
+ *                              (checking the path still names the file), truncate
+ *                              (repair cutting the file)
+ *                osError       io: the errno, when the OS gave one
+ *                expectedSize  file_changed (size_changed): the size this writer left
+ *                actualSize    file_changed (size_changed): the size found
+ *                path          locked: the file another writer holds
+ *                ownerPid      wrong_process: the process that opened the store
+ *                pid           wrong_process: the calling process
  */
 
 
@@ -174,7 +210,7 @@ typedef int32_t SessionState;
 
 /**
  * A file operation failed. Error JSON members: `op` (`open`, `read`, `write`,
- * `sync`), `os_error` (the errno) when the OS gave one.
+ * `sync`, `lock`, `identity`, `truncate`), `osError` (the errno) when the OS gave one.
  */
 #define SESSION_ERR_IO 11
 
@@ -194,7 +230,8 @@ typedef int32_t SessionState;
  * deleted or now names another file, or its size is not what this writer left
  * (another writer appended). Nothing was written; the store is tainted from then on,
  * with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
- * `size_changed`), `expected_size` and `actual_size` for `size_changed`.
+ * `size_changed`), `op` (`identity`), `expectedSize` and `actualSize` for
+ * `size_changed`.
  */
 #define SESSION_ERR_FILE_CHANGED 14
 
@@ -206,7 +243,7 @@ typedef int32_t SessionState;
 /**
  * A call on a store from a process other than the one that opened it (a child after
  * `fork`): nothing is done. The child must open its own store. Error JSON members:
- * `owner_pid`, `pid`.
+ * `ownerPid`, `pid`.
  */
 #define SESSION_ERR_WRONG_PROCESS 16
 
@@ -361,12 +398,18 @@ SessionStatus session_memory_store_open(SessionStore **out_store);
  * Opening recovers the committed lines and replays the tree rules in file order: ids
  * unique, every parent on an earlier committed line. A file whose last line has no
  * newline opens as `needs_repair`: reads work, appends are refused. libsession never
- * truncates or rewrites a file by itself.
+ * truncates or rewrites a file by itself. A final piece of only spaces, tabs or CR is
+ * not a warning: the next append writes a newline that ends it, then its line, in one
+ * write. Memory follows the committed lines, never the file's size, and holes of a
+ * sparse file are skipped, not read. The path is resolved against the working
+ * directory once, at open: a later `chdir` does not change the file.
  *
  * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
  * `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
  * `SESSION_ERR_LOCKED` (another writer has the file open);
- * `SESSION_ERR_IO` (missing folder, unreadable path); `SESSION_ERR_INVALID_ARGUMENT`
+ * `SESSION_ERR_IO` (missing folder, unreadable path, or a path that is not a regular
+ * file: a FIFO, a device or a directory is refused at once, without blocking or
+ * reading it); `SESSION_ERR_INVALID_ARGUMENT`
  * (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
  * (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
  *
@@ -427,9 +470,15 @@ SessionStatus session_jsonl_store_open_with(const char *path,
  * (what makes a store open as `needs_repair`). In this order, so that an
  * interruption at any step loses no committed line: the committed prefix is
  * validated (a corrupt line, duplicate id or missing parent refuses the repair and
- * leaves the file untouched); the uncommitted bytes are copied to a new sidecar file
- * next to it (`<name>.tail-<k>.bak`) and the sidecar and the directory are synced;
- * then the file is truncated to its committed prefix and synced. The result is
+ * leaves the file untouched); the uncommitted bytes are copied to a temporary file
+ * next to it (`.<name>.repair-<k>.tmp`; holes stay holes), synced, renamed to a new
+ * sidecar `<name>.tail-<k>.bak` (never over an existing file) and the directory is
+ * synced; then the file is truncated to its committed prefix and synced. A `.bak` is
+ * therefore always complete: a repair that fails (a full disk: `SESSION_ERR_IO`, file
+ * untouched) removes its temporary, and one that is killed leaves only a temporary,
+ * which no later repair takes for a backup. The backup has the session file's
+ * permissions (and owner, where the process may set it) and is never created
+ * through a symbolic link. The result is
  * `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
  * unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
  * second repair changes nothing. Afterwards the file opens `ready`.
@@ -549,7 +598,10 @@ SessionState session_store_state(const SessionStore *store);
 /**
  * Closes a store and frees it. NULL is fine. This must be the last call on the store:
  * no other call on it may be running or follow. Appends that returned are already
- * written; closing does not sync.
+ * written; closing does not sync. Closing in the process that opened the store
+ * releases the writer's lock, even while a forked child still holds copies of its
+ * descriptors. In a forked child, closing an inherited store frees the handle and
+ * closes the child's descriptors without unlocking: the lock stays the parent's.
  *
  * # Safety
  *

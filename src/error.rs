@@ -6,6 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use crate::json::JsonError;
+use crate::json_writer::Object;
 
 /// A fact about a file that is not an error but that the caller must know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,9 +29,10 @@ impl Warning {
     /// `{"code":"unterminated_tail","line":N}`.
     pub fn to_json(&self) -> String {
         match self {
-            Warning::UnterminatedTail { line } => {
-                format!("{{\"code\":\"{}\",\"line\":{line}}}", self.code())
-            }
+            Warning::UnterminatedTail { line } => Object::new()
+                .string("code", self.code())
+                .number("line", *line)
+                .finish(),
         }
     }
 }

@@ -207,11 +207,6 @@ pub(crate) fn array<'a>(items: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8
     out
 }
 
-/// `[a,b,…]` from JSON texts built as strings (warnings, diagnostics).
-pub(crate) fn join(items: impl Iterator<Item = String>) -> String {
-    format!("[{}]", items.collect::<Vec<_>>().join(","))
-}
-
 /// Appends `[a,b,…]` from the JSON texts `items` to `out`.
 pub(crate) fn push_array<'a>(out: &mut Vec<u8>, items: impl Iterator<Item = &'a [u8]>) {
     out.push(b'[');

@@ -43,6 +43,7 @@
 pub mod entry;
 pub mod error;
 pub mod json;
+mod json_writer;
 pub mod list;
 pub mod nav;
 pub mod recover;

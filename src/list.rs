@@ -23,6 +23,7 @@ use serde::Deserialize;
 use crate::entry::{Entry, EntryKind, Role, parse_entry};
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
+use crate::json_writer::{self, Object};
 use crate::nav::{options_from_json, preview};
 use crate::recover::{MAX_LINE_BYTES, recover_jsonl};
 use crate::store::State;
@@ -33,7 +34,7 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 pub const WHOLE_FILE_BYTES: u64 = 1024 * 1024;
 /// `firstUserText` keeps at most this many characters.
 pub const FIRST_USER_TEXT_CHARS: u64 = 200;
-/// The tail is read backwards in pieces of this size.
+/// The tail is read backwards in pieces of at least this size.
 const TAIL_CHUNK: usize = 64 * 1024;
 
 /// How records are ordered.
@@ -120,50 +121,39 @@ impl SessionInfo {
     /// `{"path","bytes","modifiedMs","state","firstUserText","latestLeafId",
     /// "latestTimestamp","entries"?,"error"?}`; unknown facts are null.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"path\":");
-        json::push_string(&mut out, &self.path);
-        let modified = self
-            .modified_ms
-            .map_or_else(|| "null".to_owned(), |m| m.to_string());
-        out.push_str(&format!(
-            ",\"bytes\":{},\"modifiedMs\":{modified},\"state\":",
-            self.bytes
-        ));
-        push_opt(&mut out, self.state.map(State::as_str));
-        out.push_str(",\"firstUserText\":");
-        push_opt(&mut out, self.first_user_text.as_deref());
-        out.push_str(",\"latestLeafId\":");
-        push_opt(&mut out, self.latest_leaf_id.as_deref());
-        out.push_str(",\"latestTimestamp\":");
-        out.push_str(self.latest_timestamp.as_deref().unwrap_or("null"));
+        let mut o = Object::new()
+            .string("path", &self.path)
+            .number("bytes", self.bytes)
+            .number_or_null("modifiedMs", self.modified_ms)
+            .string_or_null("state", self.state.map(State::as_str))
+            .string_or_null("firstUserText", self.first_user_text.as_deref())
+            .string_or_null("latestLeafId", self.latest_leaf_id.as_deref())
+            .raw(
+                "latestTimestamp",
+                self.latest_timestamp.as_deref().unwrap_or("null"),
+            );
         if let Some(entries) = self.entries {
-            out.push_str(&format!(",\"entries\":{entries}"));
+            o = o.number("entries", entries);
         }
         if let Some(error) = &self.error {
-            out.push_str(",\"error\":{\"code\":");
-            json::push_string(&mut out, error.code);
-            out.push_str(",\"message\":");
-            json::push_string(&mut out, &error.message);
-            out.push('}');
+            let error = Object::new()
+                .string("code", error.code)
+                .string("message", &error.message)
+                .finish();
+            o = o.raw("error", &error);
         }
-        out.push('}');
-        out
-    }
-}
-
-fn push_opt(out: &mut String, value: Option<&str>) {
-    match value {
-        Some(value) => json::push_string(out, value),
-        None => out.push_str("null"),
+        o.finish()
     }
 }
 
 /// `{"sessions":[…]}`.
 pub fn sessions_json(sessions: &[SessionInfo]) -> String {
-    format!(
-        "{{\"sessions\":{}}}",
-        json::join(sessions.iter().map(SessionInfo::to_json))
-    )
+    Object::new()
+        .raw(
+            "sessions",
+            &json_writer::array(sessions.iter().map(SessionInfo::to_json)),
+        )
+        .finish()
 }
 
 /// What a directory holds, as the listing sees it.
@@ -243,7 +233,9 @@ impl ListIo for RealListIo {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
         let file = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(path)?;
         let meta = file.metadata()?;
         let kind = meta.file_type();
@@ -434,92 +426,92 @@ fn read_head(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Faul
 /// Reads backwards from the end: the unterminated piece (state), then the last
 /// non-blank committed line (latest leaf and timestamp).
 fn read_tail(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
-    let mut end = info.bytes;
+    let mut tail = Tail {
+        buf: Vec::new(),
+        start: info.bytes,
+    };
     // Everything after the last newline: blank → ready, else needs repair.
-    let mut tail_blank = true;
-    let mut reader = Backwards::new(end);
-    let Some(last_newline) = reader.find(file, |b| {
-        if b != b'\n' && !matches!(b, b' ' | b'\t' | b'\r') {
-            tail_blank = false;
-        }
-        b == b'\n'
-    })?
-    else {
-        // No committed line at all within reach.
-        info.state = Some(if tail_blank {
+    let mut end = 0;
+    let Some(mut line_end) = tail.find_before(file, &mut end)? else {
+        let whole = tail.start == 0;
+        info.state = Some(if whole && is_blank(&tail.buf) {
             State::Ready
         } else {
             State::NeedsRepair
         });
         return Ok(());
     };
-    info.state = Some(if tail_blank {
+    info.state = Some(if is_blank(&tail.buf[line_end + 1..]) {
         State::Ready
     } else {
         State::NeedsRepair
     });
-    end = last_newline;
     loop {
-        // The line ending at `end` (exclusive of its newline).
-        let mut reader = Backwards::new(end);
-        let start = reader.find(file, |b| b == b'\n')?.map_or(0, |nl| nl + 1);
-        let line = read_exact_at(file, start, (end - start) as usize)?;
-        if !is_blank(&line) {
-            let entry = parse_entry(&line)
+        let line_start = match tail.find_before(file, &mut line_end)? {
+            Some(newline) => newline + 1,
+            None if tail.start == 0 => 0,
+            None => {
+                return Err((
+                    "corrupt_line",
+                    format!(
+                        "no committed entry within the last {} bytes",
+                        tail.buf.len()
+                    ),
+                ));
+            }
+        };
+        let line = &tail.buf[line_start..line_end];
+        if !is_blank(line) {
+            let entry = parse_entry(line)
                 .map_err(|e| ("corrupt_line", format!("the last committed line: {e}")))?;
             set_latest(info, &entry);
             return Ok(());
         }
-        if start == 0 {
+        if line_start == 0 {
             return Ok(());
         }
-        end = start - 1;
+        line_end = line_start - 1;
     }
 }
 
-/// Scans a file backwards from `end` for a byte, at most [`MAX_LINE_BYTES`] + 1
-/// bytes (no line can be longer), in pieces.
-struct Backwards {
-    at: u64,
-    limit: u64,
+/// The end of a file, read backwards in growing pieces: `buf` holds the bytes from
+/// `start` to the end of the file, never more than two maximal lines.
+struct Tail {
+    buf: Vec<u8>,
+    start: u64,
 }
 
-impl Backwards {
-    fn new(end: u64) -> Backwards {
-        Backwards {
-            at: end,
-            limit: end.saturating_sub(MAX_LINE_BYTES as u64 + 1),
-        }
-    }
-
-    /// The offset of the last byte before `end` for which `hit` is true; `None`
-    /// when the start of the file is reached without one. A line longer than the
-    /// maximum is a fault.
-    fn find(
+impl Tail {
+    /// The last newline in `buf[..*before]`, growing the buffer at the front until
+    /// one is found (`*before` moves with the bytes), the file's start is reached
+    /// (`None`, `start` 0), or the buffer holds two maximal lines (`None`).
+    fn find_before(
         &mut self,
         file: &mut dyn ListFile,
-        mut hit: impl FnMut(u8) -> bool,
-    ) -> Result<Option<u64>, Fault> {
-        while self.at > self.limit {
-            let len = (self.at - self.limit).min(TAIL_CHUNK as u64);
-            let start = self.at - len;
-            let chunk = read_exact_at(file, start, len as usize)?;
-            if chunk.len() as u64 != len {
+        before: &mut usize,
+    ) -> Result<Option<usize>, Fault> {
+        if let Some(at) = memchr::memrchr(b'\n', &self.buf[..*before]) {
+            return Ok(Some(at));
+        }
+        let cap = 2 * (MAX_LINE_BYTES + 1);
+        while self.start > 0 && self.buf.len() < cap {
+            let want = TAIL_CHUNK.max(self.buf.len()).min(cap - self.buf.len());
+            let want = want.min(usize::try_from(self.start).unwrap_or(usize::MAX));
+            let from = self.start - want as u64;
+            let mut piece = read_exact_at(file, from, want)?;
+            if piece.len() != want {
                 return Err(("io", "the file shrank during the scan".into()));
             }
-            if let Some(at) = chunk.iter().rposition(|&b| hit(b)) {
-                return Ok(Some(start + at as u64));
+            piece.extend_from_slice(&self.buf);
+            self.buf = piece;
+            self.start = from;
+            *before += want;
+            // Only the new bytes remain to be searched.
+            if let Some(at) = memchr::memrchr(b'\n', &self.buf[..want]) {
+                return Ok(Some(at));
             }
-            self.at = start;
         }
-        if self.limit == 0 {
-            Ok(None)
-        } else {
-            Err((
-                "corrupt_line",
-                format!("the last line is longer than {MAX_LINE_BYTES} bytes"),
-            ))
-        }
+        Ok(None)
     }
 }
 

@@ -49,7 +49,7 @@ pub const SESSION_ERR_NEEDS_REPAIR: SessionStatus = 9;
 /// bytes in every result that reports it. Reopen the file to re-check the disk.
 pub const SESSION_ERR_TAINTED: SessionStatus = 10;
 /// A file operation failed. Error JSON members: `op` (`open`, `read`, `write`,
-/// `sync`), `os_error` (the errno) when the OS gave one.
+/// `sync`, `lock`, `identity`, `truncate`), `osError` (the errno) when the OS gave one.
 pub const SESSION_ERR_IO: SessionStatus = 11;
 /// A bug in libsession: a caught panic. The store it happened on is tainted.
 pub const SESSION_ERR_INTERNAL: SessionStatus = 12;
@@ -60,13 +60,14 @@ pub const SESSION_ERR_LOCKED: SessionStatus = 13;
 /// deleted or now names another file, or its size is not what this writer left
 /// (another writer appended). Nothing was written; the store is tainted from then on,
 /// with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
-/// `size_changed`), `expected_size` and `actual_size` for `size_changed`.
+/// `size_changed`), `op` (`identity`), `expectedSize` and `actualSize` for
+/// `size_changed`.
 pub const SESSION_ERR_FILE_CHANGED: SessionStatus = 14;
 /// An append on a store opened read-only (`readOnly` or `salvage`).
 pub const SESSION_ERR_READ_ONLY: SessionStatus = 15;
 /// A call on a store from a process other than the one that opened it (a child after
 /// `fork`): nothing is done. The child must open its own store. Error JSON members:
-/// `owner_pid`, `pid`.
+/// `ownerPid`, `pid`.
 pub const SESSION_ERR_WRONG_PROCESS: SessionStatus = 16;
 
 /// The condition of a store, as `session_store_state` reports it.

@@ -70,14 +70,6 @@ pub(crate) struct Log {
 }
 
 impl Log {
-    /// An empty log expecting about `bytes` of entry text.
-    pub(crate) fn with_capacity(bytes: usize) -> Log {
-        Log {
-            arena: Vec::with_capacity(bytes),
-            ..Log::default()
-        }
-    }
-
     fn json_at(&self, record: &Record) -> &[u8] {
         self.arena
             .get(record.start..record.start + record.len as usize)

@@ -31,14 +31,15 @@ use std::cell::RefCell;
 use crate::entry::{Entry, EntryParser, Facts, Message, ParseFault, parse_entry};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
+use crate::json_writer::{self, Object};
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, sync_dir};
-pub(crate) use replay::Replay;
+pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
 use jsonl::FileSink;
@@ -101,10 +102,10 @@ pub struct Receipt {
 impl Receipt {
     /// `{"id":"…","seq":N}`.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"id\":");
-        json::push_string(&mut out, &self.id);
-        out.push_str(&format!(",\"seq\":{}}}", self.seq));
-        out
+        Object::new()
+            .string("id", &self.id)
+            .number("seq", self.seq)
+            .finish()
     }
 }
 
@@ -124,14 +125,17 @@ impl OpenReport {
     /// `{"state":"ready"|"needs_repair","warnings":[…]}`; a salvage open adds
     /// `"complete":bool,"diagnostics":[…]`.
     pub fn to_json(&self) -> String {
-        let mut out = format!(
-            "{{\"state\":\"{}\",\"warnings\":{}",
-            self.state.as_str(),
-            warnings_json(&self.warnings)
-        );
-        push_salvage(&mut out, self.salvage, &self.diagnostics);
-        out.push('}');
-        out
+        let object = Object::new()
+            .string("state", self.state.as_str())
+            .raw("warnings", &warnings_json(&self.warnings));
+        let object = if self.salvage {
+            object
+                .boolean("complete", self.diagnostics.is_empty())
+                .raw("diagnostics", &diagnostics_json(&self.diagnostics))
+        } else {
+            object
+        };
+        object.finish()
     }
 }
 
@@ -147,7 +151,12 @@ pub struct Snapshot {
 
 /// `[…]` of warnings in their JSON form.
 pub fn warnings_json(warnings: &[Warning]) -> String {
-    json::join(warnings.iter().map(Warning::to_json))
+    json_writer::array(warnings.iter().map(Warning::to_json))
+}
+
+/// `[…]` of salvage diagnostics in their JSON form.
+fn diagnostics_json(diagnostics: &[Diagnostic]) -> String {
+    json_writer::array(diagnostics.iter().map(Diagnostic::to_json))
 }
 
 /// Appends `,"complete":…,"diagnostics":[…]` for a salvage store.
@@ -158,7 +167,7 @@ fn push_salvage(out: &mut String, salvage: bool, diagnostics: &[Diagnostic]) {
     out.push_str(&format!(
         ",\"complete\":{},\"diagnostics\":{}",
         diagnostics.is_empty(),
-        json::join(diagnostics.iter().map(Diagnostic::to_json))
+        diagnostics_json(diagnostics)
     ));
 }
 

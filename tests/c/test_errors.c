@@ -3,7 +3,7 @@
  *   the 13 status names and "unknown"; for each error the exact shape
  *   {"error":{"code":"<session_status_name(status)>","message":"…",…details}} and its
  *   detail members (argument, pointer, id, childId/parentId, line, warnings, cause,
- *   os_error).
+ *   osError).
  */
 #include <signal.h>
 #include <sys/resource.h>
@@ -327,19 +327,19 @@ static void corrupt_line_and_io(void)
     session_string_free(out);
     session_store_close(store);
 
-    SECTION("io: `op`, `os_error`");
+    SECTION("io: `op`, `osError`");
     snprintf(path, sizeof path, "%s/missing-folder/s.jsonl", g_dir);
     store = (SessionStore *)&st; /* not NULL: open must reset it */
     st = session_jsonl_store_open(path, &store, &out);
     CHECK_ERROR(st, SESSION_ERR_IO, out, "open in a missing folder");
-    CHECK_JSON(out, "error.os_error", "2", "os_error is ENOENT (2)");
+    CHECK_JSON(out, "error.osError", "2", "osError is ENOENT (2)");
     CHECK_JSON(out, "error.op", "\"open\"", "op is open");
     CHECK(store == NULL, "*out_store is NULL after a failed open");
     CHECK(!file_exists(path), "no folder is created");
     session_string_free(out);
     st = session_jsonl_store_open(g_dir, &store, &out);
     CHECK_ERROR(st, SESSION_ERR_IO, out, "open of a directory");
-    CHECK(json_get(out, "error.os_error").p != NULL, "open of a directory: os_error present");
+    CHECK(json_get(out, "error.osError").p != NULL, "open of a directory: osError present");
     CHECK(store == NULL, "*out_store is NULL after a failed open of a directory");
     session_string_free(out);
 }
@@ -363,7 +363,7 @@ static int tainted_child(const char *path)
 
     st = session_store_append(store, E("b", "\"a\""), &out);
     CHECK_ERROR(st, SESSION_ERR_IO, out, "child: a write beyond RLIMIT_FSIZE fails with io");
-    CHECK_JSON(out, "error.os_error", "27", "child: os_error is EFBIG (27)");
+    CHECK_JSON(out, "error.osError", "27", "child: osError is EFBIG (27)");
     CHECK_JSON(out, "error.op", "\"write\"", "child: op is write");
     cause = json_dup(json_get(out, "error"));
     session_string_free(out);
@@ -387,7 +387,7 @@ static void io_and_tainted(void)
     char path[512];
     pid_t pid;
     int status = 0;
-    SECTION("io (write, os_error 27) and tainted (`cause`), in a forked child");
+    SECTION("io (write, osError 27) and tainted (`cause`), in a forked child");
     snprintf(path, sizeof path, "%s/limited.jsonl", g_dir);
     fflush(NULL);
     pid = fork();
