@@ -55,19 +55,26 @@ pub fn jsonl(lines: &[&str]) -> Vec<u8> {
         .collect()
 }
 
-/// A fresh, empty directory under the system temp dir, removed when dropped. It
-/// dereferences to its path.
-pub struct TempDir(PathBuf);
-
-/// A fresh [`TempDir`] whose name contains `name`.
-pub fn temp_dir(name: &str) -> TempDir {
+/// A fresh, empty directory under the system temp dir whose name contains `name`. It
+/// stays after the test (small fixtures); [`TempDir`] removes its folder when dropped.
+pub fn temp_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir =
         std::env::temp_dir().join(format!("libsession-test-{}-{name}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    TempDir(dir)
+    dir
+}
+
+/// A [`temp_dir`] removed when dropped (for tests that write large files). It
+/// dereferences to its path.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        TempDir(temp_dir(name))
+    }
 }
 
 impl std::ops::Deref for TempDir {
