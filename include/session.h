@@ -55,8 +55,6 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
- *                entryId       invalid_argument (a failing token estimator: the
- *                              message's entry), tool_pairing: the defect's entry
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text

@@ -210,10 +210,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::FfiError;
-    use crate::error::{
-        CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
-        Warning,
-    };
+    use crate::error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
     use crate::json::{JsonError, JsonErrorKind};
 
     const HEADER: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/include/session.h"));
@@ -319,17 +316,17 @@ mod tests {
             Error::InvalidCompaction {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: Some("a-pkg".into()),
-                reason: CompactionFault::NotInteractionStart,
+                reason: crate::error::CompactionFault::NotInteractionStart,
             },
             Error::InvalidCompaction {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: None,
-                reason: CompactionFault::PendingToolCalls,
+                reason: crate::error::CompactionFault::PendingToolCalls,
             },
             Error::ToolPairing {
                 entry_id: "r-9".into(),
                 tool_call_id: "call-9".into(),
-                reason: PairingDefect::OrphanResult,
+                reason: crate::error::PairingDefect::OrphanResult,
                 interaction_start_id: "u-1".into(),
             },
             Error::Estimator {
