@@ -57,6 +57,9 @@ impl FfiError {
                 Error::WrongProcess { .. } => SESSION_ERR_WRONG_PROCESS,
                 Error::InvalidOption { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Internal { .. } => SESSION_ERR_INTERNAL,
+                Error::InvalidCompaction { .. } => SESSION_ERR_INVALID_COMPACTION,
+                Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
+                Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -134,6 +137,33 @@ fn core_object(code: &str, e: &Error) -> String {
             .finish(),
         Error::InvalidOption { .. } => object.string("argument", "options_json").finish(),
         Error::ReadOnly | Error::Internal { .. } => object.finish(),
+        Error::InvalidCompaction {
+            compaction_id,
+            first_kept_entry_id,
+            reason,
+        } => {
+            let object = object.string("compactionId", compaction_id);
+            let object = match first_kept_entry_id {
+                Some(id) => object.string("firstKeptEntryId", id),
+                None => object.raw("firstKeptEntryId", "null"),
+            };
+            object.string("reason", reason.as_str()).finish()
+        }
+        Error::ToolPairing {
+            entry_id,
+            tool_call_id,
+            reason,
+            interaction_start_id,
+        } => object
+            .string("entryId", entry_id)
+            .string("toolCallId", tool_call_id)
+            .string("reason", reason.as_str())
+            .string("interactionStartId", interaction_start_id)
+            .finish(),
+        Error::Estimator { entry_id, .. } => object
+            .string("argument", "estimate")
+            .string("entryId", entry_id)
+            .finish(),
     }
 }
 

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::file::{self, SessionFile};
 use super::log::Log;
 use super::replay::Replay;
+use crate::entry::ParseOptions;
 use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
 use crate::json;
 use crate::json_writer::Object;
@@ -56,6 +57,10 @@ pub struct JsonlOptions {
     /// that its size is what this writer left; on a mismatch the store is tainted with
     /// a [`FileChange`] instead of writing. Default: on.
     pub check_identity: bool,
+    /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
+    /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
+    #[serde(default)]
+    pub strict_roles: bool,
 }
 
 impl Default for JsonlOptions {
@@ -66,6 +71,7 @@ impl Default for JsonlOptions {
             read_only: false,
             salvage: false,
             check_identity: true,
+            strict_roles: false,
         }
     }
 }
@@ -86,6 +92,13 @@ impl JsonlOptions {
             return Err(invalid("options must be a JSON object".into()));
         }
         serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// How this store parses entries.
+    pub(crate) fn parse(&self) -> ParseOptions {
+        ParseOptions {
+            strict_roles: self.strict_roles,
+        }
     }
 
     fn writes(&self) -> bool {
@@ -166,7 +179,7 @@ pub(crate) fn open(
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
-    let mut replay = Replay::new(&file, options.salvage);
+    let mut replay = Replay::new(&file, options.salvage).with_parse_options(options.parse());
     let end = replay.run(&file, path)?;
     let blank_tail = replay.scanner.has_blank_tail();
     let Replay {

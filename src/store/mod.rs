@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::cell::RefCell;
 
-use crate::entry::{Entry, EntryParser, Facts, Message, ParseFault, parse_entry};
+use crate::context::{self, Context, ContextOptions, Estimator};
+use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
 use crate::json_writer::{self, Object};
@@ -233,6 +234,30 @@ pub struct Store {
     /// The process that opened the store. After `fork`, the child's copy shares the
     /// parent's file (and lock) and a snapshot of its locks: it must not be used.
     owner: u32,
+    /// How appends parse their entry (`strictRoles`).
+    parse: ParseOptions,
+}
+
+/// Options of a memory store, as JSON: `{"strictRoles":bool}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct MemoryOptions {
+    /// Reject extension roles and blocks with `invalid_entry` (docs/contract.md §6.1).
+    pub strict_roles: bool,
+}
+
+impl MemoryOptions {
+    /// Options from a JSON object; unknown members are [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<MemoryOptions, Error> {
+        let invalid = |message: String| Error::InvalidOption { message };
+        let mut tape = json::Tape::default();
+        json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
+            .map_err(|e| invalid(e.to_string()))?;
+        if tape.nodes.first().map(|n| n.kind) != Some(json::Kind::Object) {
+            return Err(invalid("options must be a JSON object".into()));
+        }
+        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -245,13 +270,22 @@ enum Kind {
 impl Store {
     /// A new, empty store in memory.
     pub fn memory() -> Store {
-        Store::new(
+        Store::memory_with(&MemoryOptions::default())
+    }
+
+    /// A new, empty store in memory, with options.
+    pub fn memory_with(options: &MemoryOptions) -> Store {
+        let mut store = Store::new(
             Log::default(),
             Sink::Memory,
             Kind::Memory,
             Vec::new(),
             Vec::new(),
-        )
+        );
+        store.parse = ParseOptions {
+            strict_roles: options.strict_roles,
+        };
+        store
     }
 
     /// Opens the JSONL file at `path` with the default [`JsonlOptions`]: created if it
@@ -312,7 +346,8 @@ impl Store {
             diagnostics: opened.diagnostics.clone(),
             salvage: options.salvage,
         };
-        let store = Store::new(opened.log, sink, kind, opened.warnings, opened.diagnostics);
+        let mut store = Store::new(opened.log, sink, kind, opened.warnings, opened.diagnostics);
+        store.parse = options.parse();
         Ok((store, report))
     }
 
@@ -340,6 +375,7 @@ impl Store {
             }),
             kind,
             owner: std::process::id(),
+            parse: ParseOptions::default(),
         }
     }
 
@@ -379,6 +415,7 @@ impl Store {
         self.check_process()?;
         let pending = PARSER.with(|parser| match parser.try_borrow_mut() {
             Ok(mut parser) => {
+                parser.set_options(self.parse);
                 let (json, facts) = parser
                     .parse(entry_json.as_ref())
                     .map_err(ParseFault::into_error)?;
@@ -386,7 +423,7 @@ impl Store {
             }
             // Only reachable if parsing re-entered append on this thread.
             Err(_) => {
-                let entry = parse_entry(entry_json)?;
+                let entry = crate::entry::parse_entry_with(entry_json, self.parse)?;
                 self.snapshot(entry.json().as_bytes(), entry.facts().clone())
             }
         })?;
@@ -514,6 +551,7 @@ impl Store {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let admitted = inner.log.admit(id, parent_id, None)?;
+        check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
         let id = id.to_owned();
         if let Sink::File(sink) = &mut inner.sink {
             let written = sink
@@ -588,10 +626,7 @@ impl Store {
 
     /// The messages on the path to `leaf_id`, complete; metadata is skipped.
     pub fn messages_on_path(&self, leaf_id: &str) -> Result<Vec<Message>, Error> {
-        self.read_with(|inner| {
-            let path = inner.log.path_entries(leaf_id)?;
-            Ok(path.iter().filter_map(Entry::message).collect())
-        })
+        self.read_with(|inner| inner.log.path_message_values(leaf_id))
     }
 
     /// [`Store::entries`] as a JSON array (UTF-8 bytes).
@@ -628,6 +663,34 @@ impl Store {
         self.read_with(|inner| {
             let messages = inner.log.path_messages(leaf_id)?;
             Ok(json::array(messages.iter().copied()))
+        })
+    }
+
+    /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
+    /// the cost grows with the path, not with the store. The same rules and result as
+    /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
+    /// budget) runs on the calling thread inside the store's FIFO turn: it must not
+    /// call this store.
+    pub fn build_context(
+        &self,
+        leaf_id: &str,
+        options: &ContextOptions,
+        estimate: Option<&mut Estimator<'_>>,
+    ) -> Result<Context, Error> {
+        let mut default = |m: &str| Ok(context::default_estimate(m));
+        let estimate: &mut Estimator<'_> = match estimate {
+            Some(estimate) => estimate,
+            None => &mut default,
+        };
+        self.read_with(|inner| {
+            let path = inner.log.path_view(leaf_id)?;
+            context::build(
+                &path,
+                leaf_id,
+                options,
+                &|id| inner.log.find(id).is_some(),
+                estimate,
+            )
         })
     }
 
@@ -723,6 +786,33 @@ impl Store {
         self.inner.lock().map_err(|_| {
             Error::internal("the store was poisoned by a panic in an earlier operation")
         })
+    }
+}
+
+/// The append-time rules that depend on the committed tree (docs/contract.md §6.2, §6.3): a
+/// compaction's cut, walked up from its parent (cost: the distance walked), and a
+/// label's target, which must be committed.
+fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {
+    match &facts.body {
+        Body::Compaction { first_kept, .. } => context::check_compaction(
+            facts.id(json),
+            first_kept.as_ref().map(|t| t.of(json)),
+            log.ancestors(parent),
+            &|id| log.find(id).is_some(),
+        ),
+        Body::Metadata {
+            label_target: Some(target),
+            ..
+        } => {
+            let target = target.of(json);
+            match log.find(target) {
+                Some(_) => Ok(()),
+                None => Err(Error::UnknownLeaf {
+                    id: target.to_owned(),
+                }),
+            }
+        }
+        _ => Ok(()),
     }
 }
 

@@ -26,7 +26,7 @@ use std::thread;
 
 use super::jsonl::{Diagnostic, Problem, io_error};
 use super::log::{IdHashes, Log};
-use crate::entry::{EntryParser, Facts};
+use crate::entry::{EntryParser, Facts, ParseOptions};
 use crate::error::{Error, IoOp, LineFault};
 use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
 
@@ -44,6 +44,8 @@ pub(crate) struct Replay {
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) scanner: LineScanner,
     salvage: bool,
+    /// How lines are parsed (`strictRoles`).
+    parse: ParseOptions,
     /// The file's size at open: large files are parsed in parallel.
     size: u64,
 }
@@ -87,8 +89,16 @@ impl Replay {
             diagnostics: Vec::new(),
             scanner: LineScanner::new(MAX_LINE_BYTES),
             salvage,
+            parse: ParseOptions::default(),
             size,
         }
+    }
+
+    /// Parses every line with `parse` (a strict store rejects extension entries as
+    /// corrupt lines).
+    pub(crate) fn with_parse_options(mut self, parse: ParseOptions) -> Replay {
+        self.parse = parse;
+        self
     }
 
     /// Reads to the end; returns the number of bytes read.
@@ -145,7 +155,7 @@ impl Replay {
     }
 
     fn run_sequential(&mut self, file: &File, path: &Path) -> Result<u64, Error> {
-        let mut parser = EntryParser::default();
+        let mut parser = EntryParser::new(self.parse);
         let mut scanner = std::mem::replace(&mut self.scanner, LineScanner::new(MAX_LINE_BYTES));
         let mut buf = vec![0u8; CHUNK];
         let mut reader = Reader::new(file, path, 0);
@@ -180,10 +190,11 @@ impl Replay {
         let job_queue = Mutex::new(job_queue);
         let (done, results) = mpsc::channel::<Parsed>();
         let hasher = self.log.hasher();
+        let parse = self.parse;
         thread::scope(|scope| {
             for _ in 0..workers {
                 let (job_queue, done, hasher) = (&job_queue, done.clone(), &hasher);
-                scope.spawn(move || parse_batches(job_queue, &done, hasher));
+                scope.spawn(move || parse_batches(job_queue, &done, hasher, parse));
             }
             drop(done);
             // Returning drops `jobs`, so the workers stop; the scope waits for them.
@@ -386,8 +397,9 @@ fn parse_batches(
     queue: &Mutex<Receiver<Batch>>,
     done: &mpsc::Sender<Parsed>,
     hasher: &RandomState,
+    parse: ParseOptions,
 ) {
-    let mut parser = EntryParser::default();
+    let mut parser = EntryParser::new(parse);
     loop {
         let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(batch) = next else {
