@@ -55,6 +55,8 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
+ *                entryId       invalid_argument (a failing token estimator: the
+ *                              message's entry), tool_pairing: the defect's entry
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text
@@ -65,7 +67,11 @@
  *                              corrupt_line, and each warning: the 1-based line
  *                reason        corrupt_line: invalid_json, invalid_entry or
  *                              line_too_long; file_changed: deleted, replaced or
- *                              size_changed
+ *                              size_changed; invalid_compaction: unknown_entry,
+ *                              not_on_path, not_interaction_start or
+ *                              pending_tool_calls; tool_pairing: orphan_result,
+ *                              duplicate_tool_call, duplicate_tool_result or
+ *                              missing_result
  *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
  *                cause         tainted: the original error object, the same bytes in
  *                              every result that reports it
@@ -79,6 +85,10 @@
  *                path          locked: the file another writer holds
  *                ownerPid      wrong_process: the process that opened the store
  *                pid           wrong_process: the calling process
+ *                compactionId  invalid_compaction: the compaction entry
+ *                firstKeptEntryId  invalid_compaction: its firstKeptEntryId (or null)
+ *                toolCallId    tool_pairing: the tool call's id
+ *                interactionStartId  tool_pairing: the first entry of the interaction
  */
 
 
@@ -157,9 +167,10 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 #define SESSION_OK 0
 
 /**
- * A required pointer argument is NULL, a C string argument is not valid UTF-8, or
- * an options object is invalid. Nothing was created or written. Error JSON member:
- * `argument` (its name).
+ * A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+ * options object is invalid, or a host's token estimator returned a negative or
+ * non-finite cost. Nothing was created or written. Error JSON members: `argument`
+ * (its name); `entryId` (the message's entry) for the estimator.
  */
 #define SESSION_ERR_INVALID_ARGUMENT 1
 

@@ -210,7 +210,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::FfiError;
-    use crate::error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+    use crate::error::{
+        CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
+        Warning,
+    };
     use crate::json::{JsonError, JsonErrorKind};
 
     const HEADER: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/include/session.h"));
@@ -313,6 +316,26 @@ mod tests {
             Error::Internal {
                 message: "x".into(),
             },
+            Error::InvalidCompaction {
+                compaction_id: "c".into(),
+                first_kept_entry_id: Some("u".into()),
+                reason: CompactionFault::NotOnPath,
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c".into(),
+                first_kept_entry_id: None,
+                reason: CompactionFault::PendingToolCalls,
+            },
+            Error::ToolPairing {
+                entry_id: "r".into(),
+                tool_call_id: "k".into(),
+                reason: PairingDefect::OrphanResult,
+                interaction_start_id: "u".into(),
+            },
+            Error::Estimator {
+                entry_id: "a".into(),
+                message: "x".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -338,7 +361,10 @@ mod tests {
                 | Error::ReadOnly
                 | Error::WrongProcess { .. }
                 | Error::InvalidOption { .. }
-                | Error::Internal { .. } => {}
+                | Error::Internal { .. }
+                | Error::InvalidCompaction { .. }
+                | Error::ToolPairing { .. }
+                | Error::Estimator { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();

@@ -37,9 +37,11 @@ use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
+pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
-pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub use jsonl::{Durability, JsonlOptions};
+pub(crate) use jsonl::{lock, open_regular, sync_dir};
+pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
@@ -49,7 +51,7 @@ use log::Log;
 /// The most appends one group commit takes (`Durability::FsyncBatch`).
 const MAX_GROUP: usize = 256;
 
-/// The condition of a store.
+/// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum State {
@@ -197,25 +199,37 @@ enum Op {
 
 type AppendResult = Result<Receipt, Error>;
 
-enum Sink {
-    Memory,
-    /// A JSONL file opened read-only (or for salvage).
-    ReadOnly,
-    File(FileSink),
-}
-
-enum Condition {
-    Ready,
-    NeedsRepair,
-    Tainted(Arc<IoFailure>),
-}
-
 struct Inner {
     log: Log,
-    sink: Sink,
-    condition: Condition,
+    /// The writer's file: present exactly when the store's kind is [`Kind::File`].
+    file: Option<FileSink>,
+    /// The failure that tainted the store, once one has.
+    tainted: Option<Arc<IoFailure>>,
+    /// What the open found; an unterminated tail makes the store `NeedsRepair`.
     warnings: Vec<Warning>,
     diagnostics: Vec<Diagnostic>,
+}
+
+impl Inner {
+    fn state(&self) -> State {
+        if self.tainted.is_some() {
+            State::Tainted
+        } else if self.warnings.is_empty() {
+            State::Ready
+        } else {
+            State::NeedsRepair
+        }
+    }
+
+    /// Fails with [`Error::Tainted`] on a tainted store.
+    fn check_tainted(&self) -> Result<(), Error> {
+        match &self.tainted {
+            Some(cause) => Err(Error::Tainted {
+                cause: Arc::clone(cause),
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// An append-only tree of session entries, in memory or backed by a JSONL file.
@@ -226,7 +240,7 @@ struct Inner {
 pub struct Store {
     fifo: Fifo<Op, AppendResult>,
     inner: Mutex<Inner>,
-    /// A copy of the condition, readable without waiting for the FIFO.
+    /// A copy of the state, readable without waiting for the FIFO.
     state: AtomicU8,
     /// What kind of store this is. Fixed at open and kept outside the mutex: a call
     /// must join the FIFO without waiting for the write in flight.
@@ -275,13 +289,7 @@ impl Store {
 
     /// A new, empty store in memory, with options.
     pub fn memory_with(options: &MemoryOptions) -> Store {
-        let mut store = Store::new(
-            Log::default(),
-            Sink::Memory,
-            Kind::Memory,
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut store = Store::new(Log::default(), None, Kind::Memory, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
@@ -324,17 +332,13 @@ impl Store {
         wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
     ) -> Result<(Store, OpenReport), Error> {
         let opened = jsonl::open(path.as_ref(), options, wrap)?;
-        let (sink, kind) = match opened.sink {
-            Some(sink) => {
-                let group_commit = sink.durability() == Durability::FsyncBatch;
-                (Sink::File(sink), Kind::File { group_commit })
-            }
-            None => (
-                Sink::ReadOnly,
-                Kind::ReadOnly {
-                    salvage: options.salvage,
-                },
-            ),
+        let kind = match &opened.sink {
+            Some(sink) => Kind::File {
+                group_commit: sink.durability() == Durability::FsyncBatch,
+            },
+            None => Kind::ReadOnly {
+                salvage: options.salvage,
+            },
         };
         let report = OpenReport {
             state: if opened.warnings.is_empty() {
@@ -346,33 +350,35 @@ impl Store {
             diagnostics: opened.diagnostics.clone(),
             salvage: options.salvage,
         };
-        let mut store = Store::new(opened.log, sink, kind, opened.warnings, opened.diagnostics);
+        let mut store = Store::new(
+            opened.log,
+            opened.sink,
+            kind,
+            opened.warnings,
+            opened.diagnostics,
+        );
         store.parse = options.parse();
         Ok((store, report))
     }
 
     fn new(
         log: Log,
-        sink: Sink,
+        file: Option<FileSink>,
         kind: Kind,
         warnings: Vec<Warning>,
         diagnostics: Vec<Diagnostic>,
     ) -> Store {
-        let condition = if warnings.is_empty() {
-            Condition::Ready
-        } else {
-            Condition::NeedsRepair
+        let inner = Inner {
+            log,
+            file,
+            tainted: None,
+            warnings,
+            diagnostics,
         };
         Store {
-            state: AtomicU8::new(condition_state(&condition).to_u8()),
+            state: AtomicU8::new(inner.state().to_u8()),
             fifo: Fifo::new(),
-            inner: Mutex::new(Inner {
-                log,
-                sink,
-                condition,
-                warnings,
-                diagnostics,
-            }),
+            inner: Mutex::new(inner),
             kind,
             owner: std::process::id(),
             parse: ParseOptions::default(),
@@ -512,8 +518,9 @@ impl Store {
         if !results.iter().any(|r| r.is_ok()) {
             return;
         }
-        let synced = match (&inner.condition, &mut inner.sink) {
-            (Condition::Ready, Sink::File(sink)) => sink.sync(),
+        let ready = inner.state() == State::Ready;
+        let synced = match &mut inner.file {
+            Some(sink) if ready => sink.sync(),
             // A write in this group failed: nothing written before it is durable.
             _ => Ok(()),
         };
@@ -524,7 +531,7 @@ impl Store {
                 *first = Err(Error::Io(Arc::clone(&failure)));
             }
         }
-        if let Condition::Tainted(cause) = &inner.condition {
+        if let Some(cause) = &inner.tainted {
             for result in results.iter_mut().filter(|r| r.is_ok()) {
                 *result = Err(Error::Tainted {
                     cause: Arc::clone(cause),
@@ -535,25 +542,18 @@ impl Store {
 
     /// One append in its turn: state, tree rules, file identity, write, record.
     fn commit(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
-        match &inner.condition {
-            Condition::Ready => {}
-            Condition::NeedsRepair => {
-                return Err(Error::NeedsRepair {
-                    warnings: inner.warnings.clone(),
-                });
-            }
-            Condition::Tainted(cause) => {
-                return Err(Error::Tainted {
-                    cause: Arc::clone(cause),
-                });
-            }
+        inner.check_tainted()?;
+        if !inner.warnings.is_empty() {
+            return Err(Error::NeedsRepair {
+                warnings: inner.warnings.clone(),
+            });
         }
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let admitted = inner.log.admit(id, parent_id, None)?;
         check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
         let id = id.to_owned();
-        if let Sink::File(sink) = &mut inner.sink {
+        if let Some(sink) = &mut inner.file {
             let written = sink
                 .check_identity()
                 .and_then(|()| sink.write(&pending.line));
@@ -574,7 +574,7 @@ impl Store {
     /// From now on every operation fails with `failure`, and no I/O is done.
     fn taint(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
         let failure = Arc::new(failure);
-        inner.condition = Condition::Tainted(Arc::clone(&failure));
+        inner.tainted = Some(Arc::clone(&failure));
         self.state.store(State::Tainted.to_u8(), Ordering::Release);
         failure
     }
@@ -588,11 +588,7 @@ impl Store {
             Entered::Done(_) => return Err(Error::internal("a read was run by another operation")),
         };
         let result = self.lock().and_then(|inner| {
-            if let Condition::Tainted(cause) = &inner.condition {
-                return Err(Error::Tainted {
-                    cause: Arc::clone(cause),
-                });
-            }
+            inner.check_tainted()?;
             f(&inner)
         });
         turn.finish(Vec::new());
@@ -609,7 +605,7 @@ impl Store {
     pub fn read(&self) -> Result<Snapshot, Error> {
         self.read_with(|inner| {
             Ok(Snapshot {
-                state: condition_state(&inner.condition),
+                state: inner.state(),
                 entries: inner.log.entries()?,
                 warnings: inner.warnings.clone(),
                 diagnostics: inner.diagnostics.clone(),
@@ -638,7 +634,7 @@ impl Store {
     /// adds `"complete"` and `"diagnostics"`), UTF-8 bytes.
     pub fn read_json(&self) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
-            let state = condition_state(&inner.condition).as_str();
+            let state = inner.state().as_str();
             let mut out = format!("{{\"state\":\"{state}\",\"entries\":").into_bytes();
             json::push_array(&mut out, inner.log.jsons());
             let mut rest = format!(",\"warnings\":{}", warnings_json(&inner.warnings));
@@ -813,14 +809,6 @@ fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Res
             }
         }
         _ => Ok(()),
-    }
-}
-
-fn condition_state(condition: &Condition) -> State {
-    match condition {
-        Condition::Ready => State::Ready,
-        Condition::NeedsRepair => State::NeedsRepair,
-        Condition::Tainted(_) => State::Tainted,
     }
 }
 

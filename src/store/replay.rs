@@ -24,10 +24,11 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
 
-use super::jsonl::{Diagnostic, Problem, io_error};
+use super::file::io_error;
 use super::log::{IdHashes, Log};
 use crate::entry::{EntryParser, Facts, ParseOptions};
 use crate::error::{Error, IoOp, LineFault};
+use crate::json_writer::Object;
 use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
 
 /// Bytes read at a time (and, when parsing in parallel, the size of a batch).
@@ -38,6 +39,46 @@ const PARALLEL_FROM_BYTES: u64 = 8 << 20;
 
 /// At most this many parsing threads.
 const MAX_WORKERS: usize = 4;
+
+/// A line that salvage could not load, or an entry it loaded detached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The 1-based physical line.
+    pub line: u64,
+    pub problem: Problem,
+}
+
+/// What is wrong with a salvaged line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The line is not a valid entry; it is skipped.
+    Corrupt(LineFault),
+    /// The id was already loaded from an earlier line; this line is skipped.
+    DuplicateId { id: String },
+    /// The entry is loaded, but its parent is not on an earlier good line: a path
+    /// through it fails with `missing_parent`.
+    Orphan { id: String, parent_id: String },
+}
+
+impl Diagnostic {
+    /// `{"line":N,"code":…,…}`.
+    pub fn to_json(&self) -> String {
+        let object = Object::new().number("line", self.line);
+        match &self.problem {
+            Problem::Corrupt(fault) => object
+                .string("code", "corrupt_line")
+                .string("reason", fault.reason())
+                .string("message", &fault.to_string()),
+            Problem::DuplicateId { id } => object.string("code", "duplicate_id").string("id", id),
+            Problem::Orphan { id, parent_id } => object
+                .string("code", "orphan")
+                .string("id", id)
+                .string("parentId", parent_id),
+        }
+        .finish()
+    }
+}
 
 pub(crate) struct Replay {
     pub(crate) log: Log,
