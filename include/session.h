@@ -55,8 +55,6 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
- *                entryId       invalid_argument (a failing token estimator: the
- *                              message's entry), tool_pairing: the defect's entry
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text
@@ -86,9 +84,13 @@
  *                ownerPid      wrong_process: the process that opened the store
  *                pid           wrong_process: the calling process
  *                compactionId  invalid_compaction: the compaction entry
- *                firstKeptEntryId  invalid_compaction: its firstKeptEntryId (or null)
- *                toolCallId    tool_pairing: the tool call's id
- *                interactionStartId  tool_pairing: the first entry of the interaction
+ *                firstKeptEntryId
+ *                              invalid_compaction: its firstKeptEntryId (or null)
+ *                entryId       tool_pairing: the entry holding the defect;
+ *                              invalid_argument from an estimator: the message's entry
+ *                toolCallId    tool_pairing: the tool call id
+ *                interactionStartId
+ *                              tool_pairing: the first entry of the interaction
  */
 
 
@@ -852,7 +854,7 @@ SessionStatus session_store_latest_leaf(SessionStore *store, char **out_json);
  * `previewChars` > 0 each node with a text carries `preview`: the first
  * `previewChars` Unicode scalar values of its first text, control characters written
  * as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
- * page plus the depth of `leaf`.
+ * page plus the logarithm of the depth of `leaf` (skip links find its path).
  *
  * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
  * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a

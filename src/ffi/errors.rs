@@ -210,10 +210,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::FfiError;
-    use crate::error::{
-        CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
-        Warning,
-    };
+    use crate::error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
     use crate::json::{JsonError, JsonErrorKind};
 
     const HEADER: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/include/session.h"));
@@ -317,23 +314,23 @@ mod tests {
                 message: "x".into(),
             },
             Error::InvalidCompaction {
-                compaction_id: "c".into(),
-                first_kept_entry_id: Some("u".into()),
-                reason: CompactionFault::NotOnPath,
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: Some("a-pkg".into()),
+                reason: crate::error::CompactionFault::NotInteractionStart,
             },
             Error::InvalidCompaction {
-                compaction_id: "c".into(),
+                compaction_id: "c-1".into(),
                 first_kept_entry_id: None,
-                reason: CompactionFault::PendingToolCalls,
+                reason: crate::error::CompactionFault::PendingToolCalls,
             },
             Error::ToolPairing {
-                entry_id: "r".into(),
-                tool_call_id: "k".into(),
-                reason: PairingDefect::OrphanResult,
-                interaction_start_id: "u".into(),
+                entry_id: "r-9".into(),
+                tool_call_id: "call-9".into(),
+                reason: crate::error::PairingDefect::OrphanResult,
+                interaction_start_id: "u-1".into(),
             },
             Error::Estimator {
-                entry_id: "a".into(),
+                entry_id: "u-1".into(),
                 message: "x".into(),
             },
         ];

@@ -717,7 +717,7 @@ impl Store {
 
     /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
     /// flagged `on_path` on the path to `leaf`, with previews of `preview_chars`.
-    /// Cost: the page plus the leaf's depth. Fails with [`Error::UnknownLeaf`] for
+    /// Cost: the page plus O(log depth) for the leaf's path. Fails with [`Error::UnknownLeaf`] for
     /// an unknown `leaf`.
     pub fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
         self.read_with(|inner| inner.log.tree(options))
