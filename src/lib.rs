@@ -42,6 +42,7 @@
 
 pub mod entry;
 pub mod error;
+pub mod interop;
 pub mod json;
 pub mod recover;
 pub mod repair;
