@@ -250,6 +250,8 @@ pub(crate) struct Builder {
     lenient: Lenient,
     lines: Vec<String>,
     ids: HashSet<String>,
+    last: Option<String>,
+    last_timestamp: f64,
     root: Option<String>,
     pub(crate) report: ImportReport,
 }
@@ -261,6 +263,8 @@ impl Builder {
             lenient,
             lines: Vec::new(),
             ids: HashSet::new(),
+            last: None,
+            last_timestamp: 0.0,
             root: None,
             report: ImportReport::default(),
         }
@@ -282,6 +286,11 @@ impl Builder {
     /// Counts a line under its source kind.
     pub(crate) fn count_kind(&mut self, kind: &str) {
         *self.report.source_kinds.entry(kind.to_owned()).or_default() += 1;
+    }
+
+    /// The id of the entry written last.
+    pub(crate) fn last_id(&self) -> Option<String> {
+        self.last.clone()
     }
 
     pub(crate) fn has_id(&self, id: &str) -> bool {
@@ -354,7 +363,11 @@ impl Builder {
         }
         let text = self.lenient.write(&Value::Object(entry.clone()));
         if crate::entry::parse_entry(&text).is_err() {
-            self.raw(source.number, source.text, "invalid_entry", None);
+            let parent = entry
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            self.raw(source.number, source.text, "invalid_entry", parent);
             return;
         }
         let id = string_member(&entry, "id");
@@ -365,7 +378,8 @@ impl Builder {
                 parent_id,
             });
         }
-        self.push_text(id, string_member(&entry, "type"), text);
+        let timestamp = timestamp_member(&entry);
+        self.push_text(id, string_member(&entry, "type"), text, timestamp);
     }
 
     fn push_entry(&mut self, entry: Map<String, Value>) {
@@ -374,13 +388,16 @@ impl Builder {
             string_member(&entry, "id"),
             string_member(&entry, "type"),
             text,
+            timestamp_member(&entry),
         );
     }
 
-    fn push_text(&mut self, id: String, kind: String, text: String) {
+    fn push_text(&mut self, id: String, kind: String, text: String, timestamp: f64) {
+        self.last_timestamp = timestamp;
         *self.report.entry_types.entry(kind).or_default() += 1;
         self.lines.push(text);
-        self.ids.insert(id);
+        self.ids.insert(id.clone());
+        self.last = Some(id);
     }
 
     /// Keeps a line that cannot be mapped as a metadata entry
@@ -405,7 +422,8 @@ impl Builder {
                 "raw": String::from_utf8_lossy(text), "lossy": true,
             }),
         };
-        let mut entry = entry_head(&id, Some(&parent), 0.0, "metadata");
+        // A raw line has no readable timestamp: it takes that of the entry before it.
+        let mut entry = entry_head(&id, Some(&parent), self.last_timestamp, "metadata");
         entry.insert(
             "key".into(),
             Value::String(format!("{}.unmapped", self.format.key_prefix())),
@@ -418,6 +436,13 @@ impl Builder {
             entry_id: id,
         });
     }
+}
+
+fn timestamp_member(object: &Map<String, Value>) -> f64 {
+    object
+        .get("timestamp")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
 }
 
 fn string_member(object: &Map<String, Value>, key: &str) -> String {
