@@ -15,6 +15,7 @@ use crate::json::{self, Kind, MAX_DEPTH, Tape};
 
 /// The author of an agent message (SPEC §2, a closed union).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Role {
     User,
     Assistant,
@@ -34,6 +35,7 @@ impl Role {
 
 /// What an entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EntryKind {
     /// `type: "message"`: a model-facing message.
     Message(Role),

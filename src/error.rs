@@ -9,6 +9,7 @@ use crate::json::JsonError;
 
 /// A fact about a file that is not an error but that the caller must know.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Warning {
     /// The file ends in a non-blank piece without `\n` starting at physical line
     /// `line`: an append that did not finish. It is not committed, and a store that
@@ -56,6 +57,7 @@ pub struct EntryError {
 
 /// Why a committed line cannot be read as an entry.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineFault {
     #[error("invalid JSON at {:?}: {}", .0.pointer, .0)]
     Json(JsonError),
@@ -92,6 +94,7 @@ impl LineFault {
 
 /// The file operation that failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IoOp {
     Open,
     Read,
@@ -121,6 +124,7 @@ impl IoOp {
 
 /// How the file behind a writer changed under it, found before an append.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileChange {
     /// The path no longer exists: appends would go to an unlinked file.
     Deleted,
@@ -187,6 +191,7 @@ impl IoFailure {
 
 /// Every way a libsession operation can fail.
 #[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Not exactly one well-formed JSON value, or JSON that would not survive a round
     /// trip (duplicate key, lossy number, lone surrogate, nesting too deep).

@@ -128,6 +128,7 @@ impl Tape {
 
 /// Why a text is not acceptable JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JsonErrorKind {
     /// The input holds no value at all (empty or whitespace).
     Empty,

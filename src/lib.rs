@@ -44,6 +44,8 @@ pub mod entry;
 pub mod error;
 pub mod interop;
 pub mod json;
+pub mod list;
+pub mod nav;
 pub mod recover;
 pub mod repair;
 pub mod store;
@@ -55,6 +57,8 @@ pub mod ffi;
 pub use entry::{Entry, EntryKind, Message, Role, parse_entries, parse_entry};
 pub use error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
+pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};
+pub use nav::{Label, Leaves, Node, TreeOptions, TreePage};
 pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use store::{

@@ -621,10 +621,12 @@ fn json_class(fault: &LineFault) -> &'static str {
             JsonErrorKind::LossyNumber(_) => "lossy_number",
             JsonErrorKind::TooDeep(_) => "too_deep",
             JsonErrorKind::TrailingData => "trailing_data",
+            _ => "unclassified",
         },
         LineFault::Entry(_) => "invalid_entry",
         LineFault::TooLong { .. } => "too_long",
         LineFault::NotAnEntry { .. } => "not_an_entry",
+        _ => "unclassified",
     }
 }
 

@@ -245,6 +245,7 @@ fn salvage_loads_every_good_entry_and_reports_every_bad_line() {
                 Problem::Corrupt(_) => "corrupt_line",
                 Problem::DuplicateId { .. } => "duplicate_id",
                 Problem::Orphan { .. } => "orphan",
+                _ => "unclassified",
             };
             (d.line, code)
         })

@@ -46,7 +46,9 @@
 // value), Code (the status name, e.g. "missing_parent"), Message, the details the
 // library gives for that code (Pointer, ID, ChildID, ParentID, Line, Warnings, Cause,
 // OSError, …) and the raw error JSON. errors.Is matches an *Error against the sentinels
-// ErrInvalidArgument … ErrWrongProcess by status, and errors.As extracts it:
+// ErrInvalidArgument … ErrWrongProcess by status (their numbers are read from the
+// library's status table at start-up, never copied; ErrorForCode gives the sentinel of
+// any code, including ones newer than this binding), and errors.As extracts it:
 //
 //	if errors.Is(err, session.ErrNeedsRepair) { ... }
 //	var e *session.Error

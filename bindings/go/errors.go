@@ -66,46 +66,76 @@ func (e *Error) CauseError() *Error {
 		return nil
 	}
 	status := int32(-1)
-	for _, s := range sentinels {
-		if s.Code == inner.Code {
-			status = s.Status
-		}
+	if s := ErrorForCode(inner.Code); s != nil {
+		status = s.Status
 	}
 	raw := append(append([]byte(`{"error":`), e.Cause...), '}')
 	return newError(status, raw)
 }
 
-// The sentinels for errors.Is, one per status code. Their values never change.
+// The sentinels for errors.Is, one per status code this binding names. Their status
+// values come from the library itself (see statuses), so they cannot drift from it.
 var (
-	ErrInvalidArgument = sentinel(1, "invalid_argument")
-	ErrInvalidJSON     = sentinel(2, "invalid_json")
-	ErrInvalidEntry    = sentinel(3, "invalid_entry")
-	ErrDuplicateID     = sentinel(4, "duplicate_id")
-	ErrMissingParent   = sentinel(5, "missing_parent")
-	ErrCycle           = sentinel(6, "cycle")
-	ErrUnknownLeaf     = sentinel(7, "unknown_leaf")
-	ErrCorruptLine     = sentinel(8, "corrupt_line")
-	ErrNeedsRepair     = sentinel(9, "needs_repair")
-	ErrTainted         = sentinel(10, "tainted")
-	ErrIO              = sentinel(11, "io")
-	ErrInternal        = sentinel(12, "internal")
-	ErrLocked          = sentinel(13, "locked")
-	ErrFileChanged     = sentinel(14, "file_changed")
-	ErrReadOnly        = sentinel(15, "read_only")
-	ErrWrongProcess    = sentinel(16, "wrong_process")
+	ErrInvalidArgument = named("invalid_argument")
+	ErrInvalidJSON     = named("invalid_json")
+	ErrInvalidEntry    = named("invalid_entry")
+	ErrDuplicateID     = named("duplicate_id")
+	ErrMissingParent   = named("missing_parent")
+	ErrCycle           = named("cycle")
+	ErrUnknownLeaf     = named("unknown_leaf")
+	ErrCorruptLine     = named("corrupt_line")
+	ErrNeedsRepair     = named("needs_repair")
+	ErrTainted         = named("tainted")
+	ErrIO              = named("io")
+	ErrInternal        = named("internal")
+	ErrLocked          = named("locked")
+	ErrFileChanged     = named("file_changed")
+	ErrReadOnly        = named("read_only")
+	ErrWrongProcess    = named("wrong_process")
 )
 
 // ErrClosed is returned by every call on a Store after Close.
 var ErrClosed = errors.New("session: store is closed")
 
-var sentinels = []*Error{
-	ErrInvalidArgument, ErrInvalidJSON, ErrInvalidEntry, ErrDuplicateID, ErrMissingParent,
-	ErrCycle, ErrUnknownLeaf, ErrCorruptLine, ErrNeedsRepair, ErrTainted, ErrIO, ErrInternal,
-	ErrLocked, ErrFileChanged, ErrReadOnly, ErrWrongProcess,
+// statuses is the library's status table, read once with session_status_name over
+// increasing codes from 1 until it answers "unknown": one sentinel per code, including
+// codes newer than this binding.
+var statuses = readStatusTable()
+
+// maxStatus bounds the walk in case a library never answers "unknown".
+const maxStatus = 1 << 10
+
+func readStatusTable() []*Error {
+	var table []*Error
+	for status := int32(1); status < maxStatus; status++ {
+		name := statusName(status)
+		if name == "unknown" {
+			break
+		}
+		table = append(table, &Error{Status: status, Code: name, Offset: -1})
+	}
+	return table
 }
 
-func sentinel(status int32, code string) *Error {
-	return &Error{Status: status, Code: code, Offset: -1}
+// ErrorForCode returns the sentinel of the status the library names code (e.g.
+// "missing_parent"), for errors.Is on codes this binding has no variable for; nil when
+// the library has no such code.
+func ErrorForCode(code string) *Error {
+	for _, s := range statuses {
+		if s.Code == code {
+			return s
+		}
+	}
+	return nil
+}
+
+// named is the sentinel of code; a code the library does not have gets status -1,
+// which no error carries (TestEveryNamedSentinelIsInTheLibrary fails on it).
+func named(code string) *Error {
+	if s := ErrorForCode(code); s != nil {
+		return s
+	}
+	return &Error{Status: -1, Code: code, Offset: -1}
 }
 
 // Warning is a non-fatal finding, e.g. {"code":"unterminated_tail","line":3}.

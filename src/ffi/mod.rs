@@ -7,11 +7,13 @@
 
 mod boundary;
 mod errors;
+mod nav;
 mod status;
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
 
+pub use nav::*;
 pub use status::*;
 
 use crate::entry::{Entry, parse_entries, parse_entry};

@@ -19,6 +19,7 @@ use crate::json;
 /// What a successful append promises about the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Durability {
     /// The OS accepted the bytes (`write` returned); a power loss may still lose them.
     #[default]
@@ -109,6 +110,7 @@ pub struct Diagnostic {
 
 /// What is wrong with a salvaged line.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Problem {
     /// The line is not a valid entry; it is skipped.
     Corrupt(LineFault),

@@ -12,8 +12,10 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 
-use crate::entry::{Entry, Facts, utf8};
+use super::nav::NavIndex;
+use crate::entry::{Body, Entry, Facts, utf8};
 use crate::error::Error;
+use crate::nav::{LABEL_KEY, read_label};
 
 /// No position: the parent of a root, the end of a hash chain.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -63,6 +65,8 @@ pub(crate) struct Log {
     /// from the arena, so the index holds no copy of them.
     by_hash: HashMap<u64, u32>,
     hasher: RandomState,
+    /// Child links, depth, leaves, roots and labels (SPEC §8), kept per commit.
+    nav: NavIndex,
 }
 
 impl Log {
@@ -170,9 +174,14 @@ impl Log {
                 "the store holds as many entries as it can index",
             ));
         }
+        let label = self.label_of(json, &facts);
         let same_hash = self.by_hash.insert(admitted.hash, seq).unwrap_or(NONE);
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
+        self.nav.add(seq, admitted.parent);
+        if let Some((target, label)) = label {
+            self.nav.set_label(target, label, seq);
+        }
         self.records.push(Record {
             start,
             len,
@@ -183,8 +192,50 @@ impl Log {
         Ok(seq as u64)
     }
 
+    /// What a committed `session.label` entry (SPEC §6.3) does: the position of its
+    /// target and the label to set, or `None` to clear it. The last one of a target
+    /// wins. A value that names no earlier entry is kept in the file but labels
+    /// nothing.
+    fn label_of(&self, json: &[u8], facts: &Facts) -> Option<(u32, Option<String>)> {
+        let Body::Metadata { key, value } = &facts.body else {
+            return None;
+        };
+        if key.of(json) != LABEL_KEY {
+            return None;
+        }
+        let (target_id, label) = read_label(value.bytes(json))?;
+        Some((self.find(&target_id)?, label))
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.records.len()
+    }
+
+    /// The navigation index.
+    pub(super) fn nav(&self) -> &NavIndex {
+        &self.nav
+    }
+
+    /// The canonical JSON of the entry at `position` (empty if there is none).
+    pub(super) fn json_of(&self, position: u32) -> &[u8] {
+        self.records
+            .get(position as usize)
+            .map_or(&[][..], |r| self.json_at(r))
+    }
+
+    /// The id of the entry at `position`.
+    pub(super) fn id_of(&self, position: u32) -> &str {
+        self.records
+            .get(position as usize)
+            .map_or("", |r| r.facts.id(self.json_at(r)))
+    }
+
+    /// The position of the parent of the entry at `position`: `NONE` for a root,
+    /// `ORPHAN` for a salvaged orphan.
+    pub(super) fn parent_of(&self, position: u32) -> u32 {
+        self.records
+            .get(position as usize)
+            .map_or(NONE, |r| r.parent)
     }
 
     /// The canonical JSON of every committed entry, in commit order.

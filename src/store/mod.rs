@@ -18,6 +18,7 @@ mod fifo;
 mod file;
 mod jsonl;
 mod log;
+mod nav;
 mod replay;
 
 use std::fs::File;
@@ -30,6 +31,7 @@ use std::cell::RefCell;
 use crate::entry::{Entry, EntryParser, Facts, Message, ParseFault, parse_entry};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
+use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
@@ -47,6 +49,7 @@ const MAX_GROUP: usize = 256;
 
 /// The condition of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum State {
     /// Appends are accepted (or, for a read-only store, the file is clean).
     Ready,
@@ -617,6 +620,84 @@ impl Store {
             let messages = inner.log.path_messages(leaf_id)?;
             Ok(json::array(messages.iter().copied()))
         })
+    }
+
+    /// The direct children of `id`, in commit order (SPEC §8), through the index:
+    /// the cost grows with the number of children. Fails with
+    /// [`Error::UnknownLeaf`] for an unknown id.
+    pub fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
+        self.read_with(|inner| inner.log.children(id))
+    }
+
+    /// The entries without a parent in the store, in commit order: the roots, and in
+    /// a salvage store the orphans whose parent is missing.
+    pub fn roots(&self) -> Result<Vec<Node>, Error> {
+        self.read_with(|inner| Ok(inner.log.roots()))
+    }
+
+    /// The entries without children, in commit order, with the latest by seq and by
+    /// timestamp (a tie goes to the higher seq).
+    pub fn leaves(&self) -> Result<Leaves, Error> {
+        self.read_with(|inner| Ok(inner.log.leaves()))
+    }
+
+    /// The node of the last committed entry ("resume the latest"), `None` when the
+    /// store is empty. O(1).
+    pub fn latest_leaf(&self) -> Result<Option<Node>, Error> {
+        self.read_with(|inner| Ok(inner.log.latest_leaf()))
+    }
+
+    /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
+    /// flagged `on_path` on the path to `leaf`, with previews of `preview_chars`.
+    /// Cost: the page plus the leaf's depth. Fails with [`Error::UnknownLeaf`] for
+    /// an unknown `leaf`.
+    pub fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
+        self.read_with(|inner| inner.log.tree(options))
+    }
+
+    /// Each labelled entry once, ordered by its seq, with its current label and the
+    /// label entry that set it (SPEC §6.3).
+    pub fn labels(&self) -> Result<Vec<Label>, Error> {
+        self.read_with(|inner| Ok(inner.log.labels()))
+    }
+
+    /// [`Store::children`] as a JSON array of nodes.
+    pub fn children_json(&self, id: &str) -> Result<String, Error> {
+        Ok(nodes_json(&self.children(id)?))
+    }
+
+    /// [`Store::roots`] as a JSON array of nodes.
+    pub fn roots_json(&self) -> Result<String, Error> {
+        Ok(nodes_json(&self.roots()?))
+    }
+
+    /// [`Store::leaves`] as `{"leaves":[…],"latestBySeq":…,"latestByTimestamp":…}`.
+    pub fn leaves_json(&self) -> Result<String, Error> {
+        Ok(self.leaves()?.to_json())
+    }
+
+    /// [`Store::latest_leaf`] as a node or `null`.
+    pub fn latest_leaf_json(&self) -> Result<String, Error> {
+        Ok(self
+            .latest_leaf()?
+            .map_or_else(|| "null".to_owned(), |node| node.to_json()))
+    }
+
+    /// [`Store::tree`] as `{"nodes":[…],"count":N,"nextAfterSeq":N|null}`.
+    pub fn tree_json(&self, options: &TreeOptions) -> Result<String, Error> {
+        Ok(self.tree(options)?.to_json())
+    }
+
+    /// [`Store::labels`] as a JSON array of `{targetId,label,entryId,seq}`.
+    pub fn labels_json(&self) -> Result<String, Error> {
+        Ok(labels_json(&self.labels()?))
+    }
+
+    /// How many index records the navigation queries of this store have visited:
+    /// the measure of their cost in tests, independent of the machine's speed.
+    #[doc(hidden)]
+    pub fn nav_steps(&self) -> Result<u64, Error> {
+        self.read_with(|inner| Ok(inner.log.nav().steps()))
     }
 
     /// Number of committed entries.

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Python binding tests: a virtualenv under target/python-venv, `pip install
+# ./bindings/python` (which runs `cargo build --release --lib` and bundles
+# libsession.so into the wheel), then pytest on bindings/python/tests against the
+# installed package. Needs python3 with the venv module (Debian: python3-venv) and
+# PyPI for setuptools, cffi and pytest (pip's cache makes later runs offline-friendly).
+#
+#   bindings/python/run_tests.sh [pytest args...]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="${SESSION_PY_VENV:-$repo/target/python-venv}"
+python="${PYTHON:-python3}"
+
+step() { printf -- '-- %s\n' "$*"; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv" || {
+    echo "run_tests.sh: '$python -m venv' failed (Debian: apt-get install python3-venv)" >&2
+    exit 1
+  }
+fi
+step "pip install ./bindings/python   ($("$venv/bin/python" --version))"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "cffi>=1.15" pytest
+# --force-reinstall: the version is the crate's and does not change between builds.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
+  --no-deps "$here"
+
+step "pytest bindings/python/tests"
+cd "$repo"   # not bindings/python: the tests must import the installed package
+"$venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"
+echo "PASS python binding"

@@ -1,0 +1,568 @@
+//! Sessions in a folder (SPEC §8): one record per `*.jsonl` file, read from its head
+//! and its last committed line only, so that listing thousands of sessions costs the
+//! folder's size in files, not in bytes.
+//!
+//! What the listing checks is what it reads: the head (at most [`HEAD_BYTES`]) and
+//! the last committed line, found by reading backwards from the end. A file of at most
+//! [`WHOLE_FILE_BYTES`] is read whole, which also gives its entry count. Damage in the
+//! middle of a large file is not seen here: that is `verify`'s job. A file that cannot
+//! be read, or whose head or last line is not a valid entry, is listed with its error,
+//! never skipped; so is a name that is not UTF-8, a file that vanished during the
+//! scan, and a symbolic link (links are never followed, so a link loop cannot hang the
+//! scan).
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::Deserialize;
+
+use crate::entry::{Entry, EntryKind, Role, parse_entry};
+use crate::error::{Error, IoFailure, IoOp};
+use crate::json;
+use crate::nav::{options_from_json, preview};
+use crate::recover::{MAX_LINE_BYTES, recover_jsonl};
+use crate::store::State;
+
+/// At most this much of a file's start is read for its first user text.
+pub const HEAD_BYTES: usize = 64 * 1024;
+/// A file of at most this size is read whole (and its entries counted).
+pub const WHOLE_FILE_BYTES: u64 = 1024 * 1024;
+/// `firstUserText` keeps at most this many characters.
+pub const FIRST_USER_TEXT_CHARS: u64 = 200;
+/// The tail is read backwards in pieces of this size.
+const TAIL_CHUNK: usize = 64 * 1024;
+
+/// How records are ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum SortBy {
+    /// Newest first; equal times by path.
+    #[default]
+    #[serde(rename = "modifiedMs")]
+    ModifiedMs,
+    /// Ascending path.
+    #[serde(rename = "path")]
+    Path,
+}
+
+/// Options of [`list_sessions`]: `{"recursive":bool,"limit":N,"sort":"modifiedMs"|"path"}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListOptions {
+    /// Descend into subfolders (never through a symbolic link). Default false.
+    #[serde(default)]
+    pub recursive: bool,
+    /// At most this many records, after sorting; all when absent.
+    pub limit: Option<u64>,
+    #[serde(default)]
+    pub sort: SortBy,
+}
+
+impl ListOptions {
+    /// Options from JSON; absent members keep their defaults; an unknown member, a
+    /// negative or non-integer `limit` or an unknown `sort` is
+    /// [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<ListOptions, Error> {
+        options_from_json(text)
+    }
+}
+
+/// Why a file is listed without its facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListError {
+    /// A status name: `io`, `corrupt_line`, `invalid_argument`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// One session file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    /// `dir` joined with the file's relative name (lossy when not UTF-8).
+    pub path: String,
+    pub bytes: u64,
+    /// Modification time in milliseconds since the Unix epoch.
+    pub modified_ms: Option<i64>,
+    /// Of the tail: `NeedsRepair` when the file ends in an unterminated line.
+    pub state: Option<State>,
+    /// A preview of the first user message's text in the head.
+    pub first_user_text: Option<String>,
+    /// The id and timestamp token of the last committed entry.
+    pub latest_leaf_id: Option<String>,
+    pub latest_timestamp: Option<String>,
+    /// Committed entries, known only when the file was read whole.
+    pub entries: Option<u64>,
+    pub error: Option<ListError>,
+}
+
+impl SessionInfo {
+    fn new(path: String) -> SessionInfo {
+        SessionInfo {
+            path,
+            bytes: 0,
+            modified_ms: None,
+            state: None,
+            first_user_text: None,
+            latest_leaf_id: None,
+            latest_timestamp: None,
+            entries: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, code: &'static str, message: String) {
+        self.error = Some(ListError { code, message });
+    }
+
+    /// `{"path","bytes","modifiedMs","state","firstUserText","latestLeafId",
+    /// "latestTimestamp","entries"?,"error"?}`; unknown facts are null.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"path\":");
+        json::push_string(&mut out, &self.path);
+        let modified = self
+            .modified_ms
+            .map_or_else(|| "null".to_owned(), |m| m.to_string());
+        out.push_str(&format!(
+            ",\"bytes\":{},\"modifiedMs\":{modified},\"state\":",
+            self.bytes
+        ));
+        push_opt(&mut out, self.state.map(State::as_str));
+        out.push_str(",\"firstUserText\":");
+        push_opt(&mut out, self.first_user_text.as_deref());
+        out.push_str(",\"latestLeafId\":");
+        push_opt(&mut out, self.latest_leaf_id.as_deref());
+        out.push_str(",\"latestTimestamp\":");
+        out.push_str(self.latest_timestamp.as_deref().unwrap_or("null"));
+        if let Some(entries) = self.entries {
+            out.push_str(&format!(",\"entries\":{entries}"));
+        }
+        if let Some(error) = &self.error {
+            out.push_str(",\"error\":{\"code\":");
+            json::push_string(&mut out, error.code);
+            out.push_str(",\"message\":");
+            json::push_string(&mut out, &error.message);
+            out.push('}');
+        }
+        out.push('}');
+        out
+    }
+}
+
+fn push_opt(out: &mut String, value: Option<&str>) {
+    match value {
+        Some(value) => json::push_string(out, value),
+        None => out.push_str("null"),
+    }
+}
+
+/// `{"sessions":[…]}`.
+pub fn sessions_json(sessions: &[SessionInfo]) -> String {
+    format!(
+        "{{\"sessions\":{}}}",
+        json::join(sessions.iter().map(SessionInfo::to_json))
+    )
+}
+
+/// What a directory holds, as the listing sees it.
+#[derive(Clone, Debug)]
+pub struct DirItem {
+    pub name: OsString,
+    pub kind: ItemKind,
+}
+
+/// The type of a directory item, without following symbolic links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// An open session file: its size, modification time and positioned reads.
+pub trait ListFile {
+    /// The size in bytes, from `fstat` at open.
+    fn size(&self) -> u64;
+    fn modified_ms(&self) -> Option<i64>;
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+}
+
+/// The I/O of a listing, a seam for tests (to count the bytes read).
+pub trait ListIo {
+    fn read_dir(&mut self, dir: &Path) -> io::Result<Vec<DirItem>>;
+    /// Opens a regular file without following a symbolic link and without blocking
+    /// (a FIFO must not hang the scan); anything else is an error.
+    fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>>;
+}
+
+/// The real file system.
+#[derive(Default)]
+pub struct RealListIo;
+
+struct RealFile {
+    file: File,
+    len: u64,
+    modified_ms: Option<i64>,
+}
+
+impl ListFile for RealFile {
+    fn size(&self) -> u64 {
+        self.len
+    }
+    fn modified_ms(&self) -> Option<i64> {
+        self.modified_ms
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read_at(buf, offset)
+    }
+}
+
+impl ListIo for RealListIo {
+    fn read_dir(&mut self, dir: &Path) -> io::Result<Vec<DirItem>> {
+        let mut items = Vec::new();
+        for item in std::fs::read_dir(dir)? {
+            let item = item?;
+            // `file_type` does not follow symbolic links.
+            let kind = match item.file_type() {
+                Ok(t) if t.is_symlink() => ItemKind::Symlink,
+                Ok(t) if t.is_dir() => ItemKind::Dir,
+                Ok(t) if t.is_file() => ItemKind::File,
+                _ => ItemKind::Other,
+            };
+            items.push(DirItem {
+                name: item.file_name(),
+                kind,
+            });
+        }
+        Ok(items)
+    }
+
+    fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)?;
+        let meta = file.metadata()?;
+        let kind = meta.file_type();
+        if !meta.is_file() {
+            let what = if kind.is_fifo() {
+                "a FIFO"
+            } else if kind.is_dir() {
+                "a folder"
+            } else {
+                "not a regular file"
+            };
+            return Err(io::Error::other(format!("{what}, not a session file")));
+        }
+        let modified_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        Ok(Box::new(RealFile {
+            file,
+            len: meta.len(),
+            modified_ms,
+        }))
+    }
+}
+
+/// A listed file: its path, its record so far, and the file when it opened.
+type Found = (PathBuf, SessionInfo, Option<Box<dyn ListFile>>);
+
+/// Lists the sessions in `dir` (see the module docs). Fails only when `dir` itself
+/// cannot be read ([`Error::Io`]); every file's trouble is in its record.
+pub fn list_sessions(dir: &Path, options: &ListOptions) -> Result<Vec<SessionInfo>, Error> {
+    list_sessions_with_io(dir, options, &mut RealListIo)
+}
+
+/// [`list_sessions`] through `io`.
+pub fn list_sessions_with_io(
+    dir: &Path,
+    options: &ListOptions,
+    io: &mut dyn ListIo,
+) -> Result<Vec<SessionInfo>, Error> {
+    let top = io.read_dir(dir).map_err(|e| {
+        Error::Io(IoFailure::new(IoOp::Read, &dir.display().to_string(), &e).into())
+    })?;
+    let mut found: Vec<Found> = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), top)];
+    while let Some((folder, items)) = folders.pop() {
+        for item in items {
+            let path = folder.join(&item.name);
+            let shown = path.to_string_lossy().into_owned();
+            match item.kind {
+                ItemKind::Dir if options.recursive => match io.read_dir(&path) {
+                    Ok(items) => folders.push((path, items)),
+                    Err(e) => {
+                        let mut info = SessionInfo::new(shown);
+                        info.fail("io", format!("cannot read the folder: {e}"));
+                        found.push((path, info, None));
+                    }
+                },
+                _ if !is_jsonl(&item.name) => {}
+                ItemKind::Symlink => {
+                    let mut info = SessionInfo::new(shown);
+                    info.fail("io", "a symbolic link; links are not followed".into());
+                    found.push((path, info, None));
+                }
+                _ => {
+                    let mut info = SessionInfo::new(shown);
+                    let file = if item.name.to_str().is_none() {
+                        info.fail("invalid_argument", "the file name is not UTF-8".into());
+                        None
+                    } else {
+                        match io.open(&path) {
+                            Ok(file) => {
+                                info.bytes = file.size();
+                                info.modified_ms = file.modified_ms();
+                                Some(file)
+                            }
+                            Err(e) => {
+                                info.fail("io", format!("cannot open: {e}"));
+                                None
+                            }
+                        }
+                    };
+                    found.push((path, info, file));
+                }
+            }
+        }
+    }
+    match options.sort {
+        SortBy::ModifiedMs => found.sort_by(|a, b| {
+            b.1.modified_ms
+                .cmp(&a.1.modified_ms)
+                .then_with(|| a.0.cmp(&b.0))
+        }),
+        SortBy::Path => found.sort_by(|a, b| a.0.cmp(&b.0)),
+    }
+    if let Some(limit) = options.limit {
+        found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    Ok(found
+        .into_iter()
+        .map(|(_, mut info, file)| {
+            if let Some(mut file) = file {
+                read_session(&mut *file, &mut info);
+            }
+            info
+        })
+        .collect())
+}
+
+fn is_jsonl(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().ends_with(b".jsonl")
+}
+
+/// Fills `info` from the file's head and last committed line (or the whole file).
+fn read_session(file: &mut dyn ListFile, info: &mut SessionInfo) {
+    let outcome = if info.bytes <= WHOLE_FILE_BYTES {
+        read_whole(file, info)
+    } else {
+        read_head(file, info).and_then(|()| read_tail(file, info))
+    };
+    if let Err((code, message)) = outcome {
+        info.fail(code, message);
+    }
+}
+
+type Fault = (&'static str, String);
+
+fn io_fault(e: io::Error) -> Fault {
+    ("io", format!("read failed: {e}"))
+}
+
+/// Reads `len` bytes at `offset` (fewer at the end of the file).
+fn read_exact_at(file: &mut dyn ListFile, offset: u64, len: usize) -> Result<Vec<u8>, Fault> {
+    let mut buf = vec![0; len];
+    let mut filled = 0;
+    while filled < len {
+        match file.read_at(offset + filled as u64, &mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_fault(e)),
+        }
+    }
+    buf.truncate(filled);
+    Ok(buf)
+}
+
+fn read_whole(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
+    // `bytes` is at most WHOLE_FILE_BYTES here.
+    let bytes = read_exact_at(file, 0, info.bytes as usize)?;
+    let recovered = recover_jsonl(&bytes).map_err(|e| ("corrupt_line", e.to_string()))?;
+    info.state = Some(if recovered.warnings.is_empty() {
+        State::Ready
+    } else {
+        State::NeedsRepair
+    });
+    info.entries = Some(recovered.entries.len() as u64);
+    info.first_user_text = recovered.entries.iter().find_map(first_user_text);
+    if let Some(last) = recovered.entries.last() {
+        set_latest(info, last);
+    }
+    Ok(())
+}
+
+/// The complete lines of the first [`HEAD_BYTES`]: each must be an entry; the first
+/// user message among them gives `firstUserText`.
+fn read_head(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
+    let head = read_exact_at(file, 0, HEAD_BYTES)?;
+    let complete = head
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |at| at + 1);
+    for (index, line) in head[..complete].split(|&b| b == b'\n').enumerate() {
+        if is_blank(line) {
+            continue;
+        }
+        let entry =
+            parse_entry(line).map_err(|e| ("corrupt_line", format!("line {}: {e}", index + 1)))?;
+        if let Some(text) = first_user_text(&entry) {
+            info.first_user_text = Some(text);
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads backwards from the end: the unterminated piece (state), then the last
+/// non-blank committed line (latest leaf and timestamp).
+fn read_tail(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
+    let mut end = info.bytes;
+    // Everything after the last newline: blank → ready, else needs repair.
+    let mut tail_blank = true;
+    let mut reader = Backwards::new(end);
+    let Some(last_newline) = reader.find(file, |b| {
+        if b != b'\n' && !matches!(b, b' ' | b'\t' | b'\r') {
+            tail_blank = false;
+        }
+        b == b'\n'
+    })?
+    else {
+        // No committed line at all within reach.
+        info.state = Some(if tail_blank {
+            State::Ready
+        } else {
+            State::NeedsRepair
+        });
+        return Ok(());
+    };
+    info.state = Some(if tail_blank {
+        State::Ready
+    } else {
+        State::NeedsRepair
+    });
+    end = last_newline;
+    loop {
+        // The line ending at `end` (exclusive of its newline).
+        let mut reader = Backwards::new(end);
+        let start = reader.find(file, |b| b == b'\n')?.map_or(0, |nl| nl + 1);
+        let line = read_exact_at(file, start, (end - start) as usize)?;
+        if !is_blank(&line) {
+            let entry = parse_entry(&line)
+                .map_err(|e| ("corrupt_line", format!("the last committed line: {e}")))?;
+            set_latest(info, &entry);
+            return Ok(());
+        }
+        if start == 0 {
+            return Ok(());
+        }
+        end = start - 1;
+    }
+}
+
+/// Scans a file backwards from `end` for a byte, at most [`MAX_LINE_BYTES`] + 1
+/// bytes (no line can be longer), in pieces.
+struct Backwards {
+    at: u64,
+    limit: u64,
+}
+
+impl Backwards {
+    fn new(end: u64) -> Backwards {
+        Backwards {
+            at: end,
+            limit: end.saturating_sub(MAX_LINE_BYTES as u64 + 1),
+        }
+    }
+
+    /// The offset of the last byte before `end` for which `hit` is true; `None`
+    /// when the start of the file is reached without one. A line longer than the
+    /// maximum is a fault.
+    fn find(
+        &mut self,
+        file: &mut dyn ListFile,
+        mut hit: impl FnMut(u8) -> bool,
+    ) -> Result<Option<u64>, Fault> {
+        while self.at > self.limit {
+            let len = (self.at - self.limit).min(TAIL_CHUNK as u64);
+            let start = self.at - len;
+            let chunk = read_exact_at(file, start, len as usize)?;
+            if chunk.len() as u64 != len {
+                return Err(("io", "the file shrank during the scan".into()));
+            }
+            if let Some(at) = chunk.iter().rposition(|&b| hit(b)) {
+                return Ok(Some(start + at as u64));
+            }
+            self.at = start;
+        }
+        if self.limit == 0 {
+            Ok(None)
+        } else {
+            Err((
+                "corrupt_line",
+                format!("the last line is longer than {MAX_LINE_BYTES} bytes"),
+            ))
+        }
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+fn set_latest(info: &mut SessionInfo, entry: &Entry) {
+    info.latest_leaf_id = Some(entry.id().to_owned());
+    info.latest_timestamp = Some(timestamp_token(entry));
+}
+
+/// The timestamp as committed (a number token), for an exact copy.
+fn timestamp_token(entry: &Entry) -> String {
+    let mut tape = json::Tape::default();
+    if json::scan(entry.json().as_bytes(), json::MAX_DEPTH, &mut tape).is_ok()
+        && let Some(ts) = tape.get(0, "timestamp")
+    {
+        return String::from_utf8_lossy(tape.raw(ts)).into_owned();
+    }
+    entry.timestamp().to_string()
+}
+
+/// A preview of a user message's first text.
+fn first_user_text(entry: &Entry) -> Option<String> {
+    if entry.kind() != EntryKind::Message(Role::User) {
+        return None;
+    }
+    let mut tape = json::Tape::default();
+    let message = entry.message_json()?;
+    json::scan(message.as_bytes(), json::MAX_DEPTH, &mut tape).ok()?;
+    let content = tape.get(0, "content")?;
+    let text = match tape.nodes[content].kind {
+        json::Kind::String => tape.string(content),
+        json::Kind::Array => {
+            let block = tape.elements(content).find(|&b| {
+                tape.nodes[b].kind == json::Kind::Object
+                    && tape.get(b, "type").map(|t| tape.string(t)).as_deref() == Some("text")
+            })?;
+            let text = tape.get(block, "text")?;
+            tape.string(text)
+        }
+        _ => return None,
+    };
+    Some(preview(&text, FIRST_USER_TEXT_CHARS))
+}

@@ -1,0 +1,285 @@
+//! The navigation index and its queries (SPEC §8).
+//!
+//! Beside the id index of [`Log`], every commit records in O(1): the entry's depth,
+//! its place in its parent's child list (commit order: first child, last child, next
+//! sibling), its place in the leaf list (a doubly linked list in commit order: a new
+//! entry joins at the end, and its parent leaves the list when it gains its first
+//! child), the root list, and labels. Each query then walks only what it returns:
+//! `children` the child list, `leaves` the leaf list, `latest_leaf` one record, a
+//! `tree` page its own range plus the path to its `leaf`.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashSet};
+
+use super::log::{Log, NONE, ORPHAN};
+use crate::error::Error;
+use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
+
+/// The tree links of one entry.
+#[derive(Clone, Copy)]
+struct Links {
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
+    child_count: u32,
+    depth: u32,
+    leaf_prev: u32,
+    leaf_next: u32,
+}
+
+/// A target's current label.
+struct LabelSet {
+    text: Box<str>,
+    /// Position of the label entry that set it.
+    entry: u32,
+}
+
+/// Child links, depth, leaves, roots and labels of the committed entries.
+pub(crate) struct NavIndex {
+    links: Vec<Links>,
+    /// Entries without a parent in the store, in commit order: roots, and salvaged
+    /// orphans (whose parent is missing), so that every entry is reachable from here.
+    roots: Vec<u32>,
+    leaf_first: u32,
+    leaf_last: u32,
+    /// Target position → its label; ordered by the target's seq.
+    labels: BTreeMap<u32, LabelSet>,
+    /// Index records visited by queries since open: the cost measure of the tests.
+    steps: Cell<u64>,
+}
+
+impl Default for NavIndex {
+    fn default() -> NavIndex {
+        NavIndex {
+            links: Vec::new(),
+            roots: Vec::new(),
+            leaf_first: NONE,
+            leaf_last: NONE,
+            labels: BTreeMap::new(),
+            steps: Cell::new(0),
+        }
+    }
+}
+
+impl NavIndex {
+    /// Records the entry just committed at `position` under `parent` (a position,
+    /// `NONE` or `ORPHAN`). O(1).
+    pub(crate) fn add(&mut self, position: u32, parent: u32) {
+        let mut links = Links {
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            child_count: 0,
+            depth: 0,
+            leaf_prev: self.leaf_last,
+            leaf_next: NONE,
+        };
+        match self.links.get(parent as usize).copied() {
+            Some(up) => {
+                links.depth = up.depth.saturating_add(1);
+                if up.child_count == 0 {
+                    self.unlink_leaf(parent);
+                    // The parent may have been the last leaf.
+                    links.leaf_prev = self.leaf_last;
+                }
+                if let Some(last) = self.links.get_mut(up.last_child as usize) {
+                    last.next_sibling = position;
+                }
+                if let Some(up) = self.links.get_mut(parent as usize) {
+                    if up.first_child == NONE {
+                        up.first_child = position;
+                    }
+                    up.last_child = position;
+                    up.child_count = up.child_count.saturating_add(1);
+                }
+            }
+            None => self.roots.push(position),
+        }
+        match self.links.get_mut(self.leaf_last as usize) {
+            Some(last) => last.leaf_next = position,
+            None => self.leaf_first = position,
+        }
+        self.leaf_last = position;
+        self.links.push(links);
+    }
+
+    fn unlink_leaf(&mut self, position: u32) {
+        let Some(&Links {
+            leaf_prev,
+            leaf_next,
+            ..
+        }) = self.links.get(position as usize)
+        else {
+            return;
+        };
+        match self.links.get_mut(leaf_prev as usize) {
+            Some(prev) => prev.leaf_next = leaf_next,
+            None => self.leaf_first = leaf_next,
+        }
+        match self.links.get_mut(leaf_next as usize) {
+            Some(next) => next.leaf_prev = leaf_prev,
+            None => self.leaf_last = leaf_prev,
+        }
+    }
+
+    /// The last committed label of `target` wins; `None` clears it.
+    pub(crate) fn set_label(&mut self, target: u32, label: Option<String>, entry: u32) {
+        match label {
+            Some(text) => {
+                self.labels.insert(
+                    target,
+                    LabelSet {
+                        text: text.into(),
+                        entry,
+                    },
+                );
+            }
+            None => {
+                self.labels.remove(&target);
+            }
+        }
+    }
+
+    fn step(&self) {
+        self.steps.set(self.steps.get() + 1);
+    }
+
+    /// Index records visited by queries so far.
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps.get()
+    }
+}
+
+impl Log {
+    /// The node of the entry at `position`.
+    fn node(&self, position: u32, preview_chars: u64, on_path: bool) -> Node {
+        let nav = self.nav();
+        nav.step();
+        let links = nav.links.get(position as usize);
+        let place = Place {
+            seq: u64::from(position),
+            depth: links.map_or(0, |l| u64::from(l.depth)),
+            child_count: links.map_or(0, |l| u64::from(l.child_count)),
+            label: nav.labels.get(&position).map(|l| &*l.text),
+            on_path,
+        };
+        Node::describe(self.json_of(position), place, preview_chars)
+    }
+
+    fn position(&self, id: &str) -> Result<u32, Error> {
+        self.find(id)
+            .ok_or_else(|| Error::UnknownLeaf { id: id.to_owned() })
+    }
+
+    /// The direct children of `id`, in commit order. O(children).
+    pub(crate) fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
+        let nav = self.nav();
+        let parent = self.position(id)?;
+        let mut nodes = Vec::new();
+        let mut at = nav
+            .links
+            .get(parent as usize)
+            .map_or(NONE, |l| l.first_child);
+        while let Some(links) = nav.links.get(at as usize) {
+            nodes.push(self.node(at, 0, false));
+            at = links.next_sibling;
+        }
+        Ok(nodes)
+    }
+
+    /// The entries without a parent in the store, in commit order. O(roots).
+    pub(crate) fn roots(&self) -> Vec<Node> {
+        let nav = self.nav();
+        nav.roots
+            .iter()
+            .map(|&at| self.node(at, 0, false))
+            .collect()
+    }
+
+    /// The leaves in commit order, the last committed one, and the latest by
+    /// timestamp. O(leaves).
+    pub(crate) fn leaves(&self) -> Leaves {
+        let nav = self.nav();
+        let mut leaves: Vec<Node> = Vec::new();
+        let mut at = nav.leaf_first;
+        while let Some(links) = nav.links.get(at as usize) {
+            leaves.push(self.node(at, 0, false));
+            at = links.leaf_next;
+        }
+        // Commit order, so a later leaf with an equal timestamp has the higher seq.
+        let latest_by_timestamp = leaves
+            .iter()
+            .fold(None::<&Node>, |best, node| match best {
+                Some(best) if best.timestamp > node.timestamp => Some(best),
+                _ => Some(node),
+            })
+            .map(|node| node.id.clone());
+        Leaves {
+            latest_by_seq: leaves.last().map(|node| node.id.clone()),
+            latest_by_timestamp,
+            leaves,
+        }
+    }
+
+    /// The node of the last committed entry. O(1).
+    pub(crate) fn latest_leaf(&self) -> Option<Node> {
+        let last = u32::try_from(self.len().checked_sub(1)?).ok()?;
+        Some(self.node(last, 0, false))
+    }
+
+    /// A page of nodes in commit order. O(limit + depth of `leaf`).
+    pub(crate) fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
+        let on_path = match &options.leaf {
+            Some(leaf) => self.path_positions(self.position(leaf)?),
+            None => HashSet::new(),
+        };
+        let count = self.len() as u64;
+        let start = options.after_seq.map_or(0, |s| s.saturating_add(1));
+        let end = match options.limit {
+            Some(limit) => start.saturating_add(limit).min(count),
+            None => count,
+        };
+        let nodes: Vec<Node> = (start..end)
+            .filter_map(|seq| u32::try_from(seq).ok())
+            .map(|at| self.node(at, options.preview_chars, on_path.contains(&at)))
+            .collect();
+        let next_after_seq = match nodes.last() {
+            Some(last) if end < count => Some(last.seq),
+            _ => None,
+        };
+        Ok(TreePage {
+            nodes,
+            count,
+            next_after_seq,
+        })
+    }
+
+    /// The positions from `leaf` up to its root (or to an orphan).
+    fn path_positions(&self, leaf: u32) -> HashSet<u32> {
+        let nav = self.nav();
+        let mut path = HashSet::new();
+        let mut at = leaf;
+        while at != NONE && at != ORPHAN && path.insert(at) {
+            nav.step();
+            at = self.parent_of(at);
+        }
+        path
+    }
+
+    /// Each labelled target once, ordered by the target's seq. O(labels).
+    pub(crate) fn labels(&self) -> Vec<Label> {
+        let nav = self.nav();
+        nav.labels
+            .iter()
+            .map(|(&target, set)| {
+                nav.step();
+                Label {
+                    target_id: self.id_of(target).to_owned(),
+                    label: set.text.to_string(),
+                    entry_id: self.id_of(set.entry).to_owned(),
+                    seq: u64::from(set.entry),
+                }
+            })
+            .collect()
+    }
+}
