@@ -188,8 +188,15 @@ pub fn import_file(format: Format, source: &Path, out: &Path) -> Result<ImportRe
     Ok(report)
 }
 
+/// [`export_pi`] into a new file at `out` (which must not exist), synced.
+pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Result<(), Error> {
+    let text = export_pi(entries, leaf)?;
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    write_new_file(out, &lines)
+}
+
 /// Writes `lines` (each followed by `\n`) to a new file at `path`.
-pub(crate) fn write_new_file(path: &Path, lines: &[String]) -> Result<(), Error> {
+fn write_new_file(path: &Path, lines: &[String]) -> Result<(), Error> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -11,6 +11,12 @@ pub const USAGE: &str = "usage:
                                every bad line reported
   session repair FILE          move an unterminated tail to a backup file and cut
                                the file to its committed lines
+  session import --from pi|claude-code|codex SRC OUT
+                               convert another agent's session file into a new
+                               libsession file OUT; the report (JSON) on stderr
+  session export --to pi FILE LEAF OUT
+                               write FILE's tree as a new pi session file OUT that
+                               resumes at LEAF
 
 exit codes: 0 clean; 1 the file needs repair (or salvage found damage); 2 the file is
 corrupt or the request failed; 3 an I/O error; 4 the file is locked by a writer;
@@ -43,6 +49,16 @@ pub enum Command<'a> {
     Repair {
         file: &'a str,
     },
+    Import {
+        format: session::interop::Format,
+        source: &'a str,
+        out: &'a str,
+    },
+    ExportPi {
+        file: &'a str,
+        leaf: &'a str,
+        out: &'a str,
+    },
     /// `-h`, `--help`, `help`: the usage text on stdout, exit 0.
     Help,
     /// Anything else: the usage text on stderr, exit 64.
@@ -64,6 +80,17 @@ pub fn parse(args: &[String]) -> Command<'_> {
         ["verify", file] => Command::Verify { file },
         ["salvage", file] => Command::Salvage { file },
         ["repair", file] => Command::Repair { file },
+        ["import", "--from", format, source, out] => {
+            match session::interop::Format::from_name(format) {
+                Some(format) => Command::Import {
+                    format,
+                    source,
+                    out,
+                },
+                None => Command::Usage,
+            }
+        }
+        ["export", "--to", "pi", file, leaf, out] => Command::ExportPi { file, leaf, out },
         ["-h" | "--help" | "help"] => Command::Help,
         _ => Command::Usage,
     }

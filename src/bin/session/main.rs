@@ -6,11 +6,13 @@
 //! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (opening a file, printing JSON lines), and one module per verb group
-//! (`read`: show/path/messages, `check`: verify/salvage/repair, `tree`).
+//! (`read`: show/path/messages, `check`: verify/salvage/repair, `tree`,
+//! `interop`: import/export).
 
 mod args;
 mod check;
 mod exit;
+mod interop;
 mod output;
 mod read;
 mod term;
@@ -30,6 +32,12 @@ fn main() -> ExitCode {
         Command::Verify { file } => check::verify(file),
         Command::Salvage { file } => check::salvage(file),
         Command::Repair { file } => check::repair(file),
+        Command::Import {
+            format,
+            source,
+            out,
+        } => interop::import(format, source, out),
+        Command::ExportPi { file, leaf, out } => interop::export_pi(file, leaf, out),
         Command::Help => {
             println!("{}", args::USAGE);
             return ExitCode::SUCCESS;
