@@ -7,12 +7,14 @@
 
 mod boundary;
 mod errors;
+mod interop;
 mod nav;
 mod status;
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
 
+pub use interop::*;
 pub use nav::*;
 pub use status::*;
 
