@@ -1,0 +1,29 @@
+// Prints pi's own view of a pi session file: the ids of its entries in file order and,
+// for every entry taken as the leaf, pi's buildSessionContext messages. The file is
+// opened the way pi resumes a session (SessionManager.open), on a copy, since pi
+// rewrites a file it migrates from version 1 or 2.
+//
+//   node context.mjs SESSION.jsonl   ->  {"leafId": "...", "entries": [...],
+//                                         "contexts": {"<id>": [messages]}}
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSessionContext, SessionManager } from "@mariozechner/pi-coding-agent";
+
+const source = process.argv[2];
+const dir = mkdtempSync(join(tmpdir(), "pi-context-"));
+try {
+	const copy = join(dir, "session.jsonl");
+	copyFileSync(source, copy);
+	const sm = SessionManager.open(copy, dir);
+	const entries = sm.getEntries();
+	const contexts = {};
+	for (const entry of entries) {
+		contexts[entry.id] = buildSessionContext(entries, entry.id).messages;
+	}
+	process.stdout.write(
+		JSON.stringify({ leafId: sm.getLeafId(), entries: entries.map((e) => e.id), contexts }),
+	);
+} finally {
+	rmSync(dir, { recursive: true, force: true });
+}
