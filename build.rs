@@ -23,6 +23,7 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=SESSION_UPDATE_HEADER");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsession.so.{abi_major}");
+    soname_link(&out_dir, &abi_major);
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
         .expect("cbindgen.toml is readable and valid");
@@ -36,5 +37,27 @@ fn main() {
     bindings.write_to_file(&generated);
     if env::var("SESSION_UPDATE_HEADER").as_deref() == Ok("1") {
         bindings.write_to_file(crate_dir.join("include").join("session.h"));
+    }
+}
+
+/// A program linked against the build tree (`-Ltarget/release -lsession`) asks the
+/// loader for the SONAME, `libsession.so.<major>`: put that name beside the library in
+/// the profile directory, as a relative symlink to `libsession.so`. It may dangle until
+/// the link step that follows this script writes the library. The installed layout is
+/// `scripts/install.sh`'s and does not change.
+fn soname_link(out_dir: &std::path::Path, abi_major: &str) {
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    // OUT_DIR is <profile dir>/build/<crate>-<hash>/out.
+    let Some(profile_dir) = out_dir.ancestors().nth(3) else {
+        return;
+    };
+    let link = profile_dir.join(format!("libsession.so.{abi_major}"));
+    if std::fs::symlink_metadata(&link).is_ok() {
+        return;
+    }
+    if let Err(e) = std::os::unix::fs::symlink("libsession.so", &link) {
+        println!("cargo:warning=could not create {}: {e}", link.display());
     }
 }

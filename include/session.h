@@ -39,10 +39,16 @@
  *              "fsync" and "fsync_batch" durability options make it mean "on stable
  *              storage". The library never truncates or rewrites a file by itself: a
  *              file whose last line is unterminated opens as "needs_repair" and refuses
- *              appends until the caller runs session_jsonl_repair().
+ *              appends until the caller runs session_jsonl_repair(). Only regular
+ *              files are opened: a FIFO, a device or a directory is SESSION_ERR_IO.
  *
  *   Fork.      A store belongs to the process that opened it; calls from a forked
  *              child fail with SESSION_ERR_WRONG_PROCESS. Open a new store instead.
+ *              The lock is the opener's too: when the parent closes its store the
+ *              file is unlocked although the child still holds copies of the
+ *              descriptors, so the parent can reopen and a child can open its own
+ *              store. A child's session_store_close() on an inherited store frees the
+ *              handle and closes its descriptors without unlocking the parent's lock.
  */
 
 
@@ -361,12 +367,18 @@ SessionStatus session_memory_store_open(SessionStore **out_store);
  * Opening recovers the committed lines and replays the tree rules in file order: ids
  * unique, every parent on an earlier committed line. A file whose last line has no
  * newline opens as `needs_repair`: reads work, appends are refused. libsession never
- * truncates or rewrites a file by itself.
+ * truncates or rewrites a file by itself. A final piece of only spaces, tabs or CR is
+ * not a warning: the next append writes a newline that ends it, then its line, in one
+ * write. Memory follows the committed lines, never the file's size, and holes of a
+ * sparse file are skipped, not read. The path is resolved against the working
+ * directory once, at open: a later `chdir` does not change the file.
  *
  * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
  * `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
  * `SESSION_ERR_LOCKED` (another writer has the file open);
- * `SESSION_ERR_IO` (missing folder, unreadable path); `SESSION_ERR_INVALID_ARGUMENT`
+ * `SESSION_ERR_IO` (missing folder, unreadable path, or a path that is not a regular
+ * file: a FIFO, a device or a directory is refused at once, without blocking or
+ * reading it); `SESSION_ERR_INVALID_ARGUMENT`
  * (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
  * (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
  *
@@ -427,9 +439,15 @@ SessionStatus session_jsonl_store_open_with(const char *path,
  * (what makes a store open as `needs_repair`). In this order, so that an
  * interruption at any step loses no committed line: the committed prefix is
  * validated (a corrupt line, duplicate id or missing parent refuses the repair and
- * leaves the file untouched); the uncommitted bytes are copied to a new sidecar file
- * next to it (`<name>.tail-<k>.bak`) and the sidecar and the directory are synced;
- * then the file is truncated to its committed prefix and synced. The result is
+ * leaves the file untouched); the uncommitted bytes are copied to a temporary file
+ * next to it (`.<name>.repair-<k>.tmp`; holes stay holes), synced, renamed to a new
+ * sidecar `<name>.tail-<k>.bak` (never over an existing file) and the directory is
+ * synced; then the file is truncated to its committed prefix and synced. A `.bak` is
+ * therefore always complete: a repair that fails (a full disk: `SESSION_ERR_IO`, file
+ * untouched) removes its temporary, and one that is killed leaves only a temporary,
+ * which no later repair takes for a backup. The backup has the session file's
+ * permissions (and owner, where the process may set it) and is never created
+ * through a symbolic link. The result is
  * `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
  * unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
  * second repair changes nothing. Afterwards the file opens `ready`.
@@ -549,7 +567,10 @@ SessionState session_store_state(const SessionStore *store);
 /**
  * Closes a store and frees it. NULL is fine. This must be the last call on the store:
  * no other call on it may be running or follow. Appends that returned are already
- * written; closing does not sync.
+ * written; closing does not sync. Closing in the process that opened the store
+ * releases the writer's lock, even while a forked child still holds copies of its
+ * descriptors. In a forked child, closing an inherited store frees the handle and
+ * closes the child's descriptors without unlocking: the lock stays the parent's.
  *
  * # Safety
  *

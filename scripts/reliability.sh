@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reliability harness of libsession (/work/shared/RELIABILITY-TESTS.md) on demand:
+# The reliability harness of libsession (docs/reliability.md) on demand:
 # runs every reliability test with its output shown and ends with the figures.
 #
 #   scripts/reliability.sh            PR tier: the bounded tests that `cargo test` also

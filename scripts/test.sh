@@ -50,6 +50,9 @@ tests/cpp/run.sh
 step "Go binding: go vet, go test (shared, -race, static)"
 bindings/go/run_tests.sh
 
+step "Python binding: pip install ./bindings/python into target/python-venv, pytest"
+bindings/python/run_tests.sh
+
 fuzz_seconds=${FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" != 0 ]; then
   SKIP_TESTS=1 FUZZ_SECONDS="$fuzz_seconds" scripts/reliability.sh

@@ -1,5 +1,5 @@
 //! Entries and `parse_entry`, the boundary where untrusted text becomes a validated
-//! entry (SPEC §2).
+//! entry (docs/contract.md §2).
 //!
 //! Parsing checks from the outside in and narrows only after each fact is proven: the
 //! JSON hygiene scan first ([`crate::json`]), then the entry's shape, then the message
@@ -13,7 +13,7 @@ use std::fmt;
 use crate::error::{EntryError, Error, LineFault};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
 
-/// The author of an agent message (SPEC §2, a closed union).
+/// The author of an agent message (docs/contract.md §2, a closed union).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Role {
@@ -237,7 +237,7 @@ impl fmt::Display for Message {
     }
 }
 
-/// Parses untrusted text as one entry (SPEC §2). On success the entry is new and
+/// Parses untrusted text as one entry (docs/contract.md §2). On success the entry is new and
 /// normalised; on failure the error names the offending place as a JSON Pointer:
 /// [`Error::InvalidJson`] for text that is not exactly one acceptable JSON value,
 /// [`Error::InvalidEntry`] for JSON of the wrong shape.

@@ -4,7 +4,7 @@
 //! A general JSON parser silently changes some inputs: it keeps one of two duplicate
 //! keys, rounds an integer that does not fit, turns `1e400` into infinity, or replaces
 //! a lone surrogate. Each of those is a value that would not come back as written, so
-//! the scanner rejects it with a JSON Pointer to the spot instead (SPEC §2).
+//! the scanner rejects it with a JSON Pointer to the spot instead (docs/contract.md §2).
 //!
 //! The scanner is iterative (an explicit stack, no recursion), so no input depth can
 //! overflow the thread's stack; depth beyond the caller's limit is an error.

@@ -1,4 +1,4 @@
-//! Sessions in a folder (SPEC §8): one record per `*.jsonl` file, read from its head
+//! Sessions in a folder (docs/contract.md §8): one record per `*.jsonl` file, read from its head
 //! and its last committed line only, so that listing thousands of sessions costs the
 //! folder's size in files, not in bytes.
 //!
@@ -33,7 +33,7 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 pub const WHOLE_FILE_BYTES: u64 = 1024 * 1024;
 /// `firstUserText` keeps at most this many characters.
 pub const FIRST_USER_TEXT_CHARS: u64 = 200;
-/// The tail is read backwards in pieces of this size.
+/// The tail is read backwards in pieces of at least this size.
 const TAIL_CHUNK: usize = 64 * 1024;
 
 /// How records are ordered.
@@ -243,7 +243,9 @@ impl ListIo for RealListIo {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
         let file = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags(
+                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+            )
             .open(path)?;
         let meta = file.metadata()?;
         let kind = meta.file_type();
@@ -434,92 +436,92 @@ fn read_head(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Faul
 /// Reads backwards from the end: the unterminated piece (state), then the last
 /// non-blank committed line (latest leaf and timestamp).
 fn read_tail(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
-    let mut end = info.bytes;
+    let mut tail = Tail {
+        buf: Vec::new(),
+        start: info.bytes,
+    };
     // Everything after the last newline: blank → ready, else needs repair.
-    let mut tail_blank = true;
-    let mut reader = Backwards::new(end);
-    let Some(last_newline) = reader.find(file, |b| {
-        if b != b'\n' && !matches!(b, b' ' | b'\t' | b'\r') {
-            tail_blank = false;
-        }
-        b == b'\n'
-    })?
-    else {
-        // No committed line at all within reach.
-        info.state = Some(if tail_blank {
+    let mut end = 0;
+    let Some(mut line_end) = tail.find_before(file, &mut end)? else {
+        let whole = tail.start == 0;
+        info.state = Some(if whole && is_blank(&tail.buf) {
             State::Ready
         } else {
             State::NeedsRepair
         });
         return Ok(());
     };
-    info.state = Some(if tail_blank {
+    info.state = Some(if is_blank(&tail.buf[line_end + 1..]) {
         State::Ready
     } else {
         State::NeedsRepair
     });
-    end = last_newline;
     loop {
-        // The line ending at `end` (exclusive of its newline).
-        let mut reader = Backwards::new(end);
-        let start = reader.find(file, |b| b == b'\n')?.map_or(0, |nl| nl + 1);
-        let line = read_exact_at(file, start, (end - start) as usize)?;
-        if !is_blank(&line) {
-            let entry = parse_entry(&line)
+        let line_start = match tail.find_before(file, &mut line_end)? {
+            Some(newline) => newline + 1,
+            None if tail.start == 0 => 0,
+            None => {
+                return Err((
+                    "corrupt_line",
+                    format!(
+                        "no committed entry within the last {} bytes",
+                        tail.buf.len()
+                    ),
+                ));
+            }
+        };
+        let line = &tail.buf[line_start..line_end];
+        if !is_blank(line) {
+            let entry = parse_entry(line)
                 .map_err(|e| ("corrupt_line", format!("the last committed line: {e}")))?;
             set_latest(info, &entry);
             return Ok(());
         }
-        if start == 0 {
+        if line_start == 0 {
             return Ok(());
         }
-        end = start - 1;
+        line_end = line_start - 1;
     }
 }
 
-/// Scans a file backwards from `end` for a byte, at most [`MAX_LINE_BYTES`] + 1
-/// bytes (no line can be longer), in pieces.
-struct Backwards {
-    at: u64,
-    limit: u64,
+/// The end of a file, read backwards in growing pieces: `buf` holds the bytes from
+/// `start` to the end of the file, never more than two maximal lines.
+struct Tail {
+    buf: Vec<u8>,
+    start: u64,
 }
 
-impl Backwards {
-    fn new(end: u64) -> Backwards {
-        Backwards {
-            at: end,
-            limit: end.saturating_sub(MAX_LINE_BYTES as u64 + 1),
-        }
-    }
-
-    /// The offset of the last byte before `end` for which `hit` is true; `None`
-    /// when the start of the file is reached without one. A line longer than the
-    /// maximum is a fault.
-    fn find(
+impl Tail {
+    /// The last newline in `buf[..*before]`, growing the buffer at the front until
+    /// one is found (`*before` moves with the bytes), the file's start is reached
+    /// (`None`, `start` 0), or the buffer holds two maximal lines (`None`).
+    fn find_before(
         &mut self,
         file: &mut dyn ListFile,
-        mut hit: impl FnMut(u8) -> bool,
-    ) -> Result<Option<u64>, Fault> {
-        while self.at > self.limit {
-            let len = (self.at - self.limit).min(TAIL_CHUNK as u64);
-            let start = self.at - len;
-            let chunk = read_exact_at(file, start, len as usize)?;
-            if chunk.len() as u64 != len {
+        before: &mut usize,
+    ) -> Result<Option<usize>, Fault> {
+        if let Some(at) = memchr::memrchr(b'\n', &self.buf[..*before]) {
+            return Ok(Some(at));
+        }
+        let cap = 2 * (MAX_LINE_BYTES + 1);
+        while self.start > 0 && self.buf.len() < cap {
+            let want = TAIL_CHUNK.max(self.buf.len()).min(cap - self.buf.len());
+            let want = want.min(usize::try_from(self.start).unwrap_or(usize::MAX));
+            let from = self.start - want as u64;
+            let mut piece = read_exact_at(file, from, want)?;
+            if piece.len() != want {
                 return Err(("io", "the file shrank during the scan".into()));
             }
-            if let Some(at) = chunk.iter().rposition(|&b| hit(b)) {
-                return Ok(Some(start + at as u64));
+            piece.extend_from_slice(&self.buf);
+            self.buf = piece;
+            self.start = from;
+            *before += want;
+            // Only the new bytes remain to be searched.
+            if let Some(at) = memchr::memrchr(b'\n', &self.buf[..want]) {
+                return Ok(Some(at));
             }
-            self.at = start;
         }
-        if self.limit == 0 {
-            Ok(None)
-        } else {
-            Err((
-                "corrupt_line",
-                format!("the last line is longer than {MAX_LINE_BYTES} bytes"),
-            ))
-        }
+        Ok(None)
     }
 }
 

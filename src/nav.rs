@@ -1,4 +1,4 @@
-//! Navigating the tree (SPEC §8): the node shape the queries return, their options
+//! Navigating the tree (docs/contract.md §8): the node shape the queries return, their options
 //! and results, and the pure parts (what a node says of an entry, previews).
 //!
 //! A node describes an entry without its body, so that a host UI can draw a tree of
@@ -372,7 +372,7 @@ pub fn labels_json(labels: &[Label]) -> String {
     json::join(labels.iter().map(Label::to_json))
 }
 
-/// The metadata key of a label entry (SPEC §6.3).
+/// The metadata key of a label entry (docs/contract.md §6.3).
 pub const LABEL_KEY: &str = "session.label";
 
 /// What a `session.label` value says: its target and the label, `None` to clear.

@@ -1,4 +1,4 @@
-//! `recover_jsonl`: what a JSONL file commits (SPEC §3). Pure; it never changes a file.
+//! `recover_jsonl`: what a JSONL file commits (docs/contract.md §3). Pure; it never changes a file.
 //!
 //! A line is committed only when it ends with `\n`. Blank committed lines (JSON
 //! whitespace only: space, tab, CR) are skipped but still count for physical line
@@ -177,6 +177,34 @@ impl LineScanner {
         Ok(())
     }
 
+    /// Feeds `n` NUL bytes: a hole in a sparse file, which reads as NULs. They hold no
+    /// `\n`, so no line completes; once the unfinished line is no longer kept, the
+    /// rest only counts, so a hole of any size costs no memory and almost no time.
+    pub(crate) fn feed_zeros(&mut self, n: u64) {
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        let mut left = n;
+        while left > 0 {
+            if self.dropped.is_some() && self.partial_nonblank {
+                self.partial_len += left;
+                if let Some(LineFault::TooLong { len, .. }) = &mut self.dropped {
+                    *len = self.partial_len;
+                }
+                self.fed += left;
+                return;
+            }
+            let take = usize::try_from(left).map_or(ZEROS.len(), |l| l.min(ZEROS.len()));
+            self.extend_partial(&ZEROS[..take]);
+            self.fed += take as u64;
+            left -= take as u64;
+        }
+    }
+
+    /// Whether the stream ends in an unterminated piece that is blank (spaces, tabs,
+    /// CR): not a warning, but an append must end it with `\n` before its own line.
+    pub(crate) fn has_blank_tail(&self) -> bool {
+        self.partial_len > 0 && !self.partial_nonblank
+    }
+
     /// Bytes up to and including the last `\n` seen: the committed prefix.
     pub(crate) fn committed_bytes(&self) -> u64 {
         self.committed_bytes
@@ -294,6 +322,50 @@ mod tests {
             })?;
         }
         Ok((seen, scanner.finish()))
+    }
+
+    #[test]
+    fn a_hole_fed_as_a_count_frames_like_the_nul_bytes_it_reads_as() {
+        for (before, hole, after) in [
+            (&b"a\n"[..], 5u64, &b"\nb\n"[..]),
+            (b"a\n{", 200_000, b"\n"),
+            (b"a\n  ", 3, b""),
+            (b"", 300_000, b""),
+            (b"{\"x", 100_000, b"}\n{}"),
+            (b"ok\n", 10, b"\n"),
+        ] {
+            let max = 150_000;
+            let mut real = LineScanner::new(max);
+            let mut counted = LineScanner::new(max);
+            let mut bytes = before.to_vec();
+            bytes.extend(std::iter::repeat_n(0u8, hole as usize));
+            bytes.extend_from_slice(after);
+            let mut seen_real = Vec::new();
+            let real_result = real.feed(&bytes, &mut |line, text| {
+                // Whether a line that is corrupt either way was kept whole depends on
+                // chunking; which lines complete does not.
+                seen_real.push((line, text.map(<[u8]>::len).unwrap_or(usize::MAX)));
+                Ok(())
+            });
+            let mut seen_counted = Vec::new();
+            let mut record = |line, text: Line<'_>| {
+                seen_counted.push((line, text.map(<[u8]>::len).unwrap_or(usize::MAX)));
+                Ok(())
+            };
+            let counted_result = counted.feed(before, &mut record).and_then(|()| {
+                counted.feed_zeros(hole);
+                counted.feed(after, &mut record)
+            });
+            assert_eq!(real_result.is_ok(), counted_result.is_ok());
+            let lines = |seen: &[(u64, usize)]| seen.iter().map(|s| s.0).collect::<Vec<_>>();
+            assert_eq!(lines(&seen_real), lines(&seen_counted), "hole of {hole}");
+            if hole < 1000 {
+                assert_eq!(seen_real, seen_counted, "hole of {hole}");
+            }
+            assert_eq!(real.committed_bytes(), counted.committed_bytes());
+            assert_eq!(real.fed, counted.fed);
+            assert_eq!(real.finish(), counted.finish());
+        }
     }
 
     #[test]

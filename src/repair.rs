@@ -6,21 +6,27 @@
 //!
 //! 1. validate the whole committed prefix (a corrupt line, a duplicate id or a missing
 //!    parent refuses the repair and leaves the file untouched);
-//! 2. copy the uncommitted bytes to a new sidecar backup next to the file, and fsync
-//!    the backup and the directory: the bytes now exist twice;
+//! 2. copy the uncommitted bytes to a temporary file next to the session file (holes
+//!    stay holes), fsync it, rename it to a new sidecar `<name>.tail-<k>.bak` (never
+//!    over an existing one) and fsync the directory: the bytes now exist twice. The
+//!    temporary name (`.<name>.repair-<k>.tmp`) never looks like a backup, so a
+//!    repair that fails or is killed leaves no partial `.bak`; on a failure it is
+//!    removed. The backup has the session file's permissions (and owner, where the
+//!    process may set it) and is never created through a symbolic link;
 //! 3. truncate the file to its committed prefix and fsync it.
 //!
 //! Until step 3 the file is untouched; truncation only ever removes the uncommitted
 //! tail. The repair takes the writer's advisory lock, so it cannot run under an open
 //! writer that holds it.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::fs::{File, Metadata, OpenOptions, Permissions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoOp};
 use crate::json;
-use crate::store::{Replay, SessionFile, io_error, lock, sync_dir};
+use crate::store::{Piece, Reader, Replay, SessionFile, io_error, lock, open_regular, sync_dir};
 
 /// What a repair did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,8 +54,15 @@ impl RepairReport {
 
 /// The file operations a repair performs, so that tests can fail each one.
 pub trait RepairIo {
-    /// Creates the backup file; fails with `AlreadyExists` if `path` exists.
-    fn create_backup(&mut self, path: &Path) -> io::Result<Box<dyn SessionFile>>;
+    /// Creates the backup's temporary file with the permissions (and, where allowed,
+    /// the owner) of `like`, the session file; fails with `AlreadyExists` if `path`
+    /// exists, and never follows a symbolic link.
+    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>>;
+    /// Renames the complete, synced temporary file `from` to the backup name `to`;
+    /// fails with `AlreadyExists`, changing nothing, if `to` exists.
+    fn publish_backup(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        rename_no_replace(from, to)
+    }
     /// Cuts the session file to `len` bytes.
     fn truncate(&mut self, file: &File, len: u64) -> io::Result<()>;
     /// Makes the session file's data and size durable.
@@ -62,8 +75,16 @@ pub trait RepairIo {
 pub struct RealRepairIo;
 
 impl RepairIo for RealRepairIo {
-    fn create_backup(&mut self, path: &Path) -> io::Result<Box<dyn SessionFile>> {
-        let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(path)?;
+        // Best effort: only a privileged process may give a file to another owner.
+        let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
+        file.set_permissions(Permissions::from_mode(like.mode() & 0o777))?;
         Ok(Box::new(file))
     }
 
@@ -97,10 +118,7 @@ pub fn repair_jsonl_with_io(
     io: &mut dyn RepairIo,
 ) -> Result<RepairReport, Error> {
     let path = path.as_ref();
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
+    let file = open_regular(OpenOptions::new().read(true).write(true), path)
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
     lock(&file, path)?;
     let mut replay = Replay::new(&file, false);
@@ -127,52 +145,101 @@ pub fn repair_jsonl_with_io(
     })
 }
 
-/// Copies `file[from..]` to a new sidecar next to `path` and makes it durable.
+/// Copies `file[from..]` to a new sidecar next to `path` and makes it durable: written
+/// under a temporary name, synced, then renamed into place.
 fn back_up_tail(
     file: &File,
     path: &Path,
     from: u64,
     io: &mut dyn RepairIo,
 ) -> Result<PathBuf, Error> {
-    let (backup_path, mut backup) = create_sidecar(path, io)?;
-    let mut reader = file;
-    reader
-        .seek(SeekFrom::Start(from))
-        .map_err(|e| io_error(IoOp::Read, path, &e))?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(IoOp::Read, path, &e)),
-        };
-        crate::store::write_all(backup.as_mut(), &buf[..n])
-            .map_err(|e| io_error(IoOp::Write, &backup_path, &e))?;
-    }
-    crate::store::sync(backup.as_mut()).map_err(|e| io_error(IoOp::Sync, &backup_path, &e))?;
+    let like = file
+        .metadata()
+        .map_err(|e| io_error(IoOp::Open, path, &e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".to_owned());
+    let (temp_path, mut temp) = first_free(
+        path,
+        |k| format!(".{name}.repair-{k}.tmp"),
+        |p| io.create_backup(p, &like),
+    )?;
+    let copied = copy_tail(file, path, from, temp.as_mut(), &temp_path);
+    drop(temp);
+    let published = copied.and_then(|()| {
+        first_free(
+            path,
+            |k| format!("{name}.tail-{k}.bak"),
+            |p| io.publish_backup(&temp_path, p),
+        )
+    });
+    let backup_path = match published {
+        Ok((backup_path, ())) => backup_path,
+        Err(e) => {
+            // Nothing partial is left behind; the session file was not touched.
+            let _ = std::fs::remove_file(&temp_path);
+            return Err(e);
+        }
+    };
     io.sync_dir(&backup_path)
         .map_err(|e| io_error(IoOp::Sync, &backup_path, &e))?;
     Ok(backup_path)
 }
 
-/// Creates `<name>.tail-<k>.bak` next to `path` with the first free `k`.
-fn create_sidecar(
+/// Copies the bytes of `file` from `from` to its end into `backup` and syncs it. Holes
+/// are skipped, not written, so a mostly-hole tail needs no disk space.
+fn copy_tail(
+    file: &File,
     path: &Path,
-    io: &mut dyn RepairIo,
-) -> Result<(PathBuf, Box<dyn SessionFile>), Error> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".to_owned());
+    from: u64,
+    backup: &mut dyn SessionFile,
+    backup_path: &Path,
+) -> Result<(), Error> {
+    let mut reader = Reader::new(file, path, from);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match reader.next(&mut buf)? {
+            Piece::End => break,
+            Piece::Data(n) => crate::store::write_all(backup, &buf[..n])
+                .map_err(|e| io_error(IoOp::Write, backup_path, &e))?,
+            Piece::Hole(len) => backup
+                .skip(len)
+                .map_err(|e| io_error(IoOp::Write, backup_path, &e))?,
+        }
+    }
+    crate::store::sync(backup).map_err(|e| io_error(IoOp::Sync, backup_path, &e))
+}
+
+/// Calls `attempt` on `name(k)` next to `path` for k = 1, 2, … until it does not fail
+/// with `AlreadyExists`.
+fn first_free<T>(
+    path: &Path,
+    name: impl Fn(u32) -> String,
+    mut attempt: impl FnMut(&Path) -> io::Result<T>,
+) -> Result<(PathBuf, T), Error> {
     for k in 1..=10_000u32 {
-        let candidate = path.with_file_name(format!("{name}.tail-{k}.bak"));
-        match io.create_backup(&candidate) {
-            Ok(file) => return Ok((candidate, file)),
+        let candidate = path.with_file_name(name(k));
+        match attempt(&candidate) {
+            Ok(made) => return Ok((candidate, made)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(io_error(IoOp::Open, &candidate, &e)),
         }
     }
     let e = io::Error::new(io::ErrorKind::AlreadyExists, "10000 backups already exist");
     Err(io_error(IoOp::Open, path, &e))
+}
+
+/// Renames `from` to `to` unless `to` exists (`renameat2` with `RENAME_NOREPLACE`; on
+/// a file system without it, a hard link and an unlink, which refuse to replace too).
+fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
+            std::fs::hard_link(from, to)?;
+            std::fs::remove_file(from)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -1,4 +1,4 @@
-//! `path_to` and `messages_on_path` over a slice of entries (SPEC §3).
+//! `path_to` and `messages_on_path` over a slice of entries (docs/contract.md §3).
 //!
 //! The order of entries is only the order of writing; `parentId` is the logical
 //! relation. The caller names a leaf and gets the path from the root to it: there is

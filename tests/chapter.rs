@@ -1,4 +1,4 @@
-//! The chapter's acceptance set on its fixed tree (SPEC §1), through the slice
+//! The chapter's acceptance set on its fixed tree (docs/contract.md §1), through the slice
 //! functions, the memory store and the JSONL store.
 
 mod common;

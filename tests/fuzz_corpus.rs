@@ -1,4 +1,4 @@
-//! Corpus replay (RELIABILITY-TESTS.md T15): every file under `fuzz/corpus/<target>/`
+//! Corpus replay (docs/reliability.md T15): every file under `fuzz/corpus/<target>/`
 //! and `fuzz/artifacts/<target>/` goes through the same property check as the fuzz
 //! target of that name (tests/support/properties.rs), under plain `cargo test`. A crash
 //! that libFuzzer saves in `fuzz/artifacts/` thus stays a regression test.

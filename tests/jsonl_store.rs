@@ -1,4 +1,4 @@
-//! The JSONL store (SPEC §3): open states, the line fixed at call time, one write per
+//! The JSONL store (docs/contract.md §3): open states, the line fixed at call time, one write per
 //! append, the prefix property, and the tainted rule with injected failures.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The memory store (SPEC §3): snapshot at call, FIFO in turn, failures fail only
+//! The memory store (docs/contract.md §3): snapshot at call, FIFO in turn, failures fail only
 //! themselves, reads wait and return copies.
 
 mod common;

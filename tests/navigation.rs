@@ -1,4 +1,4 @@
-//! Navigation queries (SPEC §8): the fixed example's answers, each query against a
+//! Navigation queries (docs/contract.md §8): the fixed example's answers, each query against a
 //! brute-force model over random trees, and the cost of the index in steps.
 
 mod common;
@@ -196,4 +196,303 @@ fn index_survives_reopen() {
     );
     assert_eq!(store.leaves_json().unwrap(), fresh.leaves_json().unwrap());
     assert_eq!(store.labels_json().unwrap(), fresh.labels_json().unwrap());
+}
+
+/// One generated entry: its parent (an earlier index) and what it is.
+#[derive(Clone, Debug)]
+struct Planned {
+    parent: Option<usize>,
+    timestamp: u8,
+    /// `Some((target, label))`: a `session.label` entry.
+    label: Option<(usize, Option<u8>)>,
+}
+
+fn planned_line(i: usize, plan: &Planned) -> String {
+    let parent = plan
+        .parent
+        .map_or("null".to_owned(), |p| format!("\"e-{p}\""));
+    let body = match plan.label {
+        Some((target, label)) => {
+            let label = label.map_or("null".to_owned(), |l| format!("\"L{l}\""));
+            format!(
+                r#""type":"metadata","key":"session.label","value":{{"targetId":"e-{target}","label":{label}}}"#
+            )
+        }
+        None => format!(r#""type":"message","message":{{"role":"user","content":"t{i}"}}"#),
+    };
+    format!(
+        r#"{{"id":"e-{i}","parentId":{parent},"timestamp":{},{body}}}"#,
+        plan.timestamp
+    )
+}
+
+fn plans() -> impl proptest::strategy::Strategy<Value = Vec<Planned>> {
+    use proptest::prelude::*;
+    prop::collection::vec(
+        (
+            any::<Option<u16>>(),
+            0u8..6,
+            any::<Option<(u16, Option<u8>)>>(),
+        ),
+        1..48,
+    )
+    .prop_map(|raw| {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, (parent, timestamp, label))| Planned {
+                parent: parent.filter(|_| i > 0).map(|p| p as usize % i.max(1)),
+                timestamp,
+                // A label needs an earlier target and is a child like any entry.
+                label: label
+                    .filter(|_| i > 0)
+                    .map(|(t, l)| (t as usize % i, l.map(|l| l % 3))),
+            })
+            .collect()
+    })
+}
+
+/// What a node should say, computed by brute force over the loaded entries.
+#[derive(Debug, PartialEq)]
+struct Expect {
+    id: String,
+    seq: u64,
+    depth: u64,
+    child_count: u64,
+    label: Option<String>,
+    on_path: bool,
+}
+
+fn seen(node: &Node) -> Expect {
+    Expect {
+        id: node.id.clone(),
+        seq: node.seq,
+        depth: node.depth,
+        child_count: node.child_count,
+        label: node.label.clone(),
+        on_path: node.on_path,
+    }
+}
+
+/// The brute-force model: `loaded[k]` is the plan index of the entry at seq k.
+struct Model<'a> {
+    plans: &'a [Planned],
+    loaded: Vec<usize>,
+}
+
+impl Model<'_> {
+    fn seq_of(&self, plan: usize) -> Option<usize> {
+        self.loaded.iter().position(|&p| p == plan)
+    }
+
+    /// The parent's seq, when the parent is loaded.
+    fn parent(&self, seq: usize) -> Option<usize> {
+        self.plans[self.loaded[seq]]
+            .parent
+            .and_then(|p| self.seq_of(p))
+    }
+
+    fn children(&self, seq: usize) -> Vec<usize> {
+        (0..self.loaded.len())
+            .filter(|&c| self.parent(c) == Some(seq))
+            .collect()
+    }
+
+    fn depth(&self, seq: usize) -> u64 {
+        let mut depth = 0;
+        let mut at = seq;
+        while let Some(up) = self.parent(at) {
+            depth += 1;
+            at = up;
+        }
+        depth
+    }
+
+    fn label(&self, seq: usize) -> Option<(String, usize)> {
+        let mut current = None;
+        for (k, &p) in self.loaded.iter().enumerate() {
+            if let Some((target, label)) = self.plans[p].label
+                && self.seq_of(target) == Some(seq)
+                && self.seq_of(target).is_some_and(|t| t < k)
+            {
+                current = label.map(|l| (format!("L{l}"), k));
+            }
+        }
+        current
+    }
+
+    fn expect(&self, seq: usize, path: &[usize]) -> Expect {
+        Expect {
+            id: format!("e-{}", self.loaded[seq]),
+            seq: seq as u64,
+            depth: self.depth(seq),
+            child_count: self.children(seq).len() as u64,
+            label: self.label(seq).map(|(l, _)| l),
+            on_path: path.contains(&seq),
+        }
+    }
+
+    fn path(&self, seq: usize) -> Vec<usize> {
+        let mut path = vec![seq];
+        let mut at = seq;
+        while let Some(up) = self.parent(at) {
+            path.push(up);
+            at = up;
+        }
+        path
+    }
+
+    /// Checks every query of `store` against the model.
+    fn check(&self, store: &Store, page_at: usize, limit: usize, leaf: usize) {
+        let n = self.loaded.len();
+        let expect = |seqs: Vec<usize>| -> Vec<Expect> {
+            seqs.into_iter().map(|s| self.expect(s, &[])).collect()
+        };
+        for seq in 0..n {
+            let id = format!("e-{}", self.loaded[seq]);
+            let got: Vec<Expect> = store.children(&id).unwrap().iter().map(seen).collect();
+            assert_eq!(got, expect(self.children(seq)), "children of {id}");
+        }
+        let roots: Vec<usize> = (0..n).filter(|&s| self.parent(s).is_none()).collect();
+        let got: Vec<Expect> = store.roots().unwrap().iter().map(seen).collect();
+        assert_eq!(got, expect(roots), "roots");
+        let leaf_seqs: Vec<usize> = (0..n).filter(|&s| self.children(s).is_empty()).collect();
+        let leaves = store.leaves().unwrap();
+        let got: Vec<Expect> = leaves.leaves.iter().map(seen).collect();
+        assert_eq!(got, expect(leaf_seqs.clone()), "leaves");
+        let id = |seq: usize| format!("e-{}", self.loaded[seq]);
+        assert_eq!(leaves.latest_by_seq, leaf_seqs.last().map(|&s| id(s)));
+        let by_time = leaf_seqs
+            .iter()
+            .copied()
+            .max_by_key(|&s| (self.plans[self.loaded[s]].timestamp, s));
+        assert_eq!(leaves.latest_by_timestamp, by_time.map(id));
+        let latest = store.latest_leaf().unwrap().map(|n| seen(&n));
+        assert_eq!(latest, n.checked_sub(1).map(|s| self.expect(s, &[])));
+        // A page.
+        let leaf = leaf % n;
+        let path = self.path(leaf);
+        let page = store
+            .tree(&TreeOptions {
+                after_seq: page_at.checked_sub(1).map(|s| s as u64),
+                limit: Some(limit as u64),
+                leaf: Some(id(leaf)),
+                preview_chars: 0,
+            })
+            .unwrap();
+        let start = page_at.min(n);
+        let end = (start + limit).min(n);
+        let want: Vec<Expect> = (start..end).map(|s| self.expect(s, &path)).collect();
+        assert_eq!(page.nodes.iter().map(seen).collect::<Vec<_>>(), want);
+        assert_eq!(page.count, n as u64);
+        let next = (end < n && end > start).then(|| (end - 1) as u64);
+        assert_eq!(page.next_after_seq, next);
+        // Labels: each labelled target once, by the target's seq.
+        let want: Vec<(String, String, String, u64)> = (0..n)
+            .filter_map(|s| {
+                let (label, by) = self.label(s)?;
+                Some((id(s), label, id(by), by as u64))
+            })
+            .collect();
+        let got: Vec<(String, String, String, u64)> = store
+            .labels()
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.target_id, l.label, l.entry_id, l.seq))
+            .collect();
+        assert_eq!(got, want, "labels");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn every_query_matches_a_brute_force_model(
+        plans in plans(),
+        page_at in 0usize..50,
+        limit in 0usize..20,
+        leaf in 0usize..50,
+        damage in proptest::collection::vec(proptest::prelude::any::<bool>(), 48),
+    ) {
+        let lines: Vec<String> = plans.iter().enumerate().map(|(i, p)| planned_line(i, p)).collect();
+        let model = Model { plans: &plans, loaded: (0..plans.len()).collect() };
+        // In memory.
+        let store = Store::memory();
+        for line in &lines {
+            store.append(line).unwrap();
+        }
+        model.check(&store, page_at, limit, leaf);
+        // After reopening the file.
+        let dir = temp_dir("nav-model");
+        let path = dir.join("s.jsonl");
+        let mut text = lines.join("\n");
+        text.push('\n');
+        std::fs::write(&path, &text).unwrap();
+        let (store, _) = Store::open_jsonl(&path).unwrap();
+        model.check(&store, page_at, limit, leaf);
+        drop(store);
+        // A salvage store: some lines destroyed, their children loaded as orphans.
+        let damaged: Vec<String> = lines
+            .iter()
+            .zip(&damage)
+            .map(|(line, &bad)| if bad { "{not json".to_owned() } else { line.clone() })
+            .collect();
+        let loaded: Vec<usize> = (0..plans.len()).filter(|&i| !damage[i]).collect();
+        let mut text = damaged.join("\n");
+        text.push('\n');
+        std::fs::write(&path, &text).unwrap();
+        let salvage = session::JsonlOptions { salvage: true, ..session::JsonlOptions::default() };
+        let (store, _) = Store::open_jsonl_with(&path, &salvage).unwrap();
+        if !loaded.is_empty() {
+            Model { plans: &plans, loaded }.check(&store, page_at, limit, leaf);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn children_and_latest_leaf_cost_is_bounded_by_the_answer_not_the_store() {
+    // A 100,000-entry chain, with three extra children under an entry in the middle.
+    let store = Store::memory();
+    let entry = |id: &str, parent: Option<&str>| {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"id":"{id}","parentId":{parent},"timestamp":1,"type":"message","message":{{"role":"user","content":"x"}}}}"#
+        )
+    };
+    store.append(entry("n-0", None)).unwrap();
+    for i in 1..100_000 {
+        store
+            .append(entry(&format!("n-{i}"), Some(&format!("n-{}", i - 1))))
+            .unwrap();
+        if i == 50_000 {
+            for k in 0..2 {
+                store
+                    .append(entry(&format!("side-{k}"), Some("n-49999")))
+                    .unwrap();
+            }
+        }
+    }
+    let before = store.nav_steps().unwrap();
+    let children = store.children("n-49999").unwrap();
+    assert_eq!(ids(&children), ["n-50000", "side-0", "side-1"]);
+    assert_eq!(store.nav_steps().unwrap() - before, 3);
+    let before = store.nav_steps().unwrap();
+    assert_eq!(
+        store.latest_leaf().unwrap().map(|n| n.id),
+        Some("n-99999".into())
+    );
+    assert_eq!(store.nav_steps().unwrap() - before, 1);
+    // A 100-node page flagged against the deepest leaf walks the page and the path.
+    let before = store.nav_steps().unwrap();
+    let page = store
+        .tree(&TreeOptions {
+            after_seq: Some(10),
+            limit: Some(100),
+            leaf: Some("side-1".into()),
+            preview_chars: 0,
+        })
+        .unwrap();
+    assert_eq!(page.nodes.len(), 100);
+    assert_eq!(store.nav_steps().unwrap() - before, 100 + 50_001);
 }

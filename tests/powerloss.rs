@@ -1,4 +1,4 @@
-//! T7 — simulated power loss (RELIABILITY-TESTS.md; SQLite's crash VFS, LevelDB's
+//! T7 — simulated power loss (docs/reliability.md; SQLite's crash VFS, LevelDB's
 //! fault_injection_test, ALICE's model).
 //!
 //! A recording layer sits between the store and its file and remembers where each

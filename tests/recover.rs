@@ -1,4 +1,4 @@
-//! recover_jsonl's line rules (SPEC §3): newline commits, blank lines count, a bad
+//! recover_jsonl's line rules (docs/contract.md §3): newline commits, blank lines count, a bad
 //! committed line fails with its physical line, a non-blank tail is a warning.
 
 mod common;

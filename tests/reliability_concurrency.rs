@@ -1,4 +1,4 @@
-//! Order and completeness under concurrent appends (RELIABILITY-TESTS.md T8, in Rust):
+//! Order and completeness under concurrent appends (docs/reliability.md T8, in Rust):
 //! 16 threads × 2,000 appends on one JSONL store. The file order is the commit (seq)
 //! order, every line parses, nothing is lost, duplicated or interleaved.
 

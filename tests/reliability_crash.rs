@@ -1,4 +1,4 @@
-//! Process-crash durability (RELIABILITY-TESTS.md T6): a child process appends entries
+//! Process-crash durability (docs/reliability.md T6): a child process appends entries
 //! with increasing sequence numbers and acknowledges each on a pipe; the parent kills it
 //! with SIGKILL after a random 1–50 ms and reopens the file. Every acknowledged entry
 //! must be there, in order, with at most one more; the file opens clean or with an

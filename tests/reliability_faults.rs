@@ -1,4 +1,4 @@
-//! Injected I/O errors (RELIABILITY-TESTS.md T4) and a file changed under an open
+//! Injected I/O errors (docs/reliability.md T4) and a file changed under an open
 //! writer (T20 b): a fault at every write call of a workload, in every mode, with
 //! every fault, must taint the store with one shared error, stop all I/O, and leave a
 //! file that reopens to exactly the acknowledged entries.

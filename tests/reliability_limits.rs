@@ -1,4 +1,4 @@
-//! Large and sparse tails, and the line limit (RELIABILITY-TESTS.md T18).
+//! Large and sparse tails, and the line limit (docs/reliability.md T18).
 //!
 //! (a) A 1 GiB sparse NUL tail after a few good lines: `session verify` (a child
 //!     process, so its peak RSS is its own) reports `unterminated_tail` with a maximum
@@ -74,7 +74,7 @@ fn verify(path: &std::path::Path) -> Verified {
     }
 }
 
-/// 64 MB, the bound of RELIABILITY-TESTS.md T18 (a).
+/// 64 MB, the bound of docs/reliability.md T18 (a).
 const RSS_LIMIT_KIB: u64 = 64 * 1000 * 1000 / 1024;
 
 /// The chapter's six lines, then a 1 GiB hole (reads as NUL bytes) without `\n`.

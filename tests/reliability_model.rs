@@ -1,4 +1,4 @@
-//! A state machine test against a reference model (RELIABILITY-TESTS.md T11).
+//! A state machine test against a reference model (docs/reliability.md T11).
 //!
 //! proptest generates sequences of operations on one JSONL store: valid appends,
 //! duplicate ids, missing parents, an injected fault at the k-th next write (every

@@ -1,4 +1,4 @@
-//! Reliability of recovery (RELIABILITY-TESTS.md T1, T2, T3, T19): what a JSONL file
+//! Reliability of recovery (docs/reliability.md T1, T2, T3, T19): what a JSONL file
 //! commits after a truncation at any byte, after ALICE-style garbage tails, after any
 //! single-byte corruption, and for each encoding edge case, always with the exact
 //! physical line. Each test prints its figure (run with `--nocapture`).

@@ -1,4 +1,4 @@
-//! Resource leaks (RELIABILITY-TESTS.md T17): 10,000 open/close cycles, including
+//! Resource leaks (docs/reliability.md T17): 10,000 open/close cycles, including
 //! injected write failures, failed opens and corrupt files, leave the descriptor count
 //! unchanged and the resident set within ±1 MB after a warm-up. The only test in its
 //! binary, so no other test's threads disturb the measurement.

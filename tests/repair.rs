@@ -181,13 +181,22 @@ impl SessionFile for CountedFile {
 }
 
 impl RepairIo for FailAt {
-    fn create_backup(&mut self, path: &Path) -> io::Result<Box<dyn SessionFile>> {
+    fn create_backup(
+        &mut self,
+        path: &Path,
+        like: &std::fs::Metadata,
+    ) -> io::Result<Box<dyn SessionFile>> {
         step(&self.steps)?;
-        let inner = self.real.create_backup(path)?;
+        let inner = self.real.create_backup(path, like)?;
         Ok(Box::new(CountedFile {
             inner,
             steps: Arc::clone(&self.steps),
         }))
+    }
+
+    fn publish_backup(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        step(&self.steps)?;
+        self.real.publish_backup(from, to)
     }
 
     fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {

@@ -32,7 +32,11 @@ impl SessionFile for UnsyncedFile {
 }
 
 impl RepairIo for NoSync {
-    fn create_backup(&mut self, path: &Path) -> io::Result<Box<dyn SessionFile>> {
+    fn create_backup(
+        &mut self,
+        path: &Path,
+        _like: &std::fs::Metadata,
+    ) -> io::Result<Box<dyn SessionFile>> {
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
         Ok(Box::new(UnsyncedFile(file)))
     }

@@ -1,4 +1,4 @@
-//! path_to's diagnostics (SPEC §3): duplicate ids anywhere, missing parents and cycles
+//! path_to's diagnostics (docs/contract.md §3): duplicate ids anywhere, missing parents and cycles
 //! on the chosen path only.
 
 mod common;

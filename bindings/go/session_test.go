@@ -13,7 +13,7 @@ import (
 	session "github.com/libsession/libsession/bindings/go"
 )
 
-// The chapter's fixed tree (SPEC §1), in append order.
+// The chapter's fixed tree (docs/contract.md §1), in append order.
 var chapter = []string{
 	`{"id":"u-1","parentId":null,"timestamp":1733000000000,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名","timestamp":1733000000000}}`,
 	`{"id":"a-read","parentId":"u-1","timestamp":1733000001000,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse","timestamp":1733000001000}}`,
@@ -93,7 +93,7 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// SPEC §1 through a JSONL file: append six entries, close, reopen, read the paths.
+// docs/contract.md §1 through a JSONL file: append six entries, close, reopen, read the paths.
 func TestChapterTree(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tiny-pi.jsonl")
 	s, report := mustOpen(t, path)

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py as _build_py
 
 try:
@@ -137,12 +137,15 @@ class build_py(_build_py):
             subprocess.run(["strip", "--strip-debug", dest], check=True)
 
 
-class bdist_wheel(_bdist_wheel):
-    """A platform wheel (it holds a native library) that any Python 3 can load."""
+class BinaryDistribution(Distribution):
+    """Holds a native library: a platform wheel, installed into platlib."""
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
+    def has_ext_modules(self):
+        return True
+
+
+class bdist_wheel(_bdist_wheel):
+    """A platform wheel that any Python 3 can load (no extension module, only cffi)."""
 
     def get_tag(self):
         _, _, plat = super().get_tag()
@@ -150,6 +153,7 @@ class bdist_wheel(_bdist_wheel):
 
 
 setup(
+    distclass=BinaryDistribution,
     version=crate_version(source_dir()),
     cmdclass={"build_py": build_py, "bdist_wheel": bdist_wheel},
 )

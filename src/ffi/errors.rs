@@ -1,4 +1,4 @@
-//! The one mapping from errors to a status code and the error JSON (SPEC §4, §5).
+//! The one mapping from errors to a status code and the error JSON (docs/contract.md §4, §5).
 
 use std::sync::Arc;
 

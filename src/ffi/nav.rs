@@ -1,4 +1,4 @@
-//! The C functions of navigation (SPEC §8, §9): children, roots, leaves, latest
+//! The C functions of navigation (docs/contract.md §8, §9): children, roots, leaves, latest
 //! leaf, tree pages, labels, and the session listing of a folder.
 
 use std::ffi::c_char;

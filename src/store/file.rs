@@ -3,7 +3,7 @@
 //! production implementation is the real file opened for append.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 
 /// What the JSONL store does to its file after open: append and sync.
 pub trait SessionFile: Send {
@@ -13,6 +13,23 @@ pub trait SessionFile: Send {
 
     /// Makes written data durable (`fdatasync(2)`).
     fn sync(&mut self) -> io::Result<()>;
+
+    /// Adds `len` NUL bytes at the end. A file opened without append leaves a hole
+    /// instead (no disk space); the default writes the bytes.
+    fn skip(&mut self, len: u64) -> io::Result<()> {
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        let mut left = len;
+        while left > 0 {
+            let take = usize::try_from(left).map_or(ZEROS.len(), |l| l.min(ZEROS.len()));
+            match self.write(&ZEROS[..take]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => left -= n as u64,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl SessionFile for File {
@@ -22,6 +39,14 @@ impl SessionFile for File {
 
     fn sync(&mut self) -> io::Result<()> {
         self.sync_data()
+    }
+
+    fn skip(&mut self, len: u64) -> io::Result<()> {
+        let offset = i64::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "hole too large"))?;
+        let end = self.seek(SeekFrom::Current(offset))?;
+        // Sets the size, so a hole at the very end is kept too.
+        self.set_len(end)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -167,6 +167,9 @@ pub(crate) fn open(
     wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
 ) -> Result<Opened, Error> {
     let (file, created) = open_file(path, options)?;
+    // Resolved once: a later `chdir` must not change which file the identity check
+    // looks at.
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     if options.writes() && options.lock {
         lock(&file, path)?;
     }
@@ -175,6 +178,7 @@ pub(crate) fn open(
     }
     let mut replay = Replay::new(&file, options.salvage);
     let end = replay.run(&file, path)?;
+    let blank_tail = replay.scanner.has_blank_tail();
     let Replay {
         log,
         diagnostics,
@@ -191,12 +195,15 @@ pub(crate) fn open(
             .map_err(|e| io_error(IoOp::Open, path, &e))?;
         Some(FileSink {
             writer: wrap(writer),
-            _file: file,
+            file,
             path: path.to_owned(),
+            absolute,
             identity: (meta.dev(), meta.ino()),
             durability: options.durability,
             check_identity: options.check_identity,
             end,
+            blank_tail,
+            owner: std::process::id(),
         })
     } else {
         None
@@ -210,25 +217,23 @@ pub(crate) fn open(
 }
 
 /// Opens the file (creating it for a writer) on a descriptor of 3 or more, and says
-/// whether this call created it.
+/// whether this call created it. Anything but a regular file is refused.
 fn open_file(path: &Path, options: &JsonlOptions) -> Result<(File, bool), Error> {
+    let mut open = OpenOptions::new();
+    open.read(true);
+    if options.writes() {
+        open.append(true);
+    }
     let opened = if options.writes() {
-        match OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create_new(true)
-            .open(path)
-        {
+        match open_regular(open.clone().create_new(true), path) {
             Ok(file) => Ok((file, true)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => OpenOptions::new()
-                .read(true)
-                .append(true)
-                .open(path)
-                .map(|file| (file, false)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                open_regular(&open, path).map(|file| (file, false))
+            }
             Err(e) => Err(e),
         }
     } else {
-        File::open(path).map(|file| (file, false))
+        open_regular(&open, path).map(|file| (file, false))
     };
     let (file, created) = opened.map_err(|e| io_error(IoOp::Open, path, &e))?;
     // With descriptors 0-2 closed, the file would become stdin/stdout/stderr and a
@@ -241,6 +246,49 @@ fn open_file(path: &Path, options: &JsonlOptions) -> Result<(File, bool), Error>
         file
     };
     Ok((file, created))
+}
+
+/// Opens `path` without blocking (a FIFO would wait for a writer) and refuses anything
+/// that is not a regular file before a byte is read: a FIFO, a device such as
+/// `/dev/zero` (endless) or a directory. Used by every open of a session file.
+pub(crate) fn open_regular(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    let not_regular = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is {what}, not a regular file", path.display()),
+        )
+    };
+    let file = match options
+        .clone()
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+    {
+        Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+            return Err(not_regular("a directory"));
+        }
+        other => other?,
+    };
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        };
+        return Err(not_regular(what));
+    }
+    // Back to ordinary blocking I/O for the regular file.
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+    Ok(file)
 }
 
 fn fd_is_low(file: &File) -> bool {
@@ -282,14 +330,37 @@ pub(crate) struct FileSink {
     writer: Box<dyn SessionFile>,
     /// The store's own handle on the same open file: it holds the lock for the store's
     /// lifetime.
-    _file: File,
+    file: File,
+    /// The path as given, for messages.
     path: PathBuf,
+    /// The path made absolute at open, for the identity check.
+    absolute: PathBuf,
     /// Device and inode of the open file, for the identity check.
     identity: (u64, u64),
     durability: Durability,
     check_identity: bool,
     /// The file's size as this writer last left it.
     end: u64,
+    /// The file ends in an unterminated blank piece: the next line is written after
+    /// a `\n` that ends it, in the same write, so it never welds onto those bytes.
+    blank_tail: bool,
+    /// The process that opened the file and took the lock.
+    owner: u32,
+}
+
+impl Drop for FileSink {
+    /// The lock belongs to the process that took it. A `flock` lock lives on the open
+    /// file, which a forked child shares: closing only this process's descriptors
+    /// would leave it held while any child lives. So the owner releases it
+    /// explicitly; a child dropping its inherited copy only closes its descriptors
+    /// (an unlock there would release the parent's lock).
+    fn drop(&mut self) {
+        if std::process::id() == self.owner {
+            // Nothing to report from a drop; an unlock that fails leaves the lock to
+            // be released when the descriptors close.
+            let _ = self.file.unlock();
+        }
+    }
 }
 
 impl FileSink {
@@ -304,7 +375,7 @@ impl FileSink {
         if !self.check_identity {
             return Ok(());
         }
-        let change = match std::fs::metadata(&self.path) {
+        let change = match std::fs::metadata(&self.absolute) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => FileChange::Deleted,
             Err(e) => {
                 return Err(IoFailure::new(
@@ -323,11 +394,22 @@ impl FileSink {
         Err(IoFailure::changed(&self.path.display().to_string(), change))
     }
 
-    /// Writes one whole line.
+    /// Writes one whole line (after a blank tail, `\n` and the line in one write).
     pub(crate) fn write(&mut self, line: &[u8]) -> Result<(), IoFailure> {
-        file::write_all(self.writer.as_mut(), line)
+        let terminated;
+        let bytes = if self.blank_tail {
+            let mut out = Vec::with_capacity(line.len() + 1);
+            out.push(b'\n');
+            out.extend_from_slice(line);
+            terminated = out;
+            &terminated[..]
+        } else {
+            line
+        };
+        file::write_all(self.writer.as_mut(), bytes)
             .map_err(|e| IoFailure::new(IoOp::Write, "appending a line", &e))?;
-        self.end += line.len() as u64;
+        self.end += bytes.len() as u64;
+        self.blank_tail = false;
         Ok(())
     }
 

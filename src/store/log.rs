@@ -65,19 +65,11 @@ pub(crate) struct Log {
     /// from the arena, so the index holds no copy of them.
     by_hash: HashMap<u64, u32>,
     hasher: RandomState,
-    /// Child links, depth, leaves, roots and labels (SPEC §8), kept per commit.
+    /// Child links, depth, leaves, roots and labels (docs/contract.md §8), kept per commit.
     nav: NavIndex,
 }
 
 impl Log {
-    /// An empty log expecting about `bytes` of entry text.
-    pub(crate) fn with_capacity(bytes: usize) -> Log {
-        Log {
-            arena: Vec::with_capacity(bytes),
-            ..Log::default()
-        }
-    }
-
     fn json_at(&self, record: &Record) -> &[u8] {
         self.arena
             .get(record.start..record.start + record.len as usize)
@@ -192,7 +184,7 @@ impl Log {
         Ok(seq as u64)
     }
 
-    /// What a committed `session.label` entry (SPEC §6.3) does: the position of its
+    /// What a committed `session.label` entry (docs/contract.md §6.3) does: the position of its
     /// target and the label to set, or `None` to clear it. The last one of a target
     /// wins. A value that names no earlier entry is kept in the file but labels
     /// nothing.

@@ -1,4 +1,4 @@
-//! Stores: an append-only tree of entries in memory or in a JSONL file (SPEC §3).
+//! Stores: an append-only tree of entries in memory or in a JSONL file (docs/contract.md §3).
 //!
 //! One [`Store`] type serves both. `append` takes its snapshot at the moment of the
 //! call (validate, copy, and for a file serialise the one fixed line), then joins the
@@ -37,8 +37,8 @@ use crate::recover::MAX_LINE_BYTES;
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, sync_dir};
-pub(crate) use replay::Replay;
+pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
 use jsonl::FileSink;
@@ -622,7 +622,7 @@ impl Store {
         })
     }
 
-    /// The direct children of `id`, in commit order (SPEC §8), through the index:
+    /// The direct children of `id`, in commit order (docs/contract.md §8), through the index:
     /// the cost grows with the number of children. Fails with
     /// [`Error::UnknownLeaf`] for an unknown id.
     pub fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
@@ -656,7 +656,7 @@ impl Store {
     }
 
     /// Each labelled entry once, ordered by its seq, with its current label and the
-    /// label entry that set it (SPEC §6.3).
+    /// label entry that set it (docs/contract.md §6.3).
     pub fn labels(&self) -> Result<Vec<Label>, Error> {
         self.read_with(|inner| Ok(inner.log.labels()))
     }

@@ -1,4 +1,4 @@
-//! The navigation index and its queries (SPEC §8).
+//! The navigation index and its queries (docs/contract.md §8).
 //!
 //! Beside the id index of [`Log`], every commit records in O(1): the entry's depth,
 //! its place in its parent's child list (commit order: first child, last child, next

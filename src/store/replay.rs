@@ -1,4 +1,4 @@
-//! Replaying a JSONL file into a log (SPEC §3): every committed line is parsed, then
+//! Replaying a JSONL file into a log (docs/contract.md §3): every committed line is parsed, then
 //! checked against the tree rules in file order (ids unique, every parent on an
 //! earlier committed line) and committed.
 //!
@@ -6,13 +6,19 @@
 //! parsed by worker threads while this thread reads and frames the lines and applies
 //! the tree rules strictly in file order. The outcome — entries, the first error and
 //! its line, diagnostics — is the same as replaying line by line; only the time
-//! differs. Memory stays bounded: a few batches of about a chunk each are in flight.
+//! differs. Memory stays bounded: a few batches of about a chunk each are in flight,
+//! and the entries' text grows with the committed lines, never with the file's size.
+//!
+//! Holes in a sparse file are not read: [`Reader`] finds them with `SEEK_DATA` and the
+//! scanner counts them as the NUL bytes they read as, so a 100 GB mostly-hole file
+//! costs a few system calls, not 100 GB of reads.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::hash::RandomState;
-use std::io::{self, Read};
+use std::io;
 use std::ops::Range;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
@@ -38,7 +44,7 @@ pub(crate) struct Replay {
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) scanner: LineScanner,
     salvage: bool,
-    /// The file's size at open (the arena's capacity).
+    /// The file's size at open: large files are parsed in parallel.
     size: u64,
 }
 
@@ -75,10 +81,9 @@ impl Replay {
     pub(crate) fn new(file: &File, salvage: bool) -> Replay {
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         Replay {
-            // The canonical text is at most the file's size: reserve it once, so the
-            // arena never reallocates (and never holds two copies) while a large file
-            // is read.
-            log: Log::with_capacity(usize::try_from(size).unwrap_or(0)),
+            // Nothing is reserved from the size: the file is untrusted, and a sparse
+            // file can claim terabytes that hold a few lines.
+            log: Log::default(),
             diagnostics: Vec::new(),
             scanner: LineScanner::new(MAX_LINE_BYTES),
             salvage,
@@ -143,14 +148,17 @@ impl Replay {
         let mut parser = EntryParser::default();
         let mut scanner = std::mem::replace(&mut self.scanner, LineScanner::new(MAX_LINE_BYTES));
         let mut buf = vec![0u8; CHUNK];
-        let mut total = 0u64;
+        let mut reader = Reader::new(file, path, 0);
         let result = loop {
-            let n = match read_chunk(file, &mut buf, path) {
-                Ok(0) => break Ok(total),
-                Ok(n) => n,
+            let n = match reader.next(&mut buf) {
+                Ok(Piece::End) => break Ok(reader.pos),
+                Ok(Piece::Hole(len)) => {
+                    scanner.feed_zeros(len);
+                    continue;
+                }
+                Ok(Piece::Data(n)) => n,
                 Err(e) => break Err(e),
             };
-            total += n as u64;
             let fed = scanner.feed(&buf[..n], &mut |line, text| {
                 let parsed = committed(line, text).and_then(|text| {
                     let (json, facts) = parser.parse(text).map_err(|fault| fault.at_line(line))?;
@@ -197,16 +205,21 @@ impl Replay {
         let mut applied = 0usize;
         let mut arrived: BTreeMap<usize, Parsed> = BTreeMap::new();
         let mut free_chunks: Vec<Vec<u8>> = Vec::new();
-        let mut total = 0u64;
+        let mut reader = Reader::new(file, path, 0);
         let result = loop {
             let mut chunk = free_chunks.pop().unwrap_or_default();
             chunk.resize(CHUNK, 0);
-            let n = match read_chunk(file, &mut chunk, path) {
-                Ok(0) => break Ok(total),
-                Ok(n) => n,
+            let n = match reader.next(&mut chunk) {
+                Ok(Piece::End) => break Ok(reader.pos),
+                Ok(Piece::Hole(len)) => {
+                    // Holes are framed here, in file order, like every byte.
+                    scanner.feed_zeros(len);
+                    free_chunks.push(chunk);
+                    continue;
+                }
+                Ok(Piece::Data(n)) => n,
                 Err(e) => break Err(e),
             };
-            total += n as u64;
             chunk.truncate(n);
             let batch = match frame(&mut scanner, chunk, sent) {
                 Ok(batch) => batch,
@@ -257,14 +270,83 @@ impl Replay {
     }
 }
 
-/// Reads the next chunk, retrying `EINTR`.
-fn read_chunk(file: &File, buf: &mut [u8], path: &Path) -> Result<usize, Error> {
-    let mut reader = file;
-    loop {
-        match reader.read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_error(IoOp::Read, path, &e)),
-            Ok(n) => return Ok(n),
+/// What [`Reader::next`] found at the current offset.
+pub(crate) enum Piece {
+    /// This many bytes were read into the buffer.
+    Data(usize),
+    /// A hole of this many bytes (it reads as NULs) was skipped.
+    Hole(u64),
+    /// The end of the file.
+    End,
+}
+
+/// Reads a file front to back in bounded chunks (positional reads, so the file's
+/// cursor does not matter), reporting holes by their length instead of reading them.
+pub(crate) struct Reader<'a> {
+    file: &'a File,
+    path: &'a Path,
+    /// The offset of the next byte.
+    pub(crate) pos: u64,
+    /// Whether to ask for holes; off after the file system could not say.
+    holes: bool,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader starting at `pos`.
+    pub(crate) fn new(file: &'a File, path: &'a Path, pos: u64) -> Reader<'a> {
+        Reader {
+            file,
+            path,
+            pos,
+            holes: true,
+        }
+    }
+
+    /// The next piece: data read into `buf` (never past the data's extent), a hole,
+    /// or the end.
+    pub(crate) fn next(&mut self, buf: &mut [u8]) -> Result<Piece, Error> {
+        use rustix::fs::{SeekFrom, seek};
+        let read_error = |e: io::Error| io_error(IoOp::Read, self.path, &e);
+        let mut want = buf.len();
+        if self.holes {
+            match seek(self.file, SeekFrom::Data(self.pos)) {
+                Ok(data) if data > self.pos => {
+                    let hole = data - self.pos;
+                    self.pos = data;
+                    return Ok(Piece::Hole(hole));
+                }
+                // Data here: read up to the next hole at most.
+                Ok(_) => {
+                    if let Ok(hole) = seek(self.file, SeekFrom::Hole(self.pos))
+                        && hole > self.pos
+                    {
+                        want = usize::try_from(hole - self.pos).map_or(want, |n| n.min(want));
+                    }
+                }
+                // No data at or after `pos`: the rest of the file, if any, is a hole.
+                Err(rustix::io::Errno::NXIO) => {
+                    let size = self.file.metadata().map_err(read_error)?.size();
+                    if size > self.pos {
+                        let hole = size - self.pos;
+                        self.pos = size;
+                        return Ok(Piece::Hole(hole));
+                    }
+                }
+                // The file system cannot tell: read every byte.
+                Err(_) => self.holes = false,
+            }
+        }
+        let buf = &mut buf[..want];
+        loop {
+            match self.file.read_at(buf, self.pos) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_error(e)),
+                Ok(0) => return Ok(Piece::End),
+                Ok(n) => {
+                    self.pos += n as u64;
+                    return Ok(Piece::Data(n));
+                }
+            }
         }
     }
 }

@@ -309,7 +309,7 @@ static inline const char *json_show(jspan v)
     } while (0)
 
 /*
- * The shape every error result must have (SPEC §4, §5): the whole text is one object
+ * The shape every error result must have (docs/contract.md §4, §5): the whole text is one object
  * {"error":{...}} with nothing else in it; the inner object has "code" equal to
  * session_status_name(status) and a string "message".
  */
@@ -484,7 +484,7 @@ static inline long peak_rss_kb(void)
 
 /* ------------------------------------------------- the chapter's fixed tree ---- */
 
-/* SPEC §1, in append order: u-1, a-read, r-read, a-final, a-alt, meta-cwd. */
+/* docs/contract.md §1, in append order: u-1, a-read, r-read, a-final, a-alt, meta-cwd. */
 static inline const char *tree_entry(int i)
 {
     static const char *const lines[6] = {

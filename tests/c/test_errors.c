@@ -1,5 +1,5 @@
 /*
- * test_errors.c -- every status code reachable from C, with its error JSON (SPEC §4, §5):
+ * test_errors.c -- every status code reachable from C, with its error JSON (docs/contract.md §4, §5):
  *   the 13 status names and "unknown"; for each error the exact shape
  *   {"error":{"code":"<session_status_name(status)>","message":"…",…details}} and its
  *   detail members (argument, pointer, id, childId/parentId, line, warnings, cause,

@@ -1,5 +1,5 @@
 /*
- * test_hostile.c -- hostile input to every C function (SPEC §2-§5, RELIABILITY-TESTS T14,
+ * test_hostile.c -- hostile input to every C function (docs/contract.md §2-§5, docs/reliability.md T14,
  * T18, T19): every call returns a status and, on failure, a well-formed error JSON; no
  * crash, no hang, no unbounded memory.
  *
@@ -28,7 +28,7 @@
  * Usage: test_hostile [--small] [--no-rss] [--streaming]
  *   --small      1 MiB strings and 1 MB of garbage (for valgrind runs)
  *   --no-rss     do not check memory bounds (valgrind's and ASan's own memory distorts RSS)
- *   --streaming  only the files with huge tails, with SPEC 3 / T18(a)'s bound: memory follows
+ *   --streaming  only the files with huge tails, with docs/contract.md §3 / T18(a)'s bound: memory follows
  *                what is kept (< 32 MiB growth), not the garbage; adds a 1 GiB sparse NUL tail
  */
 #include <signal.h>
@@ -1493,7 +1493,7 @@ static void max_line(void)
 /*
  * Files with a huge uncommitted or corrupt tail, opened and repaired by streaming. By
  * default the bound is 20 x the file size (no crash, no runaway). With `strict` (the
- * --streaming run) it is what SPEC §3 and T18(a) ask: memory follows what is kept
+ * --streaming run) it is what docs/contract.md §3 and T18(a) ask: memory follows what is kept
  * (two short lines), not the garbage, so the growth must stay under 32 MiB; T18(a)'s
  * 1 GiB sparse NUL tail is added.
  */
@@ -1503,7 +1503,7 @@ static void streamed_files(int strict)
     int i, n = strict && g_big >= ((size_t)100 << 20) ? 2 : 1;
     sizes[0] = g_big;
     sizes[1] = (size_t)1 << 30;
-    SECTION(strict ? "files with huge tails, streamed: memory follows what is kept (SPEC 3, T18a)"
+    SECTION(strict ? "files with huge tails, streamed: memory follows what is kept (docs/contract.md §3, T18a)"
                    : "files with huge tails, streamed (each in a forked child)");
     snprintf(g_tail_file, sizeof g_tail_file, "%s/huge-tail.jsonl", g_dir);
     snprintf(g_tail_nl_file, sizeof g_tail_nl_file, "%s/huge-line.jsonl", g_dir);
@@ -1590,7 +1590,7 @@ int main(int argc, char **argv)
 
     CHECK(g_rss_violations == 0, "memory stays bounded: %ld case(s) over the bound%s:%s", g_rss_violations,
           streaming_only ? " (a file opened or repaired by streaming: memory must follow what is kept, not the "
-                           "garbage; SPEC 3, T18a)" : "", g_rss_report);
+                           "garbage; docs/contract.md §3, T18a)" : "", g_rss_report);
     printf("%ld hostile cases; parent peak RSS %.1f MB; %.2f s\n", g_cases, (double)peak_rss_kb() / 1024.0,
            now_seconds() - t0);
     check_done("test_hostile");

@@ -1,6 +1,6 @@
 /*
  * test_null_args.c -- NULL for every pointer argument of every function in session.h
- * (SPEC §4 "nothing crashes", §5 NULL, invalid UTF-8):
+ * (docs/contract.md §4 "nothing crashes", §5 NULL, invalid UTF-8):
  *   each required NULL pointer -> SESSION_ERR_INVALID_ARGUMENT with `argument` naming it,
  *   out_json set when given and accepted as NULL everywhere, nothing created or written;
  *   session_string_free(NULL), session_store_close(NULL), session_store_state(NULL);

@@ -1,5 +1,5 @@
 /*
- * test_partial_write.c -- a REAL partial write (SPEC §3 "A failed write may have left
+ * test_partial_write.c -- a REAL partial write (docs/contract.md §3 "A failed write may have left
  * half a line", §4/§5 tainted and `cause`).
  *
  * In a forked child (so the limit stays out of the test runner): SIGXFSZ ignored, two

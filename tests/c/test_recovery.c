@@ -1,5 +1,5 @@
 /*
- * test_recovery.c -- what a file on disk may look like after a crash (SPEC §3):
+ * test_recovery.c -- what a file on disk may look like after a crash (docs/contract.md §3):
  *   torn tail (no final newline) -> needs_repair, committed prefix readable, appends
  *   refused without touching the file; whitespace-only tail -> ready; NUL tail ->
  *   needs_repair; a committed bad line -> corrupt_line with its line (open and

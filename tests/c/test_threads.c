@@ -1,5 +1,5 @@
 /*
- * test_threads.c -- many threads appending to ONE store handle (SPEC §4 thread safety):
+ * test_threads.c -- many threads appending to ONE store handle (docs/contract.md §4 thread safety):
  * each thread appends a chain of its own entries (root, then children). Every append
  * returns OK; nothing is lost; the file has exactly THREADS * PER_THREAD lines; each
  * entry's line index equals the `seq` its append returned; each thread's entries keep

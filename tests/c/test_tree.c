@@ -1,5 +1,5 @@
 /*
- * test_tree.c -- the chapter's fixed tree (SPEC §1) end to end:
+ * test_tree.c -- the chapter's fixed tree (docs/contract.md §1) end to end:
  *   through a JSONL file (append, seq, reopen, store-level path_to / messages_on_path),
  *   through the pure slice functions over a shuffled JSON array,
  *   and through a memory store.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use session::SessionFile;
 
-/// The chapter's fixed tree, in append order (SPEC §1).
+/// The chapter's fixed tree, in append order (docs/contract.md §1).
 pub const U1: &str = r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名"}}"#;
 pub const A_READ: &str = r#"{"id":"a-read","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"},"partialJson":"{\"path\":\"README.md\"}"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse"}}"#;
 pub const R_READ: &str = r##"{"id":"r-read","parentId":"a-read","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi ..."}],"isError":false,"details":{"path":"README.md","bytes":12}}}"##;

@@ -82,7 +82,7 @@ std::string read_file(const std::string &path)
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The chapter's fixed tree (SPEC §1), in append order.
+// The chapter's fixed tree (docs/contract.md §1), in append order.
 const char *const kChapter[] = {
     R"({"id":"u-1","parentId":null,"timestamp":1733000000000,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名","timestamp":1733000000000}})",
     R"({"id":"a-read","parentId":"u-1","timestamp":1733000001000,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse","timestamp":1733000001000}})",

@@ -18,7 +18,7 @@ use session::{Entry, SessionFile, parse_entry};
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
-// The chapter's fixed tree (SPEC §1), shared with the other integration tests.
+// The chapter's fixed tree (docs/contract.md §1), shared with the other integration tests.
 #[path = "../common/mod.rs"]
 mod common;
 #[allow(unused_imports)] // each test binary uses its own subset

@@ -19,7 +19,7 @@ use session::{
 pub fn check_parse_entry(data: &[u8]) {
     let ours = parse_entry(data);
     let theirs = serde_json::from_slice::<serde_json::Value>(data);
-    // serde_json's default recursion limit admits 127 levels of nesting; SPEC admits 128.
+    // serde_json's default recursion limit admits 127 levels of nesting; the contract admits 128.
     // That one level is the only known difference, and it is checked, not skipped.
     let serde_depth_limit = |e: &serde_json::Error| {
         e.to_string().starts_with("recursion limit exceeded") && nesting_depth(data) == MAX_DEPTH
@@ -275,7 +275,7 @@ pub fn entries_from_bytes(data: &[u8]) -> Option<Vec<Entry>> {
     Some(entries)
 }
 
-/// What `path_to` must answer, read straight from SPEC §3.
+/// What `path_to` must answer, read straight from docs/contract.md §3.
 #[derive(Debug)]
 enum PathOracle {
     Path(Vec<usize>),

@@ -48,10 +48,15 @@ __all__ = [
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 ffi = FFI()
-with open(os.path.join(_HERE, "_session_cdef.h"), encoding="utf-8") as _f:
-    ffi.cdef(_f.read())
+try:
+    with open(os.path.join(_HERE, "_session_cdef.h"), encoding="utf-8") as _f:
+        ffi.cdef(_f.read())
+except FileNotFoundError:
+    raise ImportError(
+        "libsession is being imported from its source folder, which has no built library: "
+        "install it (pip install ./bindings/python) and import it from elsewhere"
+    ) from None
 lib = ffi.dlopen(os.path.join(_HERE, "libsession.so"))
-del _f
 
 _NULL = ffi.NULL
 
@@ -489,8 +494,16 @@ class Store:
     def append(self, entry, *, raw=False):
         """Appends one entry (a dict or JSON text) and returns its ``seq``, the 0-based
         commit position (with ``raw=True``, the result JSON ``{"id":…,"seq":N}``)."""
-        result = self._store_call(lib.session_store_append, raw, _json_arg(entry, "entry"))
-        return result if raw else result["seq"]
+        text = self._store_call(lib.session_store_append, True, _json_arg(entry, "entry"))
+        if raw:
+            return text
+        # {"id":…,"seq":N}: a `"seq":` with an unescaped quote cannot be inside the id
+        # string, so the last one followed by digits and the closing brace is the member.
+        at = text.rfind('"seq":')
+        digits = text[at + 6 : -1]
+        if at > 0 and digits.isdigit() and text.endswith("}"):
+            return int(digits)
+        return json.loads(text)["seq"]
 
     def entries(self, *, raw=False):
         """Every committed entry, in commit order."""

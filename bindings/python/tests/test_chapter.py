@@ -83,3 +83,14 @@ def test_a_failed_append_fails_only_itself_and_the_next_seq_is_not_used():
         with pytest.raises(libsession.DuplicateId):
             store.append(ENTRIES[0])
         assert store.append(ENTRIES[1]) == 1
+
+
+def test_append_returns_the_seq_whatever_the_id_spells():
+    with libsession.Store.memory() as store:
+        tricky = ['"seq":7}', 'x"seq":12', "\\", "}", "seq"]
+        parent = None
+        for i, id in enumerate(tricky):
+            e = {"id": id, "parentId": parent, "timestamp": 1, "type": "metadata", "key": "k", "value": i}
+            assert store.append(e) == i
+            parent = id
+        assert [e["id"] for e in store.path_to("seq")] == tricky

@@ -30,6 +30,9 @@ def test_a_hundred_thousand_calls_do_not_grow_rss():
         lambda: libsession.recover_jsonl(tail),
         lambda: store.state,
     ]
+    if hasattr(libsession, "ToolPairing"):  # build_context, with a Python estimator
+        calls.append(lambda: store.build_context("meta-cwd", budget=10_000, estimate=len))
+        calls.append(lambda: store.build_context("meta-cwd", budget=10_000, estimate=lambda m: -1))
 
     def loop(n):
         for i in range(n):

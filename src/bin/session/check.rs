@@ -1,29 +1,30 @@
 //! `verify`, `salvage`, `repair`: the state of a file and mending it.
 
-use std::process::ExitCode;
-
-use session::Error;
+use std::io::Write;
+use std::path::Path;
 
 use crate::exit;
-use crate::output::open;
+use crate::output::{Out, Outcome, open};
+use crate::term;
 
-pub fn verify(file: &str) -> Result<ExitCode, Error> {
+pub fn verify(out: &mut Out, file: &Path) -> Outcome {
     let (store, report) = open(file, false)?;
-    println!("state: {}", report.state.as_str());
-    println!("entries: {}", store.len()?);
-    println!(
+    writeln!(out, "state: {}", report.state.as_str())?;
+    writeln!(out, "entries: {}", store.len()?)?;
+    writeln!(
+        out,
         "warnings: {}",
-        session::store::warnings_json(&report.warnings)
-    );
+        term::json(&session::store::warnings_json(&report.warnings))
+    )?;
     Ok(exit::for_state(report.state))
 }
 
-pub fn salvage(file: &str) -> Result<ExitCode, Error> {
+pub fn salvage(out: &mut Out, file: &Path) -> Outcome {
     let (store, report) = open(file, true)?;
-    println!("entries loaded: {}", store.len()?);
-    println!("complete: {}", report.diagnostics.is_empty());
+    writeln!(out, "entries loaded: {}", store.len()?)?;
+    writeln!(out, "complete: {}", report.diagnostics.is_empty())?;
     for diagnostic in &report.diagnostics {
-        println!("{}", diagnostic.to_json());
+        writeln!(out, "{}", term::json(&diagnostic.to_json()))?;
     }
     Ok(if report.diagnostics.is_empty() {
         exit::for_state(report.state)
@@ -32,16 +33,21 @@ pub fn salvage(file: &str) -> Result<ExitCode, Error> {
     })
 }
 
-pub fn repair(file: &str) -> Result<ExitCode, Error> {
+pub fn repair(out: &mut Out, file: &Path) -> Outcome {
     let report = session::repair_jsonl(file)?;
     match &report.backup {
-        Some(backup) => println!(
+        Some(backup) => writeln!(
+            out,
             "removed an unterminated tail of {} bytes (saved to {}); {} committed entries kept",
             report.truncated_bytes,
-            backup.display(),
+            term::escape(&backup.display().to_string()),
             report.entries
-        ),
-        None => println!("nothing to repair; {} committed entries", report.entries),
+        )?,
+        None => writeln!(
+            out,
+            "nothing to repair; {} committed entries",
+            report.entries
+        )?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(exit::for_state(session::State::Ready))
 }

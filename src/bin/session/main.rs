@@ -1,57 +1,69 @@
 //! `session`: restore, inspect and repair libsession JSONL files.
 //!
-//! Every command but `repair` opens the file read-only: it never creates, locks or
+//! Every command but `repair`, `label`, `import` and `export` (which write new files)
+//! opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
 //! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
-//! verb shares (opening a file, printing JSON lines), and one module per verb group
-//! (`read`: show/path/messages, `check`: verify/salvage/repair, `tree`,
-//! `interop`: import/export).
+//! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
+//! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
+//! `tree`, `children`, `leaves`, `ls`, `label`, `interop`: import/export).
 
 mod args;
 mod check;
+mod children;
 mod exit;
 mod interop;
+mod label;
+mod leaves;
+mod ls;
+mod node;
 mod output;
 mod read;
 mod term;
 mod tree;
 
+use std::ffi::OsString;
+use std::io::Write;
 use std::process::ExitCode;
 
 use args::Command;
+use output::Out;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args::parse(&args) {
-        Command::Show { file, leaf } => read::show(file, leaf),
-        Command::Path { file, leaf } => read::path(file, leaf),
-        Command::Messages { file, leaf } => read::messages(file, leaf),
-        Command::Tree { file, leaf } => tree::tree(file, leaf),
-        Command::Verify { file } => check::verify(file),
-        Command::Salvage { file } => check::salvage(file),
-        Command::Repair { file } => check::repair(file),
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut out = Out::new();
+    let outcome = match args::parse(&args) {
+        Command::Show { file, leaf } => read::show(&mut out, file, leaf),
+        Command::Path { file, leaf } => read::path(&mut out, file, leaf),
+        Command::Messages { file, leaf } => read::messages(&mut out, file, leaf),
+        Command::Tree { file, options } => tree::tree(&mut out, file, &options),
+        Command::Children { file, id } => children::children(&mut out, file, id),
+        Command::Leaves { file } => leaves::leaves(&mut out, file),
+        Command::Ls { dir, options } => ls::ls(&mut out, dir, &options),
+        Command::Label { file, target, text } => label::label(&mut out, file, target, text),
+        Command::Verify { file } => check::verify(&mut out, file),
+        Command::Salvage { file } => check::salvage(&mut out, file),
+        Command::Repair { file } => check::repair(&mut out, file),
         Command::Import {
             format,
             source,
             out,
         } => interop::import(format, source, out),
         Command::ExportPi { file, leaf, out } => interop::export_pi(file, leaf, out),
-        Command::Help => {
-            println!("{}", args::USAGE);
-            return ExitCode::SUCCESS;
-        }
-        Command::Usage => {
-            eprintln!("{}", args::USAGE);
+        Command::Help => writeln!(out, "{}", args::USAGE)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Into::into),
+        Command::Usage(reason) => {
+            if let Some(reason) = reason {
+                output::note(reason);
+            }
+            let _ = writeln!(std::io::stderr().lock(), "{}", args::USAGE);
             return exit::usage();
         }
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("session: {e}");
-            exit::for_error(&e)
-        }
-    }
+    // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.
+    let outcome = outcome.and_then(|code| out.flush().map(|()| code).map_err(Into::into));
+    exit::finish(outcome)
 }

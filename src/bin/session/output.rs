@@ -1,9 +1,65 @@
-//! What every verb shares: opening a file read-only and printing JSON lines.
+//! What every verb shares: the buffered stdout, notes on stderr, opening a file
+//! read-only and printing JSON lines.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::path::Path;
+use std::process::ExitCode;
 
 use session::{Error, JsonlOptions, OpenReport, Store};
 
-/// Opens a file read-only (never creating or locking it), reporting its warnings.
-pub fn open(file: &str, salvage: bool) -> Result<(Store, OpenReport), Error> {
+use crate::term;
+
+/// Why a verb stopped: the library refused, or stdout could not be written.
+pub enum Failure {
+    Session(Error),
+    /// Writing stdout failed; `BrokenPipe` when the reader went away (`| head -1`).
+    Stdout(io::Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Session(e)
+    }
+}
+
+/// Only stdout writes produce a bare `io::Error` in a verb: the library wraps its own.
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Stdout(e)
+    }
+}
+
+/// What a verb returns: its exit code, or why it stopped.
+pub type Outcome = Result<ExitCode, Failure>;
+
+/// Buffered stdout. Every write returns its error instead of panicking as `println!`
+/// does, so a closed pipe ends the program quietly (see `exit::finish`).
+pub struct Out(BufWriter<Stdout>);
+
+impl Out {
+    pub fn new() -> Self {
+        Out(BufWriter::new(io::stdout()))
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// `session: TEXT` on stderr, escaped for a terminal. A stderr that cannot be written
+/// is ignored: there is nowhere left to report it.
+pub fn note(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "session: {}", term::escape(text));
+}
+
+/// Opens a file read-only (never creating or locking it), noting its warnings.
+pub fn open(file: &Path, salvage: bool) -> Result<(Store, OpenReport), Error> {
     let options = JsonlOptions {
         read_only: true,
         salvage,
@@ -11,18 +67,21 @@ pub fn open(file: &str, salvage: bool) -> Result<(Store, OpenReport), Error> {
     };
     let opened = Store::open_jsonl_with(file, &options)?;
     for warning in &opened.1.warnings {
-        eprintln!("session: warning: {warning}");
+        note(&format!("warning: {warning}"));
     }
     Ok(opened)
 }
 
 /// A JSON array, one item per line.
-pub fn print_lines<'a>(items: impl ExactSizeIterator<Item = &'a str>) {
-    println!("[");
+pub fn print_lines<'a>(
+    out: &mut Out,
+    items: impl ExactSizeIterator<Item = &'a str>,
+) -> io::Result<()> {
+    writeln!(out, "[")?;
     let count = items.len();
     for (i, item) in items.enumerate() {
         let comma = if i + 1 < count { "," } else { "" };
-        println!("  {item}{comma}");
+        writeln!(out, "  {item}{comma}")?;
     }
-    println!("]");
+    writeln!(out, "]")
 }

@@ -1,10 +1,13 @@
 //! `show`, `path`, `messages`: reading the active path to a leaf.
 
-use std::process::ExitCode;
+use std::io::Write;
+use std::path::Path;
 
-use session::{Entry, EntryKind, Error};
+use session::{Entry, EntryKind, OpenReport, State};
 
-use crate::output::{open, print_lines};
+use crate::exit;
+use crate::output::{Out, Outcome, note, open, print_lines};
+use crate::term;
 
 fn describe(entry: &Entry) -> String {
     match entry.kind() {
@@ -19,32 +22,51 @@ fn describe(entry: &Entry) -> String {
     }
 }
 
-pub fn show(file: &str, leaf: &str) -> Result<ExitCode, Error> {
+pub fn show(out: &mut Out, file: &Path, leaf: &str) -> Outcome {
     let (store, report) = open(file, false)?;
     let path = store.path_to(leaf)?;
     let messages = store.messages_on_path(leaf)?;
-    println!("state: {}", report.state.as_str());
+    writeln!(out, "state: {}", report.state.as_str())?;
     let steps: Vec<String> = path.iter().map(describe).collect();
-    println!(
+    writeln!(
+        out,
         "active path ({} entries): {}",
         path.len(),
-        steps.join(" -> ")
-    );
-    println!("messages ({}):", messages.len());
-    print_lines(messages.iter().map(|m| m.json()));
-    Ok(ExitCode::SUCCESS)
+        term::escape(&steps.join(" -> "))
+    )?;
+    writeln!(out, "messages ({}):", messages.len())?;
+    let safe: Vec<_> = messages.iter().map(|m| term::json(m.json())).collect();
+    print_lines(out, safe.iter().map(|m| m.as_ref()))?;
+    Ok(finish_read(out, file, &report)?)
 }
 
-pub fn path(file: &str, leaf: &str) -> Result<ExitCode, Error> {
-    let (store, _) = open(file, false)?;
+pub fn path(out: &mut Out, file: &Path, leaf: &str) -> Outcome {
+    let (store, report) = open(file, false)?;
     let path = store.path_to(leaf)?;
-    print_lines(path.iter().map(Entry::json));
-    Ok(ExitCode::SUCCESS)
+    print_lines(out, path.iter().map(Entry::json))?;
+    Ok(finish_read(out, file, &report)?)
 }
 
-pub fn messages(file: &str, leaf: &str) -> Result<ExitCode, Error> {
-    let (store, _) = open(file, false)?;
+pub fn messages(out: &mut Out, file: &Path, leaf: &str) -> Outcome {
+    let (store, report) = open(file, false)?;
     let messages = store.messages_on_path(leaf)?;
-    print_lines(messages.iter().map(|m| m.json()));
-    Ok(ExitCode::SUCCESS)
+    print_lines(out, messages.iter().map(|m| m.json()))?;
+    Ok(finish_read(out, file, &report)?)
+}
+
+/// After the output: a file that needs repair exits 1, as `verify` and `tree` do, with
+/// a note that the output left its unterminated tail out.
+fn finish_read(
+    out: &mut Out,
+    file: &Path,
+    report: &OpenReport,
+) -> std::io::Result<std::process::ExitCode> {
+    if report.state != State::Ready {
+        out.flush()?;
+        note(&format!(
+            "note: {} needs repair; the output shows its committed entries only (session repair FILE)",
+            file.display()
+        ));
+    }
+    Ok(exit::for_state(report.state))
 }

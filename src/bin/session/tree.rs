@@ -1,116 +1,223 @@
-//! `tree`: every branch as an indented tree.
+//! `tree`: every branch, drawn from the library's paged tree query.
+//!
+//! The nodes come page by page in commit order (no message bodies); the drawing is
+//! depth-first with an explicit stack. Its output stays linear in the number of
+//! entries however the tree is shaped: a run of only children is drawn as a chain at
+//! one indentation (a 100,000-deep linear session does not indent at all), the
+//! indentation shows at most [`MAX_LEVELS`] levels, and the path to the leaf is
+//! flagged by the query (a set lookup per line, not a rescan of the path).
 
 use std::collections::HashMap;
-use std::process::ExitCode;
+use std::io::Write;
+use std::path::Path;
 
-use session::{Entry, EntryKind, Error};
+use session::{Node, TreeOptions};
 
+use crate::args::TreeArgs;
 use crate::exit;
-use crate::output::open;
+use crate::node::{PREVIEW_CHARS, line};
+use crate::output::{Out, Outcome, open};
 use crate::term;
 
-/// How much of a message's text the tree shows.
-const PREVIEW_CHARS: usize = 48;
+/// Nodes asked for per page.
+const PAGE: u64 = 4096;
+/// The most indentation levels drawn; deeper lines start with `[+K]`, the levels
+/// left out.
+pub const MAX_LEVELS: usize = 16;
+const NONE: u32 = u32::MAX;
 
-pub fn tree(file: &str, leaf: Option<&str>) -> Result<ExitCode, Error> {
+pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs<'_>) -> Outcome {
     let (store, report) = open(file, false)?;
-    let entries = store.entries()?;
-    let Some(last) = entries.last() else {
-        println!("(no entries)");
+    let leaf = match args.leaf {
+        Some(leaf) => Some(leaf.to_owned()),
+        None => store.latest_leaf()?.map(|node| node.id),
+    };
+    let Some(leaf) = leaf else {
+        if args.json {
+            writeln!(out, "[\n]")?;
+        } else {
+            writeln!(out, "(no entries)")?;
+        }
         return Ok(exit::for_state(report.state));
     };
-    let leaf = leaf.unwrap_or(last.id());
-    let on_path: Vec<String> = store
-        .path_to(leaf)?
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
-    let mut children: HashMap<Option<&str>, Vec<&Entry>> = HashMap::new();
-    for entry in &entries {
-        children.entry(entry.parent_id()).or_default().push(entry);
+    let mut options = TreeOptions {
+        after_seq: None,
+        limit: Some(PAGE),
+        leaf: Some(leaf.clone()),
+        preview_chars: PREVIEW_CHARS,
+    };
+    let shown = |node: &Node| args.depth.is_none_or(|max| node.depth <= max);
+    let mut nodes = Vec::new();
+    let mut first = true;
+    if args.json {
+        write!(out, "[")?;
     }
-    // Depth-first with an explicit stack: a session can be 100,000 entries deep.
-    // Each item: the entry, its indent, and its connector (empty for a root).
-    let mut stack: Vec<(&Entry, String, &str)> = Vec::new();
-    let roots = children.get(&None).cloned().unwrap_or_default();
-    stack.extend(roots.iter().rev().map(|root| (*root, String::new(), "")));
-    while let Some((entry, indent, connector)) = stack.pop() {
-        let mark = if entry.id() == leaf {
-            "  <== leaf"
-        } else if on_path.iter().any(|id| id == entry.id()) {
-            "  *"
+    loop {
+        let page = store.tree(&options)?;
+        if args.json {
+            for node in page.nodes.iter().filter(|n| shown(n)) {
+                let sep = if first { "" } else { "," };
+                write!(out, "{sep}\n  {}", term::json(&node.to_json()))?;
+                first = false;
+            }
         } else {
-            ""
-        };
-        println!(
-            "{indent}{connector}{}  {}{mark}",
-            entry.id(),
-            preview(entry)
-        );
-        let child_indent = match connector {
-            "├─ " => format!("{indent}│  "),
-            "└─ " => format!("{indent}   "),
-            _ => indent,
-        };
-        let kids = children.get(&Some(entry.id())).cloned().unwrap_or_default();
-        for (i, kid) in kids.iter().enumerate().rev() {
-            let connector = if i + 1 == kids.len() {
-                "└─ "
-            } else {
-                "├─ "
-            };
-            stack.push((kid, child_indent.clone(), connector));
+            nodes.extend(page.nodes);
         }
+        match page.next_after_seq {
+            Some(next) => options.after_seq = Some(next),
+            None => break,
+        }
+    }
+    if args.json {
+        writeln!(out, "\n]")?;
+    } else {
+        draw(out, &nodes, &leaf, args)?;
     }
     Ok(exit::for_state(report.state))
 }
 
-/// `role: text…` for a message, `key = value` for metadata, on one short line.
-fn preview(entry: &Entry) -> String {
-    let (label, text) = match entry.kind() {
-        EntryKind::Message(role) => (
-            role.as_str().to_owned(),
-            first_text(entry.message_json().unwrap_or_default()),
-        ),
-        EntryKind::Metadata => {
-            let (key, value) = entry.metadata().unwrap_or_default();
-            (format!("metadata {key}"), value.to_owned())
-        }
-        _ => ("entry".to_owned(), String::new()),
-    };
-    let flat = term::flatten(&text);
-    let short: String = flat.chars().take(PREVIEW_CHARS).collect();
-    let ellipsis = if flat.chars().count() > PREVIEW_CHARS {
-        "…"
-    } else {
-        ""
-    };
-    format!("{label}: {short}{ellipsis}")
+/// How a line joins its parent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Joint {
+    /// A root, or an only child drawn in its parent's column (a chain).
+    Flush,
+    /// One of several children, more to come.
+    Middle,
+    /// The last of several children.
+    Last,
 }
 
-/// The first text a person would read in a message: a string content, a text block,
-/// or the name and arguments of a tool call.
-fn first_text(message_json: &str) -> String {
-    let Ok(message) = serde_json::from_str::<serde_json::Value>(message_json) else {
-        return String::new();
-    };
-    let content = &message["content"];
-    if let Some(text) = content.as_str() {
-        return text.to_owned();
+/// One level of indentation: a bar (`│  `, more siblings below) or blank, and the
+/// level above it. Shared by every line below it, so the stack holds one index per
+/// item and never a copy of the indentation.
+struct Level {
+    up: u32,
+    bar: bool,
+    count: u32,
+}
+
+fn draw(out: &mut Out, nodes: &[Node], leaf: &str, args: &TreeArgs<'_>) -> std::io::Result<()> {
+    // Nodes arrive in commit order, so a node's index is its seq; children lists in
+    // commit order as first-child / next-sibling links.
+    let index: HashMap<&str, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i as u32))
+        .collect();
+    let mut first_child = vec![NONE; nodes.len()];
+    let mut next_sibling = vec![NONE; nodes.len()];
+    let mut last_child = vec![NONE; nodes.len()];
+    let mut roots = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let parent = node
+            .parent_id
+            .as_deref()
+            .and_then(|p| index.get(p).copied());
+        let Some(parent) = parent else {
+            // A root, or an orphan of a damaged file: drawn at the left margin.
+            roots.push(i as u32);
+            continue;
+        };
+        let p = parent as usize;
+        match last_child[p] {
+            NONE => first_child[p] = i as u32,
+            last => next_sibling[last as usize] = i as u32,
+        }
+        last_child[p] = i as u32;
     }
-    for block in content.as_array().into_iter().flatten() {
-        match block["type"].as_str() {
-            Some("text") => return block["text"].as_str().unwrap_or_default().to_owned(),
-            Some("toolCall") => {
-                return format!(
-                    "toolCall {} {} {}",
-                    block["id"].as_str().unwrap_or_default(),
-                    block["name"].as_str().unwrap_or_default(),
-                    block["arguments"]
-                );
+    let mut levels: Vec<Level> = Vec::new();
+    let mut stack: Vec<(u32, u32, Joint)> = roots
+        .iter()
+        .rev()
+        .map(|&r| (r, NONE, Joint::Flush))
+        .collect();
+    let mut kids = Vec::new();
+    while let Some((at, indent, joint)) = stack.pop() {
+        let node = &nodes[at as usize];
+        let connector = match joint {
+            Joint::Flush => "",
+            Joint::Middle => "├─ ",
+            Joint::Last => "└─ ",
+        };
+        let mark = if node.id == leaf {
+            "  <== leaf"
+        } else if node.on_path {
+            "  *"
+        } else {
+            ""
+        };
+        let hidden = args.depth.is_some_and(|max| node.depth >= max) && node.child_count > 0;
+        let more = if hidden {
+            format!("  (+{} below)", node.child_count)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{}{connector}{}{mark}{more}",
+            prefix(&levels, indent),
+            line(node, args.labels)
+        )?;
+        if hidden {
+            continue;
+        }
+        kids.clear();
+        let mut kid = first_child[at as usize];
+        while kid != NONE {
+            kids.push(kid);
+            kid = next_sibling[kid as usize];
+        }
+        let inner = match joint {
+            Joint::Flush => indent,
+            Joint::Middle | Joint::Last => {
+                let count = level_count(&levels, indent) + 1;
+                levels.push(Level {
+                    up: indent,
+                    bar: joint == Joint::Middle,
+                    count,
+                });
+                (levels.len() - 1) as u32
             }
-            _ => {}
+        };
+        if let [only] = kids[..] {
+            stack.push((only, inner, Joint::Flush));
+            continue;
+        }
+        for (i, &kid) in kids.iter().enumerate().rev() {
+            let joint = if i + 1 == kids.len() {
+                Joint::Last
+            } else {
+                Joint::Middle
+            };
+            stack.push((kid, inner, joint));
         }
     }
-    String::new()
+    Ok(())
+}
+
+fn level_count(levels: &[Level], at: u32) -> u32 {
+    levels.get(at as usize).map_or(0, |l| l.count)
+}
+
+/// The indentation of `at`: its last [`MAX_LEVELS`] levels, after `[+K]` when K
+/// more are left out.
+fn prefix(levels: &[Level], at: u32) -> String {
+    let mut bars = Vec::with_capacity(MAX_LEVELS);
+    let mut level = at;
+    while let Some(l) = levels.get(level as usize) {
+        if bars.len() == MAX_LEVELS {
+            break;
+        }
+        bars.push(l.bar);
+        level = l.up;
+    }
+    let mut out = String::new();
+    let total = level_count(levels, at) as usize;
+    if total > bars.len() {
+        out.push_str(&format!("[+{}] ", total - bars.len()));
+    }
+    for &bar in bars.iter().rev() {
+        out.push_str(if bar { "│  " } else { "   " });
+    }
+    out
 }

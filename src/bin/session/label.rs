@@ -1,0 +1,73 @@
+//! `label`: set or clear an entry's label (SPEC §6.3).
+//!
+//! The label is a `session.label` metadata entry appended under the latest entry
+//! (pi's rule), so labelling never moves "resume the latest" to another branch.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use session::{Error, Store, json::push_string};
+
+use crate::exit;
+use crate::output::{Out, Outcome, open};
+use crate::term;
+
+pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
+    // Never create a session by labelling it: a missing file fails as it does for
+    // every reading verb.
+    if std::fs::symlink_metadata(file).is_err() {
+        open(file, false)?;
+    }
+    let (store, report) = Store::open_jsonl(file)?;
+    // The target must exist (also checked at append by the entry rules).
+    store.children(target)?;
+    let Some(latest) = store.latest_leaf()? else {
+        return Err(Error::UnknownLeaf {
+            id: target.to_owned(),
+        }
+        .into());
+    };
+    let id = free_id(&store, store.len()?)?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let mut entry = String::from("{\"id\":");
+    push_string(&mut entry, &id);
+    entry.push_str(",\"parentId\":");
+    push_string(&mut entry, &latest.id);
+    entry.push_str(&format!(
+        ",\"timestamp\":{now},\"type\":\"metadata\",\"key\":\"session.label\",\"value\":{{\"targetId\":"
+    ));
+    push_string(&mut entry, target);
+    entry.push_str(",\"label\":");
+    if text.is_empty() {
+        entry.push_str("null");
+    } else {
+        push_string(&mut entry, text);
+    }
+    entry.push_str("}}");
+    let receipt = store.append(&entry)?;
+    let what = if text.is_empty() { "cleared" } else { "set" };
+    writeln!(
+        out,
+        "label of {} {what} by {} (seq {})",
+        term::escape(target),
+        term::escape(&receipt.id),
+        receipt.seq
+    )?;
+    Ok(exit::for_state(report.state))
+}
+
+/// `label-N`, the first such id not taken, from N = the entry count.
+fn free_id(store: &Store, from: usize) -> Result<String, Error> {
+    let mut n = from;
+    loop {
+        let id = format!("label-{n}");
+        match store.children(&id) {
+            Err(Error::UnknownLeaf { .. }) => return Ok(id),
+            Err(e) => return Err(e),
+            Ok(_) => n += 1,
+        }
+    }
+}

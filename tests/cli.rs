@@ -1,0 +1,381 @@
+//! The `session` command line, run as a program: the exit-code table verb by verb, a
+//! closed stdout, non-UTF-8 arguments, and terminal escapes in what it prints.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{CHAPTER, temp_dir, write_file};
+
+const SESSION: &str = env!("CARGO_BIN_EXE_session");
+
+fn run<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Command::new(SESSION)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run session")
+}
+
+fn code(out: &Output) -> i32 {
+    out.status
+        .code()
+        .unwrap_or_else(|| panic!("killed by a signal: {out:?}"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The chapter's six entries, every line committed.
+fn clean_file(name: &str) -> PathBuf {
+    let path = temp_dir(name).join("s.jsonl");
+    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+    path
+}
+
+/// Every verb with FILE, and LEAF where it takes one.
+fn every_verb(file: &Path, leaf: &str) -> Vec<(&'static str, Vec<PathBuf>)> {
+    let f = file.to_path_buf();
+    let l = PathBuf::from(leaf);
+    vec![
+        ("show", vec![f.clone(), l.clone()]),
+        ("path", vec![f.clone(), l.clone()]),
+        ("messages", vec![f.clone(), l.clone()]),
+        ("tree", vec![f.clone()]),
+        ("tree", vec![f.clone(), l]),
+        ("verify", vec![f.clone()]),
+        ("salvage", vec![f.clone()]),
+        ("repair", vec![f]),
+    ]
+}
+
+fn run_verb(verb: &str, args: &[PathBuf]) -> Output {
+    let mut all: Vec<&OsStr> = vec![OsStr::new(verb)];
+    all.extend(args.iter().map(|a| a.as_os_str()));
+    run(all)
+}
+
+#[test]
+fn every_verb_exits_0_on_a_clean_file() {
+    for (verb, args) in every_verb(&clean_file("clean"), "a-final") {
+        let out = run_verb(verb, &args);
+        assert_eq!(code(&out), 0, "{verb}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{verb}");
+        assert!(!out.stdout.is_empty(), "{verb}");
+    }
+}
+
+#[test]
+fn every_reading_verb_exits_1_after_printing_on_a_file_that_needs_repair() {
+    let path = temp_dir("needs-repair").join("s.jsonl");
+    let tail = &CHAPTER[5][..20];
+    write_file(
+        &path,
+        format!("{}\n{tail}", CHAPTER[..5].join("\n")).as_bytes(),
+    );
+    for (verb, args) in every_verb(&path, "a-final") {
+        if verb == "repair" {
+            continue;
+        }
+        let out = run_verb(verb, &args);
+        assert_eq!(code(&out), 1, "{verb}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{verb} printed nothing");
+        assert!(
+            stderr(&out).contains("has no terminating newline"),
+            "{verb}: {}",
+            stderr(&out)
+        );
+    }
+    for verb in ["show", "path", "messages"] {
+        let out = run([OsStr::new(verb), path.as_os_str(), OsStr::new("a-final")]);
+        assert!(
+            stderr(&out).contains("needs repair; the output shows its committed entries only"),
+            "{verb}: {}",
+            stderr(&out)
+        );
+    }
+    // repair mends it and exits 0; afterwards every verb is clean again.
+    let out = run([OsStr::new("repair"), path.as_os_str()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run([OsStr::new("verify"), path.as_os_str()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn every_verb_but_salvage_exits_2_on_a_corrupt_file_and_salvage_exits_1() {
+    let path = temp_dir("corrupt").join("s.jsonl");
+    write_file(
+        &path,
+        format!("{}\nnot json\n{}\n", CHAPTER[0], CHAPTER[1]).as_bytes(),
+    );
+    for (verb, args) in every_verb(&path, "u-1") {
+        let out = run_verb(verb, &args);
+        let expected = if verb == "salvage" { 1 } else { 2 };
+        assert_eq!(code(&out), expected, "{verb}: {}", stderr(&out));
+        if verb != "salvage" {
+            assert!(stderr(&out).starts_with("session: "), "{verb}");
+        }
+    }
+}
+
+#[test]
+fn every_verb_with_a_leaf_exits_2_when_there_is_no_such_leaf() {
+    let path = clean_file("no-leaf");
+    for verb in ["show", "path", "messages", "tree"] {
+        let out = run([OsStr::new(verb), path.as_os_str(), OsStr::new("nope")]);
+        assert_eq!(code(&out), 2, "{verb}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{verb}");
+    }
+}
+
+#[test]
+fn every_verb_exits_3_on_a_missing_file() {
+    let path = temp_dir("missing").join("absent.jsonl");
+    for (verb, args) in every_verb(&path, "u-1") {
+        let out = run_verb(verb, &args);
+        assert_eq!(code(&out), 3, "{verb}: {}", stderr(&out));
+        assert!(!path.exists(), "{verb} created the file");
+    }
+}
+
+#[test]
+fn repair_exits_4_while_a_writer_holds_the_file() {
+    let path = clean_file("locked");
+    let (_writer, _) = session::Store::open_jsonl(&path).expect("open as writer");
+    let out = run([OsStr::new("repair"), path.as_os_str()]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    // Readers never lock, so they are not refused.
+    let out = run([OsStr::new("verify"), path.as_os_str()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn usage_errors_exit_64_and_help_exits_0() {
+    let file = clean_file("usage");
+    let f = file.as_os_str();
+    let cases: Vec<Vec<&OsStr>> = vec![
+        vec![],
+        vec![OsStr::new("bogus")],
+        vec![OsStr::new("show"), f],
+        vec![OsStr::new("verify")],
+        vec![OsStr::new("verify"), f, f],
+        vec![OsStr::new("tree"), f, OsStr::new("a"), OsStr::new("b")],
+        vec![OsStr::from_bytes(b"ver\xffify"), f],
+    ];
+    for args in cases {
+        let out = run(&args);
+        assert_eq!(code(&out), 64, "{args:?}");
+        assert!(stderr(&out).contains("usage:"), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    for help in ["-h", "--help", "help"] {
+        let out = run([help]);
+        assert_eq!(code(&out), 0, "{help}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("usage:"));
+        assert_eq!(stderr(&out), "");
+    }
+}
+
+/// The lines of the exit-code table in `--help`.
+fn help_exit_table() -> Vec<String> {
+    let out = run(["--help"]);
+    let help = String::from_utf8(out.stdout).expect("UTF-8 help");
+    let table = help
+        .split("exit codes (the same for every verb):\n")
+        .nth(1)
+        .expect("an exit-code table in --help");
+    table.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn help_and_readme_list_the_same_exit_codes() {
+    let table = help_exit_table();
+    let codes: Vec<&str> = table
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.parse::<u8>().is_ok())
+        .collect();
+    assert_eq!(codes, ["0", "1", "2", "3", "4", "64", "141"]);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    for line in &table {
+        assert!(
+            readme.contains(line.as_str()),
+            "README.md lacks the --help exit-code line {line:?}"
+        );
+    }
+}
+
+/// A linear session long enough that its output cannot fit in a pipe's buffer.
+fn long_file(name: &str) -> (PathBuf, String) {
+    let path = temp_dir(name).join("s.jsonl");
+    let text = "x".repeat(200);
+    let mut lines = String::new();
+    let mut parent: Option<String> = None;
+    for i in 0..1500 {
+        let id = format!("m-{i}");
+        lines.push_str(&common::user(&id, parent.as_deref(), &text));
+        lines.push('\n');
+        parent = Some(id);
+    }
+    write_file(&path, lines.as_bytes());
+    (path, parent.unwrap_or_default())
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_141() {
+    let (path, leaf) = long_file("pipe");
+    for verb in ["show", "path", "messages", "tree"] {
+        let mut child = Command::new(SESSION)
+            .args([OsStr::new(verb), path.as_os_str(), OsStr::new(&leaf)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Read one line, as `| head -1` does, then close the pipe.
+        let stdout = child.stdout.take().expect("stdout");
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("first line");
+        assert!(!first.is_empty(), "{verb}");
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(code(&out), 141, "{verb}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{verb}");
+    }
+}
+
+#[test]
+fn a_full_stdout_is_an_io_error_exit_3() {
+    let path = clean_file("full");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = Command::new(SESSION)
+        .args([OsStr::new("tree"), path.as_os_str()])
+        .stdout(full)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("session: cannot write the output: "));
+}
+
+#[test]
+fn a_non_utf8_file_name_works() {
+    let dir = temp_dir("non-utf8");
+    let path = dir.join(OsStr::from_bytes(b"s\xff\xfe.jsonl"));
+    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+    for (verb, args) in every_verb(&path, "a-final") {
+        let out = run_verb(verb, &args);
+        assert_eq!(code(&out), 0, "{verb}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_non_utf8_leaf_is_a_usage_error() {
+    let path = clean_file("non-utf8-leaf");
+    for verb in ["show", "path", "messages", "tree"] {
+        let out = run([
+            OsStr::new(verb),
+            path.as_os_str(),
+            OsStr::from_bytes(b"a-\xff"),
+        ]);
+        assert_eq!(code(&out), 64, "{verb}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("session: LEAF is not UTF-8 text"),
+            "{verb}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// What a crafted file could make a terminal do: ESC sequences (clear the screen,
+/// set the title), a one-byte C1 CSI, DEL, a bidi override, a line separator.
+const HOSTILE: [&str; 6] = [
+    "\u{1b}", "\u{7}", "\u{9b}", "\u{7f}", "\u{202e}", "\u{2028}",
+];
+
+fn assert_terminal_safe(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for bad in HOSTILE {
+        assert!(!text.contains(bad), "{what} printed {bad:?} raw: {text}");
+    }
+}
+
+#[test]
+fn text_from_the_file_reaches_the_terminal_escaped() {
+    let path = temp_dir("escapes").join("s.jsonl");
+    let root = r#"{"id":"r\u001b]0;pwned\u0007","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J\u009b31m\u007f\u202e\u2028"}}"#;
+    let meta = r#"{"id":"k\u001b[2J","parentId":"r\u001b]0;pwned\u0007","timestamp":2,"type":"metadata","key":"ke\u001b[31my\u009b","value":"v\u001b[2J"}"#;
+    write_file(&path, format!("{root}\n{meta}\n").as_bytes());
+    let leaf = "k\u{1b}[2J";
+    for verb in ["show", "tree"] {
+        let out = run([OsStr::new(verb), path.as_os_str(), OsStr::new(leaf)]);
+        assert_terminal_safe(verb, &out.stdout);
+        assert_terminal_safe(verb, &out.stderr);
+    }
+    let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new(leaf)]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains(r"r\x1b]0;pwned\x07 (user) -> k\x1b[2J (metadata ke\x1b[31my\x9b)"),
+        "{shown}"
+    );
+    let out = run([OsStr::new("tree"), path.as_os_str()]);
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        tree.contains(r"k\x1b[2J  metadata ke\x1b[31my\x9b: "),
+        "{tree}"
+    );
+    // A damaged line with raw ESC bytes, reported by verify (an error) and salvage.
+    let damaged = temp_dir("escapes-damaged").join("s.jsonl");
+    write_file(
+        &damaged,
+        format!("{root}\n{{\"bad\u{1b}[2J\u{9b}\n").as_bytes(),
+    );
+    for verb in ["verify", "salvage"] {
+        let out = run([OsStr::new(verb), damaged.as_os_str()]);
+        assert_terminal_safe(verb, &out.stdout);
+        assert_terminal_safe(verb, &out.stderr);
+    }
+    // An id given on the command line is echoed escaped in the error.
+    let out = run([
+        OsStr::new("show"),
+        path.as_os_str(),
+        OsStr::new("no\u{1b}[2J"),
+    ]);
+    assert_eq!(code(&out), 2);
+    assert_terminal_safe("show (error)", &out.stderr);
+}
+
+#[test]
+fn json_output_stays_the_same_json() {
+    let path = temp_dir("escapes-json").join("s.jsonl");
+    let root = r#"{"id":"r\u001b","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J\u009b\u202e"}}"#;
+    write_file(&path, format!("{root}\n").as_bytes());
+    let out = run([OsStr::new("path"), path.as_os_str(), OsStr::new("r\u{1b}")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let entries: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(entries[0]["id"], "r\u{1b}");
+    assert_eq!(
+        entries[0]["message"]["content"],
+        "hi \u{1b}[2J\u{9b}\u{202e}"
+    );
+    let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new("r\u{1b}")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_terminal_safe("show", &out.stdout);
+    let shown = String::from_utf8(out.stdout).expect("UTF-8");
+    let messages = shown.split_once("messages (1):\n").expect("messages").1;
+    let messages: serde_json::Value = serde_json::from_str(messages).expect("JSON");
+    assert_eq!(messages[0]["content"], "hi \u{1b}[2J\u{9b}\u{202e}");
+}

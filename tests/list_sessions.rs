@@ -1,0 +1,340 @@
+//! `list_sessions` (SPEC §8): one record per `*.jsonl` file, read from the head and
+//! the last committed line only; a file it cannot read is listed with its error.
+
+mod common;
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use common::{CHAPTER, temp_dir, write_file};
+use session::list::{
+    DirItem, HEAD_BYTES, ListFile, ListIo, RealListIo, WHOLE_FILE_BYTES, list_sessions_with_io,
+};
+use session::{ListOptions, SessionInfo, SortBy, State, list_sessions};
+
+fn chapter_bytes() -> Vec<u8> {
+    let mut text = CHAPTER.join("\n");
+    text.push('\n');
+    text.into_bytes()
+}
+
+/// A session larger than the whole-file limit: the chapter, then padding entries.
+fn big_session(tail: &str) -> Vec<u8> {
+    let mut out = chapter_bytes();
+    let mut i = 0;
+    let pad = "p".repeat(1000);
+    while out.len() as u64 <= 3 * WHOLE_FILE_BYTES {
+        let parent = if i == 0 {
+            "meta-cwd".to_owned()
+        } else {
+            format!("pad-{}", i - 1)
+        };
+        out.extend_from_slice(
+            format!(
+                r#"{{"id":"pad-{i}","parentId":"{parent}","timestamp":{},"type":"metadata","key":"pad","value":"{pad}"}}"#,
+                10 + i
+            )
+            .as_bytes(),
+        );
+        out.push(b'\n');
+        i += 1;
+    }
+    out.extend_from_slice(tail.as_bytes());
+    out
+}
+
+/// Counts the bytes read from each file.
+struct Counting {
+    real: RealListIo,
+    read: std::rc::Rc<std::cell::RefCell<HashMap<PathBuf, u64>>>,
+}
+
+struct CountingFile {
+    inner: Box<dyn ListFile>,
+    path: PathBuf,
+    read: std::rc::Rc<std::cell::RefCell<HashMap<PathBuf, u64>>>,
+}
+
+impl ListFile for CountingFile {
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+    fn modified_ms(&self) -> Option<i64> {
+        self.inner.modified_ms()
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read_at(offset, buf)?;
+        *self.read.borrow_mut().entry(self.path.clone()).or_default() += n as u64;
+        Ok(n)
+    }
+}
+
+impl ListIo for Counting {
+    fn read_dir(&mut self, dir: &Path) -> io::Result<Vec<DirItem>> {
+        self.real.read_dir(dir)
+    }
+    fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
+        Ok(Box::new(CountingFile {
+            inner: self.real.open(path)?,
+            path: path.to_path_buf(),
+            read: self.read.clone(),
+        }))
+    }
+}
+
+fn by_name<'a>(sessions: &'a [SessionInfo], name: &str) -> &'a SessionInfo {
+    sessions
+        .iter()
+        .find(|s| s.path.ends_with(name))
+        .unwrap_or_else(|| panic!("{name} is not listed: {sessions:?}"))
+}
+
+fn sorted_by_path() -> ListOptions {
+    ListOptions {
+        sort: SortBy::Path,
+        ..ListOptions::default()
+    }
+}
+
+#[test]
+fn a_damaged_folder_lists_every_session_file_with_its_state_or_error() {
+    let dir = temp_dir("list-folder");
+    write_file(&dir.join("good.jsonl"), &chapter_bytes());
+    let mut torn = chapter_bytes();
+    torn.extend_from_slice(br#"{"id":"half","parentId":"meta-cwd","ti"#);
+    write_file(&dir.join("torn.jsonl"), &torn);
+    let mut corrupt = chapter_bytes();
+    corrupt.extend_from_slice(b"{oops}\n");
+    write_file(&dir.join("corrupt.jsonl"), &corrupt);
+    write_file(&dir.join("big-corrupt.jsonl"), &big_session("{oops}\n"));
+    write_file(&dir.join("empty.jsonl"), b"");
+    write_file(&dir.join("notes.txt"), b"not a session\n");
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    write_file(&dir.join("sub/inner.jsonl"), &chapter_bytes());
+
+    let sessions = list_sessions(&dir, &sorted_by_path()).unwrap();
+    let names: Vec<&str> = sessions
+        .iter()
+        .map(|s| s.path.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "big-corrupt.jsonl",
+            "corrupt.jsonl",
+            "empty.jsonl",
+            "good.jsonl",
+            "torn.jsonl"
+        ]
+    );
+    let good = by_name(&sessions, "good.jsonl");
+    assert_eq!(good.path, dir.join("good.jsonl").to_str().unwrap());
+    assert_eq!(good.state, Some(State::Ready));
+    assert_eq!(good.entries, Some(6));
+    assert_eq!(
+        good.first_user_text.as_deref(),
+        Some("读取 README.md，告诉我项目名")
+    );
+    assert_eq!(good.latest_leaf_id.as_deref(), Some("meta-cwd"));
+    assert_eq!(good.latest_timestamp.as_deref(), Some("6"));
+    assert_eq!(good.bytes, chapter_bytes().len() as u64);
+    assert_eq!(good.error, None);
+
+    let torn = by_name(&sessions, "torn.jsonl");
+    assert_eq!(torn.state, Some(State::NeedsRepair));
+    assert_eq!(torn.latest_leaf_id.as_deref(), Some("meta-cwd"));
+    assert_eq!(torn.entries, Some(6));
+
+    for name in ["corrupt.jsonl", "big-corrupt.jsonl"] {
+        let corrupt = by_name(&sessions, name);
+        assert_eq!(
+            corrupt.error.as_ref().map(|e| e.code),
+            Some("corrupt_line"),
+            "{name}"
+        );
+    }
+
+    let empty = by_name(&sessions, "empty.jsonl");
+    assert_eq!(
+        (
+            empty.state,
+            empty.entries,
+            empty.latest_leaf_id.as_deref(),
+            empty.error.as_ref()
+        ),
+        (Some(State::Ready), Some(0), None, None)
+    );
+
+    let recursive = ListOptions {
+        recursive: true,
+        ..sorted_by_path()
+    };
+    let sessions = list_sessions(&dir, &recursive).unwrap();
+    assert_eq!(sessions.len(), 6);
+    assert_eq!(
+        by_name(&sessions, "sub/inner.jsonl")
+            .latest_leaf_id
+            .as_deref(),
+        Some("meta-cwd")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_large_session_is_read_at_its_head_and_tail_only() {
+    let dir = temp_dir("list-big");
+    let big = big_session("");
+    write_file(&dir.join("big.jsonl"), &big);
+    let mut torn = big.clone();
+    torn.extend_from_slice(b"{\"id\":\"cut");
+    write_file(&dir.join("torn.jsonl"), &torn);
+    let read = std::rc::Rc::default();
+    let mut io = Counting {
+        real: RealListIo,
+        read: std::rc::Rc::clone(&read),
+    };
+    let sessions = list_sessions_with_io(&dir, &sorted_by_path(), &mut io).unwrap();
+    for (name, state) in [
+        ("big.jsonl", State::Ready),
+        ("torn.jsonl", State::NeedsRepair),
+    ] {
+        let info = by_name(&sessions, name);
+        assert_eq!(info.state, Some(state), "{name}");
+        assert_eq!(
+            info.entries, None,
+            "{name}: not counted without reading every line"
+        );
+        assert_eq!(
+            info.first_user_text.as_deref(),
+            Some("读取 README.md，告诉我项目名")
+        );
+        assert!(info.latest_leaf_id.as_deref().unwrap().starts_with("pad-"));
+        assert_eq!(info.error, None);
+        let bytes = read.borrow()[&dir.join(name)];
+        // The head and one 64 KiB piece of the tail (which holds the unterminated
+        // part and the last line): not the file's 3 MiB.
+        assert!(
+            bytes <= (HEAD_BYTES * 2) as u64,
+            "{name}: read {bytes} of {} bytes",
+            info.bytes
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn links_fifos_and_non_utf8_names_are_listed_with_an_error_never_followed() {
+    let dir = temp_dir("list-odd");
+    write_file(&dir.join("real.jsonl"), &chapter_bytes());
+    std::os::unix::fs::symlink(dir.join("real.jsonl"), dir.join("link.jsonl")).unwrap();
+    std::os::unix::fs::symlink(dir.join("loop.jsonl"), dir.join("loop.jsonl")).unwrap();
+    let fifo = dir.join("pipe.jsonl");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    write_file(
+        &dir.join(OsStr::from_bytes(b"bad\xff.jsonl")),
+        &chapter_bytes(),
+    );
+
+    let sessions = list_sessions(&dir, &sorted_by_path()).unwrap();
+    assert_eq!(sessions.len(), 5);
+    for name in ["link.jsonl", "loop.jsonl", "pipe.jsonl"] {
+        assert_eq!(
+            by_name(&sessions, name).error.as_ref().map(|e| e.code),
+            Some("io"),
+            "{name}"
+        );
+    }
+    let bad = by_name(&sessions, "bad\u{fffd}.jsonl");
+    assert_eq!(bad.error.as_ref().map(|e| e.code), Some("invalid_argument"));
+    assert_eq!(by_name(&sessions, "real.jsonl").error, None);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sort_and_limit_apply_before_reading() {
+    let dir = temp_dir("list-sort");
+    for (name, age) in [("a.jsonl", 30), ("b.jsonl", 10), ("c.jsonl", 20)] {
+        let path = dir.join(name);
+        write_file(&path, &chapter_bytes());
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age * 60);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let newest_two = ListOptions {
+        limit: Some(2),
+        ..ListOptions::default()
+    };
+    let read = std::rc::Rc::default();
+    let mut io = Counting {
+        real: RealListIo,
+        read: std::rc::Rc::clone(&read),
+    };
+    let sessions = list_sessions_with_io(&dir, &newest_two, &mut io).unwrap();
+    let names: Vec<&str> = sessions
+        .iter()
+        .map(|s| s.path.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(names, ["b.jsonl", "c.jsonl"]);
+    assert!(sessions[0].modified_ms > sessions[1].modified_ms);
+    assert!(
+        !read.borrow().contains_key(&dir.join("a.jsonl")),
+        "a file past the limit is not read"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_missing_folder_is_an_io_error_and_bad_options_are_invalid() {
+    let dir = temp_dir("list-missing");
+    assert!(matches!(
+        list_sessions(&dir.join("nope"), &ListOptions::default()),
+        Err(session::Error::Io(_))
+    ));
+    for bad in [
+        r#"{"limit":-1}"#,
+        r#"{"sort":"size"}"#,
+        r#"{"recursive":1}"#,
+        r#"{"x":1}"#,
+    ] {
+        assert!(
+            matches!(
+                ListOptions::from_json(bad),
+                Err(session::Error::InvalidOption { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        ListOptions::from_json(r#"{"recursive":true,"limit":3,"sort":"path"}"#).ok(),
+        Some(ListOptions {
+            recursive: true,
+            limit: Some(3),
+            sort: SortBy::Path
+        })
+    );
+}
+
+#[test]
+fn records_have_the_section_8_json_shape() {
+    let dir = temp_dir("list-json");
+    write_file(&dir.join("s.jsonl"), &chapter_bytes());
+    let sessions = list_sessions(&dir, &ListOptions::default()).unwrap();
+    let json = session::list::sessions_json(&sessions);
+    let expected = format!(
+        r#"{{"sessions":[{{"path":"{}","bytes":{},"modifiedMs":{},"state":"ready","firstUserText":"读取 README.md，告诉我项目名","latestLeafId":"meta-cwd","latestTimestamp":6,"entries":6}}]}}"#,
+        dir.join("s.jsonl").display(),
+        chapter_bytes().len(),
+        sessions[0].modified_ms.unwrap()
+    );
+    assert_eq!(json, expected);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
