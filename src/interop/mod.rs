@@ -228,27 +228,25 @@ pub(crate) struct SourceLine<'a> {
     pub text: &'a [u8],
 }
 
-/// Splits the source into non-blank lines, counting every physical line.
+/// Splits the source into non-blank lines, counting every physical line (a final
+/// piece without `\n` is a line too, and marks the report's `unterminatedTail`).
 fn source_lines<'a>(source: &'a [u8], report: &mut ImportReport) -> Vec<SourceLine<'a>> {
-    let mut lines = Vec::new();
-    let mut number = 0;
-    for (index, text) in source.split(|&b| b == b'\n').enumerate() {
-        let is_last = index > 0 && text.is_empty() && source.ends_with(b"\n");
-        if is_last || (source.is_empty() && index == 0) {
-            break;
-        }
-        number += 1;
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        if text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-            continue;
-        }
-        lines.push(SourceLine { number, text });
+    let mut pieces: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
+    // The piece after the last `\n` is empty when the source ends in one.
+    if pieces.last().is_some_and(|p| p.is_empty()) {
+        pieces.pop();
     }
-    report.lines_read = number;
-    report.unterminated_tail = !source.is_empty()
-        && !source.ends_with(b"\n")
-        && lines.last().is_some_and(|l| l.number == number);
-    lines
+    report.lines_read = pieces.len() as u64;
+    report.unterminated_tail = !source.is_empty() && !source.ends_with(b"\n");
+    pieces
+        .into_iter()
+        .zip(1u64..)
+        .map(|(text, number)| SourceLine {
+            number,
+            text: text.strip_suffix(b"\r").unwrap_or(text),
+        })
+        .filter(|line| !line.text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')))
+        .collect()
 }
 
 /// Collects output entries: ids unique, parents present, and the report.
