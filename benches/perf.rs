@@ -6,6 +6,8 @@
 //! cargo bench --bench perf -- gen               only write target/bench-data/
 //! cargo bench --bench perf -- run --pi FILE     measure ours and print the table beside
 //!                                               pi's figures (bench/peer/peer.mjs)
+//! cargo bench --bench perf -- nav-gen | nav [--pi-list FILE]
+//!                                               navigation and session listing (navbench)
 //! cargo bench --bench perf -- profile open|messages|path|append FILE [LEAF]
 //!                                               one operation in a loop, for `perf record -g`
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
@@ -26,6 +28,7 @@
 //! - append to memory: `serde_json` into `IgnoredAny` plus keeping a copy of the line;
 //! - memory: the file's size.
 
+mod navbench;
 mod sessiongen;
 
 use std::ffi::{CStr, CString, c_char};
@@ -119,6 +122,16 @@ fn main() {
         Some("gen") => {
             let o = parse_options(&args[1..]);
             generate(&o);
+        }
+        Some("nav-gen") => navbench::generate(&parse_options(&args[1..])),
+        Some("nav") => {
+            let o = parse_options(&args[1..]);
+            let pi_list = args
+                .iter()
+                .position(|a| a == "--pi-list")
+                .and_then(|i| args.get(i + 1))
+                .map(PathBuf::from);
+            navbench::run(&o, pi_list.as_deref());
         }
         Some("run") => {
             let o = parse_options(&args[1..]);

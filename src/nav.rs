@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use crate::error::Error;
 use crate::json::{self, Kind, Tape};
+use crate::json_writer::{self, Object};
 
 /// One entry as a navigation query shows it: never the message body.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,61 +171,45 @@ impl Node {
     /// toolCalls?, toolCallId?, key?, firstKeptEntryId?, childCount, label?,
     /// preview?, onPath?}` (`onPath` only when true).
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"id\":");
-        json::push_string(&mut out, &self.id);
-        out.push_str(",\"parentId\":");
-        push_opt_string(&mut out, self.parent_id.as_deref());
-        out.push_str(&format!(
-            ",\"seq\":{},\"depth\":{},\"timestamp\":{},\"type\":",
-            self.seq, self.depth, self.timestamp_token
-        ));
-        json::push_string(&mut out, &self.kind);
+        let mut o = Object::new()
+            .string("id", &self.id)
+            .string_or_null("parentId", self.parent_id.as_deref())
+            .number("seq", self.seq)
+            .number("depth", self.depth)
+            .raw("timestamp", &self.timestamp_token)
+            .string("type", &self.kind);
         if let Some(role) = &self.role {
-            out.push_str(",\"role\":");
-            json::push_string(&mut out, role);
+            o = o.string("role", role);
         }
         if let Some(calls) = self.tool_calls {
-            out.push_str(&format!(",\"toolCalls\":{calls}"));
+            o = o.number("toolCalls", calls);
         }
         if let Some(call) = &self.tool_call_id {
-            out.push_str(",\"toolCallId\":");
-            json::push_string(&mut out, call);
+            o = o.string("toolCallId", call);
         }
         if let Some(key) = &self.key {
-            out.push_str(",\"key\":");
-            json::push_string(&mut out, key);
+            o = o.string("key", key);
         }
         if let Some(first_kept) = &self.first_kept_entry_id {
-            out.push_str(",\"firstKeptEntryId\":");
-            push_opt_string(&mut out, first_kept.as_deref());
+            o = o.string_or_null("firstKeptEntryId", first_kept.as_deref());
         }
-        out.push_str(&format!(",\"childCount\":{}", self.child_count));
+        o = o.number("childCount", self.child_count);
         if let Some(label) = &self.label {
-            out.push_str(",\"label\":");
-            json::push_string(&mut out, label);
+            o = o.string("label", label);
         }
         if let Some(preview) = &self.preview {
-            out.push_str(",\"preview\":");
-            json::push_string(&mut out, preview);
+            o = o.string("preview", preview);
         }
         if self.on_path {
-            out.push_str(",\"onPath\":true");
+            o = o.boolean("onPath", true);
         }
-        out.push('}');
-        out
-    }
-}
-
-fn push_opt_string(out: &mut String, value: Option<&str>) {
-    match value {
-        Some(value) => json::push_string(out, value),
-        None => out.push_str("null"),
+        o.finish()
     }
 }
 
 /// `[node, …]`.
 pub fn nodes_json(nodes: &[Node]) -> String {
-    json::join(nodes.iter().map(Node::to_json))
+    json_writer::array(nodes.iter().map(Node::to_json))
 }
 
 /// The first `chars` Unicode scalar values of `text`, then every control character
@@ -309,14 +294,11 @@ pub struct TreePage {
 impl TreePage {
     /// `{"nodes":[…],"count":N,"nextAfterSeq":N|null}`.
     pub fn to_json(&self) -> String {
-        let next = self
-            .next_after_seq
-            .map_or_else(|| "null".to_owned(), |n| n.to_string());
-        format!(
-            "{{\"nodes\":{},\"count\":{},\"nextAfterSeq\":{next}}}",
-            nodes_json(&self.nodes),
-            self.count
-        )
+        Object::new()
+            .raw("nodes", &nodes_json(&self.nodes))
+            .number("count", self.count)
+            .number_or_null("nextAfterSeq", self.next_after_seq)
+            .finish()
     }
 }
 
@@ -334,12 +316,11 @@ pub struct Leaves {
 impl Leaves {
     /// `{"leaves":[…],"latestBySeq":id|null,"latestByTimestamp":id|null}`.
     pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"leaves\":{},\"latestBySeq\":", nodes_json(&self.leaves));
-        push_opt_string(&mut out, self.latest_by_seq.as_deref());
-        out.push_str(",\"latestByTimestamp\":");
-        push_opt_string(&mut out, self.latest_by_timestamp.as_deref());
-        out.push('}');
-        out
+        Object::new()
+            .raw("leaves", &nodes_json(&self.leaves))
+            .string_or_null("latestBySeq", self.latest_by_seq.as_deref())
+            .string_or_null("latestByTimestamp", self.latest_by_timestamp.as_deref())
+            .finish()
     }
 }
 
@@ -356,20 +337,18 @@ pub struct Label {
 impl Label {
     /// `{"targetId":…,"label":…,"entryId":…,"seq":N}`.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"targetId\":");
-        json::push_string(&mut out, &self.target_id);
-        out.push_str(",\"label\":");
-        json::push_string(&mut out, &self.label);
-        out.push_str(",\"entryId\":");
-        json::push_string(&mut out, &self.entry_id);
-        out.push_str(&format!(",\"seq\":{}}}", self.seq));
-        out
+        Object::new()
+            .string("targetId", &self.target_id)
+            .string("label", &self.label)
+            .string("entryId", &self.entry_id)
+            .number("seq", self.seq)
+            .finish()
     }
 }
 
 /// `[label, …]`.
 pub fn labels_json(labels: &[Label]) -> String {
-    json::join(labels.iter().map(Label::to_json))
+    json_writer::array(labels.iter().map(Label::to_json))
 }
 
 /// The metadata key of a label entry (docs/contract.md §6.3).

@@ -25,7 +25,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoOp};
-use crate::json;
+use crate::json_writer::Object;
 use crate::store::{Piece, Reader, Replay, SessionFile, io_error, lock, open_regular, sync_dir};
 
 /// What a repair did.
@@ -42,13 +42,12 @@ pub struct RepairReport {
 impl RepairReport {
     /// `{"truncatedBytes":N,"backup":"…"|null,"entries":M}`.
     pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"truncatedBytes\":{},\"backup\":", self.truncated_bytes);
-        match &self.backup {
-            Some(path) => json::push_string(&mut out, &path.display().to_string()),
-            None => out.push_str("null"),
-        }
-        out.push_str(&format!(",\"entries\":{}}}", self.entries));
-        out
+        let backup = self.backup.as_ref().map(|p| p.display().to_string());
+        Object::new()
+            .number("truncatedBytes", self.truncated_bytes)
+            .string_or_null("backup", backup.as_deref())
+            .number("entries", self.entries)
+            .finish()
     }
 }
 

@@ -51,7 +51,9 @@ fn every_verb(file: &Path, leaf: &str) -> Vec<(&'static str, Vec<PathBuf>)> {
         ("path", vec![f.clone(), l.clone()]),
         ("messages", vec![f.clone(), l.clone()]),
         ("tree", vec![f.clone()]),
-        ("tree", vec![f.clone(), l]),
+        ("tree", vec![f.clone(), l.clone()]),
+        ("children", vec![f.clone(), l]),
+        ("leaves", vec![f.clone()]),
         ("verify", vec![f.clone()]),
         ("salvage", vec![f.clone()]),
         ("repair", vec![f]),
@@ -72,6 +74,16 @@ fn every_verb_exits_0_on_a_clean_file() {
         assert_eq!(stderr(&out), "", "{verb}");
         assert!(!out.stdout.is_empty(), "{verb}");
     }
+    let file = clean_file("clean-label");
+    let out = run([
+        OsStr::new("label"),
+        file.as_os_str(),
+        OsStr::new("u-1"),
+        OsStr::new("x"),
+    ]);
+    assert_eq!(code(&out), 0, "label: {}", stderr(&out));
+    let out = run([OsStr::new("ls"), file.parent().expect("dir").as_os_str()]);
+    assert_eq!(code(&out), 0, "ls: {}", stderr(&out));
 }
 
 #[test]
@@ -145,6 +157,16 @@ fn every_verb_exits_3_on_a_missing_file() {
         assert_eq!(code(&out), 3, "{verb}: {}", stderr(&out));
         assert!(!path.exists(), "{verb} created the file");
     }
+    let out = run([
+        OsStr::new("label"),
+        path.as_os_str(),
+        OsStr::new("u-1"),
+        OsStr::new("x"),
+    ]);
+    assert_eq!(code(&out), 3, "label: {}", stderr(&out));
+    assert!(!path.exists(), "label created the file");
+    let out = run([OsStr::new("ls"), path.as_os_str()]);
+    assert_eq!(code(&out), 3, "ls: {}", stderr(&out));
 }
 
 #[test]
@@ -152,6 +174,13 @@ fn repair_exits_4_while_a_writer_holds_the_file() {
     let path = clean_file("locked");
     let (_writer, _) = session::Store::open_jsonl(&path).expect("open as writer");
     let out = run([OsStr::new("repair"), path.as_os_str()]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let out = run([
+        OsStr::new("label"),
+        path.as_os_str(),
+        OsStr::new("u-1"),
+        OsStr::new("x"),
+    ]);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     // Readers never lock, so they are not refused.
     let out = run([OsStr::new("verify"), path.as_os_str()]);

@@ -12,16 +12,17 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::properties::{check_parse_entry, check_path_to, check_recover};
+use support::properties::{check_build_context, check_parse_entry, check_path_to, check_recover};
 use support::*;
 
 /// A fuzz target's property check.
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 3] = [
+const TARGETS: [(&str, Check); 4] = [
     ("parse_entry", check_parse_entry),
     ("recover_jsonl", check_recover),
     ("path_to", check_path_to),
+    ("build_context", check_build_context),
 ];
 
 fn fuzz_dir() -> PathBuf {

@@ -24,7 +24,7 @@ type Error struct {
 	// for file_changed, "deleted", "replaced" or "size_changed".
 	Reason       string
 	Argument     string    // invalid_argument: the argument's name ("options_json" for bad Options)
-	Op           string    // io, file_changed: "open", "read", "write", "sync", …
+	Op           string    // io, file_changed: "open", "read", "write", "sync", "lock", "identity", "truncate"
 	OSError      int       // io: the errno, when the OS gave one; 0 when absent
 	Path         string    // locked: the file another writer holds
 	ExpectedSize int64     // file_changed, reason size_changed: the size this writer left
@@ -229,11 +229,11 @@ func newError(status int32, raw []byte) *Error {
 			Reason       string          `json:"reason"`
 			Argument     string          `json:"argument"`
 			Op           string          `json:"op"`
-			OSError      int             `json:"os_error"`
+			OSError      int             `json:"osError"`
 			Path         string          `json:"path"`
-			ExpectedSize int64           `json:"expected_size"`
-			ActualSize   int64           `json:"actual_size"`
-			OwnerPID     int             `json:"owner_pid"`
+			ExpectedSize int64           `json:"expectedSize"`
+			ActualSize   int64           `json:"actualSize"`
+			OwnerPID     int             `json:"ownerPid"`
 			PID          int             `json:"pid"`
 			Warnings     []Warning       `json:"warnings"`
 			Cause        json.RawMessage `json:"cause"`

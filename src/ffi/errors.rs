@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::status::*;
 use crate::error::{Error, FileChange, IoFailure};
-use crate::json;
+use crate::json_writer::Object;
 use crate::store::warnings_json;
 
 /// An error as the C caller sees it.
@@ -28,47 +28,11 @@ impl From<Error> for FfiError {
     }
 }
 
-/// Builds a JSON object member by member, in the order written.
-struct Object(String);
-
-impl Object {
-    fn new(code: &str, message: &str) -> Object {
-        let mut out = String::from("{\"code\":");
-        json::push_string(&mut out, code);
-        out.push_str(",\"message\":");
-        json::push_string(&mut out, message);
-        Object(out)
-    }
-
-    fn string(mut self, key: &str, value: &str) -> Object {
-        self.key(key);
-        json::push_string(&mut self.0, value);
-        self
-    }
-
-    fn number(mut self, key: &str, value: u64) -> Object {
-        self.key(key);
-        self.0.push_str(&value.to_string());
-        self
-    }
-
-    /// A member whose value is already JSON.
-    fn raw(mut self, key: &str, json: &str) -> Object {
-        self.key(key);
-        self.0.push_str(json);
-        self
-    }
-
-    fn key(&mut self, key: &str) {
-        self.0.push(',');
-        json::push_string(&mut self.0, key);
-        self.0.push(':');
-    }
-
-    fn finish(mut self) -> String {
-        self.0.push('}');
-        self.0
-    }
+/// An error object's first members: `code` and `message`.
+fn error_object(code: &str, message: &str) -> Object {
+    Object::new()
+        .string("code", code)
+        .string("message", message)
 }
 
 impl FfiError {
@@ -93,13 +57,16 @@ impl FfiError {
                 Error::WrongProcess { .. } => SESSION_ERR_WRONG_PROCESS,
                 Error::InvalidOption { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Internal { .. } => SESSION_ERR_INTERNAL,
+                Error::InvalidCompaction { .. } => SESSION_ERR_INVALID_COMPACTION,
+                Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
+                Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
 
     /// `{"error":{"code":…,"message":…,…details}}`.
     pub(crate) fn to_json(&self) -> String {
-        format!("{{\"error\":{}}}", self.object())
+        Object::new().raw("error", &self.object()).finish()
     }
 
     /// The inner error object (what `cause` repeats for a tainted store).
@@ -107,12 +74,12 @@ impl FfiError {
         let code = status_name_str(self.status());
         match self {
             FfiError::Argument { name, problem } => {
-                Object::new(code, &format!("argument {name} {problem}"))
+                error_object(code, &format!("argument {name} {problem}"))
                     .string("argument", name)
                     .finish()
             }
-            FfiError::Panic(message) => Object::new(code, message).finish(),
-            FfiError::Poisoned(cause) => Object::new(
+            FfiError::Panic(message) => error_object(code, message).finish(),
+            FfiError::Poisoned(cause) => error_object(
                 code,
                 "an earlier operation on this store panicked; its state can no longer be trusted",
             )
@@ -130,7 +97,7 @@ impl FfiError {
 
 fn core_object(code: &str, e: &Error) -> String {
     let message = e.to_string();
-    let object = Object::new(code, &message);
+    let object = error_object(code, &message);
     match e {
         Error::InvalidJson(j) => object
             .string("pointer", &j.pointer)
@@ -165,11 +132,38 @@ fn core_object(code: &str, e: &Error) -> String {
         Error::Io(failure) => io_object(failure),
         Error::Locked { path } => object.string("path", path).finish(),
         Error::WrongProcess { owner, current } => object
-            .number("owner_pid", u64::from(*owner))
+            .number("ownerPid", u64::from(*owner))
             .number("pid", u64::from(*current))
             .finish(),
         Error::InvalidOption { .. } => object.string("argument", "options_json").finish(),
         Error::ReadOnly | Error::Internal { .. } => object.finish(),
+        Error::InvalidCompaction {
+            compaction_id,
+            first_kept_entry_id,
+            reason,
+        } => {
+            let object = object.string("compactionId", compaction_id);
+            let object = match first_kept_entry_id {
+                Some(id) => object.string("firstKeptEntryId", id),
+                None => object.raw("firstKeptEntryId", "null"),
+            };
+            object.string("reason", reason.as_str()).finish()
+        }
+        Error::ToolPairing {
+            entry_id,
+            tool_call_id,
+            reason,
+            interaction_start_id,
+        } => object
+            .string("entryId", entry_id)
+            .string("toolCallId", tool_call_id)
+            .string("reason", reason.as_str())
+            .string("interactionStartId", interaction_start_id)
+            .finish(),
+        Error::Estimator { entry_id, .. } => object
+            .string("argument", "estimate")
+            .string("entryId", entry_id)
+            .finish(),
     }
 }
 
@@ -189,22 +183,258 @@ fn with_line(object: Object, line: Option<u64>) -> String {
     }
 }
 
-/// `{"code":"io","message":…,"op":…,"os_error":N}` (or `{"code":"file_changed",…,
+/// `{"code":"io","message":…,"op":…,"osError":N}` (or `{"code":"file_changed",…,
 /// "reason":…}`): the same bytes every time for the same failure, so a tainted store's
 /// `cause` is identical in every result.
 fn io_object(failure: &IoFailure) -> String {
-    let object = Object::new(status_name_str(io_status(failure)), &failure.message)
+    let object = error_object(status_name_str(io_status(failure)), &failure.message)
         .string("op", failure.op.name());
     let object = match failure.change {
         Some(FileChange::SizeChanged { expected, actual }) => object
             .string("reason", "size_changed")
-            .number("expected_size", expected)
-            .number("actual_size", actual),
+            .number("expectedSize", expected)
+            .number("actualSize", actual),
         Some(change) => object.string("reason", change.reason()),
         None => object,
     };
     match failure.os_error {
-        Some(errno) if errno >= 0 => object.number("os_error", errno as u64).finish(),
+        Some(errno) if errno >= 0 => object.number("osError", errno as u64).finish(),
         _ => object.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::io;
+    use std::sync::Arc;
+
+    use super::FfiError;
+    use crate::error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+    use crate::json::{JsonError, JsonErrorKind};
+
+    const HEADER: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/include/session.h"));
+
+    /// The member names of the header's "Errors" table: the first word of each row.
+    fn documented_members() -> BTreeSet<&'static str> {
+        let table = HEADER
+            .split(" *   Errors.")
+            .nth(1)
+            .and_then(|rest| rest.split("*/").next())
+            .expect("an Errors table in include/session.h");
+        table
+            .lines()
+            .filter_map(|line| line.strip_prefix(" *                "))
+            .filter(|row| !row.starts_with(' '))
+            .filter_map(|row| row.split_whitespace().next())
+            .collect()
+    }
+
+    fn io_failure(op: IoOp, change: Option<FileChange>) -> Arc<IoFailure> {
+        let mut failure = IoFailure::new(op, "s.jsonl", &io::Error::from_raw_os_error(5));
+        failure.change = change;
+        Arc::new(failure)
+    }
+
+    /// One error of every kind the library produces, with every optional member set.
+    /// The match below has no wildcard, so a new variant must be added here.
+    fn every_error() -> Vec<FfiError> {
+        let json = JsonError {
+            kind: JsonErrorKind::TrailingData,
+            pointer: "/a".into(),
+            offset: 3,
+        };
+        let entry = EntryError {
+            pointer: "/id".into(),
+            message: "missing".into(),
+        };
+        let ops = [
+            IoOp::Open,
+            IoOp::Read,
+            IoOp::Write,
+            IoOp::Sync,
+            IoOp::Lock,
+            IoOp::Identity,
+            IoOp::Truncate,
+        ];
+        let changes = [
+            None,
+            Some(FileChange::Deleted),
+            Some(FileChange::Replaced),
+            Some(FileChange::SizeChanged {
+                expected: 1,
+                actual: 2,
+            }),
+        ];
+        let mut core = vec![
+            Error::InvalidJson(json.clone()),
+            Error::InvalidEntry(entry.clone()),
+            Error::DuplicateId {
+                id: "a".into(),
+                line: Some(2),
+            },
+            Error::MissingParent {
+                child_id: "b".into(),
+                parent_id: "a".into(),
+                line: Some(2),
+            },
+            Error::Cycle { id: "a".into() },
+            Error::UnknownLeaf { id: "a".into() },
+            Error::CorruptLine {
+                line: 3,
+                fault: LineFault::Json(json),
+            },
+            Error::CorruptLine {
+                line: 3,
+                fault: LineFault::Entry(entry),
+            },
+            Error::CorruptLine {
+                line: 3,
+                fault: LineFault::TooLong { len: 9, max: 8 },
+            },
+            Error::CorruptLine {
+                line: 3,
+                fault: LineFault::NotAnEntry { offset: 0, byte: 0 },
+            },
+            Error::NeedsRepair {
+                warnings: vec![Warning::UnterminatedTail { line: 4 }],
+            },
+            Error::Locked {
+                path: "s.jsonl".into(),
+            },
+            Error::ReadOnly,
+            Error::WrongProcess {
+                owner: 1,
+                current: 2,
+            },
+            Error::InvalidOption {
+                message: "x".into(),
+            },
+            Error::Internal {
+                message: "x".into(),
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: Some("a-pkg".into()),
+                reason: crate::error::CompactionFault::NotInteractionStart,
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: None,
+                reason: crate::error::CompactionFault::PendingToolCalls,
+            },
+            Error::ToolPairing {
+                entry_id: "r-9".into(),
+                tool_call_id: "call-9".into(),
+                reason: crate::error::PairingDefect::OrphanResult,
+                interaction_start_id: "u-1".into(),
+            },
+            Error::Estimator {
+                entry_id: "u-1".into(),
+                message: "x".into(),
+            },
+        ];
+        for op in ops {
+            for change in changes {
+                core.push(Error::Io(io_failure(op, change)));
+                core.push(Error::Tainted {
+                    cause: io_failure(op, change),
+                });
+            }
+        }
+        for e in &core {
+            match e {
+                Error::InvalidJson(_)
+                | Error::InvalidEntry(_)
+                | Error::DuplicateId { .. }
+                | Error::MissingParent { .. }
+                | Error::Cycle { .. }
+                | Error::UnknownLeaf { .. }
+                | Error::CorruptLine { .. }
+                | Error::NeedsRepair { .. }
+                | Error::Tainted { .. }
+                | Error::Io(_)
+                | Error::Locked { .. }
+                | Error::ReadOnly
+                | Error::WrongProcess { .. }
+                | Error::InvalidOption { .. }
+                | Error::Internal { .. }
+                | Error::InvalidCompaction { .. }
+                | Error::ToolPairing { .. }
+                | Error::Estimator { .. } => {}
+            }
+        }
+        let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();
+        let mut all: Vec<FfiError> = core.into_iter().map(FfiError::Core).collect();
+        all.push(FfiError::Argument {
+            name: "path",
+            problem: "is NULL",
+        });
+        all.push(FfiError::Panic("boom".into()));
+        all.push(FfiError::Poisoned(poisoned));
+        all
+    }
+
+    /// Every member name in an error object, nested objects and arrays included.
+    fn members(value: &serde_json::Value, into: &mut BTreeSet<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, inner) in map {
+                    into.insert(key.clone());
+                    members(inner, into);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| members(v, into)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_error_uses_only_members_documented_in_the_header() {
+        let documented = documented_members();
+        assert!(documented.contains("osError"), "{documented:?}");
+        for error in every_error() {
+            let text = error.to_json();
+            let value: serde_json::Value = serde_json::from_str(&text).expect("error JSON");
+            let mut found = BTreeSet::new();
+            members(&value["error"], &mut found);
+            for member in found {
+                assert!(
+                    documented.contains(member.as_str()),
+                    "{member:?} in {text} is not in the header's Errors table"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_op_value_is_documented_in_the_header() {
+        let op_row = HEADER
+            .split(" *                op  ")
+            .nth(1)
+            .and_then(|rest| rest.split(" *                osError").next())
+            .expect("the op row");
+        for op in [
+            IoOp::Open,
+            IoOp::Read,
+            IoOp::Write,
+            IoOp::Sync,
+            IoOp::Lock,
+            IoOp::Identity,
+            IoOp::Truncate,
+        ] {
+            assert!(op_row.contains(op.name()), "op {} undocumented", op.name());
+        }
+    }
+
+    #[test]
+    fn error_members_are_camel_case() {
+        for member in documented_members() {
+            assert!(
+                member.chars().all(|c| c.is_ascii_alphabetic())
+                    && member.starts_with(|c: char| c.is_ascii_lowercase()),
+                "{member}"
+            );
+        }
     }
 }

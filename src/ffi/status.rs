@@ -19,7 +19,7 @@ pub const SESSION_OK: SessionStatus = 0;
 pub const SESSION_ERR_INVALID_ARGUMENT: SessionStatus = 1;
 /// The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
 /// duplicate key, a number that would not come back as the same value (`1e400`, an
-/// integer beyond 64 bits), a lone surrogate escape, invalid UTF-8, or nesting deeper
+/// integer beyond 64 bits), invalid UTF-8, or nesting deeper
 /// than `SESSION_MAX_DEPTH`. Error JSON members: `pointer` (a JSON Pointer to the bad
 /// spot), `offset` (the byte offset in the text).
 pub const SESSION_ERR_INVALID_JSON: SessionStatus = 2;
@@ -49,7 +49,7 @@ pub const SESSION_ERR_NEEDS_REPAIR: SessionStatus = 9;
 /// bytes in every result that reports it. Reopen the file to re-check the disk.
 pub const SESSION_ERR_TAINTED: SessionStatus = 10;
 /// A file operation failed. Error JSON members: `op` (`open`, `read`, `write`,
-/// `sync`), `os_error` (the errno) when the OS gave one.
+/// `sync`, `lock`, `identity`, `truncate`), `osError` (the errno) when the OS gave one.
 pub const SESSION_ERR_IO: SessionStatus = 11;
 /// A bug in libsession: a caught panic. The store it happened on is tainted.
 pub const SESSION_ERR_INTERNAL: SessionStatus = 12;
@@ -60,14 +60,26 @@ pub const SESSION_ERR_LOCKED: SessionStatus = 13;
 /// deleted or now names another file, or its size is not what this writer left
 /// (another writer appended). Nothing was written; the store is tainted from then on,
 /// with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
-/// `size_changed`), `expected_size` and `actual_size` for `size_changed`.
+/// `size_changed`), `op` (`identity`), `expectedSize` and `actualSize` for
+/// `size_changed`.
 pub const SESSION_ERR_FILE_CHANGED: SessionStatus = 14;
 /// An append on a store opened read-only (`readOnly` or `salvage`).
 pub const SESSION_ERR_READ_ONLY: SessionStatus = 15;
 /// A call on a store from a process other than the one that opened it (a child after
 /// `fork`): nothing is done. The child must open its own store. Error JSON members:
-/// `owner_pid`, `pid`.
+/// `ownerPid`, `pid`.
 pub const SESSION_ERR_WRONG_PROCESS: SessionStatus = 16;
+/// A compaction entry's `firstKeptEntryId` is not a valid cut for its path: when the
+/// compaction is appended (nothing is written), or when a context is built through it
+/// (never a silent fallback). Error JSON members: `compactionId`, `firstKeptEntryId`
+/// (a string or null), `reason` (`unknown_entry`, `not_on_path`,
+/// `not_interaction_start`, `pending_tool_calls`).
+pub const SESSION_ERR_INVALID_COMPACTION: SessionStatus = 17;
+/// A tool call and its result do not pair up within an interaction of the context
+/// being built (with `onDefect` `"error"`, the default). Error JSON members: `entryId`,
+/// `toolCallId`, `reason` (`orphan_result`, `duplicate_tool_call`,
+/// `duplicate_tool_result`, `missing_result`), `interactionStartId`.
+pub const SESSION_ERR_TOOL_PAIRING: SessionStatus = 18;
 
 /// The condition of a store, as `session_store_state` reports it.
 pub type SessionState = i32;
@@ -87,7 +99,7 @@ pub const SESSION_MAX_DEPTH: u32 = 128;
 /// append whose line would be longer fails with `SESSION_ERR_INVALID_ENTRY`.
 pub const SESSION_MAX_LINE_BYTES: u64 = 67108864;
 
-const NAMES: [&CStr; 17] = [
+const NAMES: [&CStr; 19] = [
     c"ok",
     c"invalid_argument",
     c"invalid_json",
@@ -105,6 +117,8 @@ const NAMES: [&CStr; 17] = [
     c"file_changed",
     c"read_only",
     c"wrong_process",
+    c"invalid_compaction",
+    c"tool_pairing",
 ];
 
 /// The stable name of a status; `unknown` for a value that is not a status.
@@ -153,12 +167,14 @@ mod tests {
             (SESSION_ERR_FILE_CHANGED, "file_changed"),
             (SESSION_ERR_READ_ONLY, "read_only"),
             (SESSION_ERR_WRONG_PROCESS, "wrong_process"),
+            (SESSION_ERR_INVALID_COMPACTION, "invalid_compaction"),
+            (SESSION_ERR_TOOL_PAIRING, "tool_pairing"),
         ];
         for (i, (status, name)) in expected.into_iter().enumerate() {
             assert_eq!(status, i as SessionStatus);
             assert_eq!(status_name_str(status), name);
         }
-        assert_eq!(status_name_str(17), "unknown");
+        assert_eq!(status_name_str(19), "unknown");
         assert_eq!(status_name_str(-1), "unknown");
         assert_eq!(status_name_str(i32::MAX), "unknown");
     }

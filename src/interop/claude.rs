@@ -55,6 +55,7 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
     );
     let mut tool_names: HashMap<String, String> = HashMap::new();
     for (line, value) in lines.iter().zip(&parsed) {
+        out.begin(line.number);
         let Some(Value::Object(object)) = value else {
             out.count_kind("invalid_json");
             out.raw(line.number, line.text, "invalid_json", None);

@@ -26,6 +26,7 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut previous: Option<String> = None;
     for line in lines {
+        out.begin(line.number);
         let Some(Value::Object(object)) = out.parse(line) else {
             out.count_kind("invalid_json");
             out.raw(line.number, line.text, "invalid_json", previous.clone());

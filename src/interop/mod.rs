@@ -26,6 +26,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use crate::context::{ContextOptions, OnDefect, build_context};
+use crate::entry::EntryKind;
 use crate::error::{Error, IoFailure, IoOp};
 use lenient::Lenient;
 
@@ -182,10 +184,8 @@ pub fn import(format: Format, source: &[u8]) -> Import {
 pub fn import_file(format: Format, source: &Path, out: &Path) -> Result<ImportReport, Error> {
     let bytes = std::fs::read(source).map_err(|e| io_error(IoOp::Read, source, &e))?;
     let imported = import(format, &bytes);
-    let mut report = imported.report;
-    report.refused_compactions = refused_compactions(&imported.lines);
     write_new_file(out, &imported.lines)?;
-    Ok(report)
+    Ok(imported.report)
 }
 
 /// [`export_pi`] into a new file at `out` (which must not exist), synced.
@@ -217,9 +217,35 @@ fn io_error(op: IoOp, path: &Path, e: &std::io::Error) -> Error {
 }
 
 /// The compactions among `lines` that §6.2 refuses, found by building the context
-/// of each compaction (the one implementation of the rule).
-fn refused_compactions(_lines: &[String]) -> Vec<RefusedCompaction> {
-    Vec::new()
+/// of each compaction (the one implementation of the rule, in [`crate::context`]).
+/// `line_of` gives each entry's source line.
+fn refused_compactions(lines: &[String], line_of: &[u64]) -> Vec<RefusedCompaction> {
+    let Ok(entries) = crate::entry::parse_entries(format!("[{}]", lines.join(","))) else {
+        return Vec::new();
+    };
+    let options = ContextOptions {
+        on_defect: OnDefect::Keep,
+        ..ContextOptions::default()
+    };
+    entries
+        .iter()
+        .zip(line_of)
+        .filter(|(entry, _)| entry.kind() == EntryKind::Compaction)
+        .filter_map(
+            |(entry, &line)| match build_context(&entries, entry.id(), &options) {
+                Err(Error::InvalidCompaction {
+                    compaction_id,
+                    reason,
+                    ..
+                }) if compaction_id == entry.id() => Some(RefusedCompaction {
+                    line,
+                    id: compaction_id,
+                    reason: reason.as_str().to_owned(),
+                }),
+                _ => None,
+            },
+        )
+        .collect()
 }
 
 /// One physical line of the source.
@@ -257,6 +283,10 @@ pub(crate) struct Builder {
     ids: HashSet<String>,
     last: Option<String>,
     last_timestamp: f64,
+    /// The source line of each output line (0 for a root the import made up).
+    line_of: Vec<u64>,
+    /// The source line being mapped.
+    current_line: u64,
     root: Option<String>,
     pub(crate) report: ImportReport,
 }
@@ -270,6 +300,8 @@ impl Builder {
             ids: HashSet::new(),
             last: None,
             last_timestamp: 0.0,
+            line_of: Vec::new(),
+            current_line: 0,
             root: None,
             report: ImportReport::default(),
         }
@@ -277,6 +309,7 @@ impl Builder {
 
     fn finish(mut self) -> Import {
         self.report.entries_written = self.lines.len() as u64;
+        self.report.refused_compactions = refused_compactions(&self.lines, &self.line_of);
         Import {
             lines: self.lines,
             report: self.report,
@@ -286,6 +319,11 @@ impl Builder {
     /// Parses one source line (lone surrogate escapes kept); `None` when it is not JSON.
     pub(crate) fn parse(&mut self, line: &SourceLine<'_>) -> Option<Value> {
         self.lenient.parse(line.text).ok()
+    }
+
+    /// Starts mapping source line `line`: the entries written next come from it.
+    pub(crate) fn begin(&mut self, line: u64) {
+        self.current_line = line;
     }
 
     /// Counts a line under its source kind.
@@ -399,6 +437,7 @@ impl Builder {
 
     fn push_text(&mut self, id: String, kind: String, text: String, timestamp: f64) {
         self.last_timestamp = timestamp;
+        self.line_of.push(self.current_line);
         *self.report.entry_types.entry(kind).or_default() += 1;
         self.lines.push(text);
         self.ids.insert(id.clone());
@@ -415,6 +454,7 @@ impl Builder {
         reason: &'static str,
         parent: Option<String>,
     ) {
+        self.current_line = line;
         let parent = match parent {
             Some(p) if self.ids.contains(&p) => p,
             _ => self.root(0.0),

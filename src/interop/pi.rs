@@ -44,6 +44,7 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
     let mut header_seen = false;
     for (index, (number, value)) in parsed.iter().enumerate() {
         let text = lines[index].text;
+        out.begin(*number);
         let Some(Value::Object(object)) = value else {
             out.count_kind("invalid_json");
             out.raw(*number, text, "invalid_json", None);

@@ -6,14 +6,14 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::file::{self, SessionFile};
+use super::file::{self, SessionFile, io_error};
 use super::log::Log;
-use super::replay::Replay;
-use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+use super::replay::{Diagnostic, Replay};
+use crate::entry::ParseOptions;
+use crate::error::{Error, FileChange, IoFailure, IoOp, Warning};
 use crate::json;
 
 /// What a successful append promises about the disk.
@@ -42,7 +42,9 @@ pub struct JsonlOptions {
     /// Take an exclusive advisory lock (`flock`) for the writer's lifetime, so that a
     /// second writer on the same file, in this or another process, fails to open with
     /// [`Error::Locked`] instead of interleaving. Default: on. Advisory only: processes
-    /// that do not take the lock, and some network filesystems, are not stopped.
+    /// that do not take the lock, and some network filesystems, are not stopped. The
+    /// lock is the opening process's: dropping the store there unlocks the file even
+    /// while a forked child holds copies of its descriptors.
     pub lock: bool,
     /// Open for reading only: never create, lock or write the file; appends fail with
     /// [`Error::ReadOnly`]. Works beside a writer.
@@ -55,6 +57,10 @@ pub struct JsonlOptions {
     /// that its size is what this writer left; on a mismatch the store is tainted with
     /// a [`FileChange`] instead of writing. Default: on.
     pub check_identity: bool,
+    /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
+    /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
+    #[serde(default)]
+    pub strict_roles: bool,
 }
 
 impl Default for JsonlOptions {
@@ -65,6 +71,7 @@ impl Default for JsonlOptions {
             read_only: false,
             salvage: false,
             check_identity: true,
+            strict_roles: false,
         }
     }
 }
@@ -87,6 +94,13 @@ impl JsonlOptions {
         serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
     }
 
+    /// How this store parses entries.
+    pub(crate) fn parse(&self) -> ParseOptions {
+        ParseOptions {
+            strict_roles: self.strict_roles,
+        }
+    }
+
     fn writes(&self) -> bool {
         !(self.read_only || self.salvage)
     }
@@ -97,57 +111,6 @@ fn clip(text: String, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
-    }
-}
-
-/// A line that salvage could not load, or an entry it loaded detached.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// The 1-based physical line.
-    pub line: u64,
-    pub problem: Problem,
-}
-
-/// What is wrong with a salvaged line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Problem {
-    /// The line is not a valid entry; it is skipped.
-    Corrupt(LineFault),
-    /// The id was already loaded from an earlier line; this line is skipped.
-    DuplicateId { id: String },
-    /// The entry is loaded, but its parent is not on an earlier good line: a path
-    /// through it fails with `missing_parent`.
-    Orphan { id: String, parent_id: String },
-}
-
-impl Diagnostic {
-    /// `{"line":N,"code":…,…}`.
-    pub fn to_json(&self) -> String {
-        let mut out = format!("{{\"line\":{},\"code\":", self.line);
-        match &self.problem {
-            Problem::Corrupt(fault) => {
-                json::push_string(&mut out, "corrupt_line");
-                out.push_str(",\"reason\":");
-                json::push_string(&mut out, fault.reason());
-                out.push_str(",\"message\":");
-                json::push_string(&mut out, &fault.to_string());
-            }
-            Problem::DuplicateId { id } => {
-                json::push_string(&mut out, "duplicate_id");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-            }
-            Problem::Orphan { id, parent_id } => {
-                json::push_string(&mut out, "orphan");
-                out.push_str(",\"id\":");
-                json::push_string(&mut out, id);
-                out.push_str(",\"parentId\":");
-                json::push_string(&mut out, parent_id);
-            }
-        }
-        out.push('}');
-        out
     }
 }
 
@@ -176,7 +139,7 @@ pub(crate) fn open(
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
-    let mut replay = Replay::new(&file, options.salvage);
+    let mut replay = Replay::new(&file, options.salvage).with_parse_options(options.parse());
     let end = replay.run(&file, path)?;
     let blank_tail = replay.scanner.has_blank_tail();
     let Replay {
@@ -203,7 +166,7 @@ pub(crate) fn open(
             check_identity: options.check_identity,
             end,
             blank_tail,
-            owner: std::process::id(),
+            owner: options.lock.then(std::process::id),
         })
     } else {
         None
@@ -319,10 +282,6 @@ pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
     File::open(parent_dir(path))?.sync_all()
 }
 
-pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
-}
-
 /// The writer's side of a JSONL store: its file, what a successful append must
 /// achieve, and what the file should look like.
 pub(crate) struct FileSink {
@@ -344,8 +303,8 @@ pub(crate) struct FileSink {
     /// The file ends in an unterminated blank piece: the next line is written after
     /// a `\n` that ends it, in the same write, so it never welds onto those bytes.
     blank_tail: bool,
-    /// The process that opened the file and took the lock.
-    owner: u32,
+    /// The process that opened the file and took the lock; `None` without a lock.
+    owner: Option<u32>,
 }
 
 impl Drop for FileSink {
@@ -355,7 +314,7 @@ impl Drop for FileSink {
     /// explicitly; a child dropping its inherited copy only closes its descriptors
     /// (an unlock there would release the parent's lock).
     fn drop(&mut self) {
-        if std::process::id() == self.owner {
+        if self.owner == Some(std::process::id()) {
             // Nothing to report from a drop; an unlock that fails leaves the lock to
             // be released when the descriptors close.
             let _ = self.file.unlock();

@@ -380,32 +380,34 @@ struct shape {
     struct field f[17];
 };
 
+/* Round 2 (docs/contract.md §6.1): any other non-empty role or block type is an extension, so a string
+ * there is accepted ("s"); round 1 rejected it. */
 #define HEAD_FIELDS(type)                                  \
     {"id", "\"e\"", "/id", "s", NULL}, {"parentId", "null", "/parentId", "ns", NULL}, \
     {"timestamp", "1", "/timestamp", "1", NULL}, {"type", type, "/type", "", NULL}
 #define MESSAGE(slots) {"message", slots, "/message", "", "/message/role"}
 #define BLOCK(i, type, member, mvalue, mallowed)                                              \
-    {"type", "\"" type "\"", "/message/content/" #i "/type", "", NULL},                       \
+    {"type", "\"" type "\"", "/message/content/" #i "/type", "s", NULL},                      \
     {member, mvalue, "/message/content/" #i "/" member, mallowed, NULL}
 
 static const struct shape SHAPES[] = {
     {"user (string content)", "{$0,$1,$2,$3,$4}",
-     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"user\"", "/message/role", "", NULL},
+     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"user\"", "/message/role", "s", NULL},
       {"content", "\"hi\"", "/message/content", "sa", NULL}}},
     {"user (text and image blocks)", "{$0,$1,$2,$3,$4}",
-     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"user\"", "/message/role", "", NULL},
+     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"user\"", "/message/role", "s", NULL},
       {"content", "[{$7,$8},{$9,$a,$b}]", "/message/content", "sa", NULL},
       BLOCK(0, "text", "text", "\"hi\"", "s"), BLOCK(1, "image", "data", "\"aGk=\"", "s"),
       {"mimeType", "\"image/png\"", "/message/content/1/mimeType", "s", NULL}}},
     {"assistant (text, thinking, toolCall)", "{$0,$1,$2,$3,$4}",
-     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"assistant\"", "/message/role", "", NULL},
+     {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6}"), {"role", "\"assistant\"", "/message/role", "s", NULL},
       {"content", "[{$7,$8},{$9,$a},{$b,$c,$d,$e}]", "/message/content", "a", NULL},
       BLOCK(0, "text", "text", "\"ok\"", "s"), BLOCK(1, "thinking", "thinking", "\"hmm\"", "s"),
       BLOCK(2, "toolCall", "id", "\"call-1\"", "s"), {"name", "\"read\"", "/message/content/2/name", "s", NULL},
       {"arguments", "{\"path\":\"README.md\"}", "/message/content/2/arguments", "o", NULL}}},
     {"toolResult (text and image, details)", "{$0,$1,$2,$3,$4}",
      {HEAD_FIELDS("\"message\""), MESSAGE("{$5,$6,$7,$8,$9,$a}"),
-      {"role", "\"toolResult\"", "/message/role", "", NULL},
+      {"role", "\"toolResult\"", "/message/role", "s", NULL},
       {"toolCallId", "\"call-1\"", "/message/toolCallId", "s", NULL},
       {"toolName", "\"read\"", "/message/toolName", "s", NULL},
       {"content", "[{$b,$c},{$d,$e,$f}]", "/message/content", "a", NULL},
@@ -530,7 +532,7 @@ static void type_sweep(void)
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[\"text\"]}}", "/message/content/0"},
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[null]}}", "/message/content/0"},
             {HEAD "\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[[]]}}", "/message/content/0"},
-            {HEAD "\"type\":\"message\",\"message\":{\"role\":\"USER\",\"content\":\"x\"}}", "/message/role"},
+            {HEAD "\"type\":\"message\",\"message\":{\"role\":\"\",\"content\":\"x\"}}", "/message/role"},
             {HEAD "\"type\":\"Message\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}", "/type"},
             {"{\"id\":\"\",\"parentId\":null,\"timestamp\":1,\"type\":\"metadata\",\"key\":\"k\",\"value\":1}", "/id"},
             {"null", ""},

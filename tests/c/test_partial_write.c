@@ -5,7 +5,7 @@
  * In a forked child (so the limit stays out of the test runner): SIGXFSZ ignored, two
  * appends, then RLIMIT_FSIZE set a few bytes beyond the file size, so the kernel writes
  * only part of the next line and then refuses with EFBIG. That append must return
- * SESSION_ERR_IO (os_error 27); everything after it SESSION_ERR_TAINTED with `cause`
+ * SESSION_ERR_IO (osError 27); everything after it SESSION_ERR_TAINTED with `cause`
  * byte-identical to the first error object, and no I/O (the file size stays put, even
  * after the limit is lifted). In the parent, reopening finds the half line: needs_repair,
  * unterminated_tail on line 3, entries = the two acknowledged ones.
@@ -62,7 +62,7 @@ static int single_writer_child(const char *path)
     set_fsize_limit((rlim_t)size_before + SLACK);
     st = session_store_append(store, tree_entry(2), &out);
     CHECK_ERROR(st, SESSION_ERR_IO, out, "child: the append cut short by RLIMIT_FSIZE returns io");
-    CHECK_JSON(out, "error.os_error", "27", "child: os_error is EFBIG (27)");
+    CHECK_JSON(out, "error.osError", "27", "child: osError is EFBIG (27)");
     CHECK_JSON(out, "error.op", "\"write\"", "child: op is write");
     cause = json_dup(json_get(out, "error"));
     session_string_free(out);
@@ -157,7 +157,7 @@ static int many_writers_child(const char *path)
             if (workers[t].status[i] == SESSION_ERR_IO) {
                 io++;
                 CHECK_ERROR(workers[t].status[i], SESSION_ERR_IO, workers[t].json[i], "threads child: the io error");
-                CHECK_JSON(workers[t].json[i], "error.os_error", "27", "threads child: EFBIG");
+                CHECK_JSON(workers[t].json[i], "error.osError", "27", "threads child: EFBIG");
                 cause = json_dup(json_get(workers[t].json[i], "error"));
             }
     CHECK(io == 1, "threads child: exactly one append fails with io (got %d)", io);

@@ -106,7 +106,7 @@ static int child_uses_the_parents_store(void)
     char *out = NULL;
     int ok = 1;
     SessionStatus st = session_store_append(g_forked_store, tree_entry(2), &out);
-    ok &= st == SESSION_ERR_WRONG_PROCESS && json_get(out, "error.owner_pid").p != NULL;
+    ok &= st == SESSION_ERR_WRONG_PROCESS && json_get(out, "error.ownerPid").p != NULL;
     session_string_free(out);
     st = session_store_entries(g_forked_store, &out);
     ok &= st == SESSION_ERR_WRONG_PROCESS;

@@ -292,7 +292,7 @@ void test_errors(const std::string &dir)
     r = session::store::open_jsonl(dir + "/no/such/dir/s.jsonl", m);
     CHECK_RESULT(r, SESSION_ERR_IO, "missing folder");
     CHECK(!m, "no store on failure");
-    CHECK(contains(r.json, R"("os_error":2)"), r.json);
+    CHECK(contains(r.json, R"("osError":2)"), r.json);
 
     // close() is idempotent; a closed store is a NULL store to the library.
     s.close();
