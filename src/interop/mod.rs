@@ -35,6 +35,7 @@ pub use pi::export_pi;
 
 /// A foreign session format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Format {
     /// pi's session file (`@mariozechner/pi-coding-agent`), versions 1–3.
     Pi,
