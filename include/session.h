@@ -169,9 +169,10 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 #define SESSION_OK 0
 
 /**
- * A required pointer argument is NULL, a C string argument is not valid UTF-8, or
- * an options object is invalid. Nothing was created or written. Error JSON member:
- * `argument` (its name).
+ * A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+ * options object is invalid, or a host's token estimator returned a negative or
+ * non-finite cost. Nothing was created or written. Error JSON members: `argument`
+ * (its name); `entryId` (the message's entry) for the estimator.
  */
 #define SESSION_ERR_INVALID_ARGUMENT 1
 

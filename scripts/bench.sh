@@ -39,6 +39,9 @@ node --expose-gc bench/peer/peer.mjs --index "$DATA/sessions.json" --runs "$PI_R
 step "libsession: cargo bench --bench perf -- run"
 cargo bench -q --bench perf -- run --sizes "$SIZES" --data "$DATA" --runs "$RUNS" --pi "$DATA/pi.json" \
   > "$DATA/table.md"
+
+step "libsession: build_context on the largest session (cargo bench --bench perf -- context)"
+cargo bench -q --bench perf -- context --sizes "$SIZES" --data "$DATA" --runs "$RUNS" >&2
 load_after=$(uptime)
 
 step "navigation and listing: cargo bench --bench perf -- nav-gen (1,000 sessions, ~1 GB per format)"

@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::Deserialize;
 
-use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role};
+use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
 use crate::error::{CompactionFault, Error, PairingDefect};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
 use crate::tree::{IdIndex, PathEntry, project_messages};
@@ -360,34 +360,34 @@ struct ToolFacts {
 }
 
 impl ToolReader {
-    fn read(&mut self, role: Role, message: &[u8]) -> Result<ToolFacts, Error> {
+    /// The tool facts of a message entry. A result's id and whether an assistant
+    /// message calls tools were recorded when it was parsed; only a message that calls
+    /// tools is read again, for its call ids.
+    fn read(&mut self, entry: &PathEntry<'_>, message: &[u8]) -> Result<ToolFacts, Error> {
         let mut facts = ToolFacts::default();
-        if !matches!(role, Role::Assistant | Role::ToolResult) {
-            return Ok(facts);
-        }
-        json::scan(message, MAX_DEPTH, &mut self.tape)
-            .map_err(|_| Error::internal("a committed message does not scan"))?;
-        let tape = &self.tape;
-        match role {
-            Role::ToolResult => {
-                facts.result_for = tape
-                    .get(0, "toolCallId")
-                    .map(|n| tape.string(n).into_owned());
-            }
-            _ => {
-                if let Some(content) = tape.get(0, "content")
-                    && tape.nodes[content].kind == Kind::Array
-                {
+        match &entry.facts.body {
+            Body::Message {
+                tools: Tools::Result(call),
+                ..
+            } => facts.result_for = Some(call.of(entry.json).to_owned()),
+            Body::Message {
+                tools: Tools::Calls,
+                ..
+            } => {
+                json::scan(message, MAX_DEPTH, &mut self.tape)
+                    .map_err(|_| Error::internal("a committed message does not scan"))?;
+                let tape = &self.tape;
+                if let Some(content) = tape.get(0, "content") {
                     for block in tape.elements(content) {
-                        let is_call = tape.nodes[block].kind == Kind::Object
-                            && tape.get(block, "type").map(|t| tape.string(t)).as_deref()
-                                == Some("toolCall");
+                        let is_call = tape.get(block, "type").map(|t| tape.string(t)).as_deref()
+                            == Some("toolCall");
                         if is_call && let Some(id) = tape.get(block, "id") {
                             facts.calls.push(tape.string(id).into_owned());
                         }
                     }
                 }
             }
+            _ => {}
         }
         Ok(facts)
     }
@@ -462,7 +462,7 @@ fn check_nothing_pending<'a>(
         let (Some(role), Some(message)) = (entry.facts.role(), entry.message()) else {
             continue;
         };
-        let facts = reader.read(role, message)?;
+        let facts = reader.read(&entry, message)?;
         if let Some(id) = facts.result_for {
             answered.push(id);
         }
@@ -572,7 +572,7 @@ pub(crate) fn build(
         }
         let entry = path[i];
         let role = entry.facts.role().unwrap_or(Role::Extension);
-        let tools = reader.read(role, message)?;
+        let tools = reader.read(&entry, message)?;
         kept.push((
             i,
             Kept {

@@ -108,6 +108,9 @@ pub(crate) enum Body {
     Message {
         role: Role,
         span: Span,
+        /// What the message says about tool calls, found while validating it, so that
+        /// pairing reads no message twice.
+        tools: Tools,
     },
     Metadata {
         key: Text,
@@ -123,6 +126,17 @@ pub(crate) enum Body {
         tokens_before: Span,
         details: Option<Span>,
     },
+}
+
+/// A message's part in tool pairing (docs/contract.md §7.1).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tools {
+    /// No tool call and not a result (user, extension, text-only assistant).
+    None,
+    /// An assistant message with at least one `toolCall` block.
+    Calls,
+    /// A `toolResult`, with its `toolCallId`.
+    Result(Text),
 }
 
 /// What the tree and the reads need to know of an entry, as positions in its canonical
@@ -221,7 +235,7 @@ impl Entry {
     /// The message as an owned [`Message`]; `None` for metadata.
     pub fn message(&self) -> Option<Message> {
         match &self.facts.body {
-            Body::Message { role, span } => Some(Message {
+            Body::Message { role, span, .. } => Some(Message {
                 role: *role,
                 json: span.of(&self.json).into(),
             }),
@@ -531,10 +545,12 @@ impl<'t> Check<'t> {
         let body = match kind.as_ref() {
             "message" => {
                 let node = self.required(root, "message")?;
-                let role = self.within(Segment::Key("message"), |c| c.message(node))?;
+                let (role, tools) =
+                    self.within(Segment::Key("message"), |c| c.message(node, base))?;
                 Body::Message {
                     role,
                     span: self.span(node, base),
+                    tools,
                 }
             }
             "metadata" => {
@@ -640,7 +656,7 @@ impl<'t> Check<'t> {
         Ok(target)
     }
 
-    fn message(&mut self, msg: usize) -> Checked<Role> {
+    fn message(&mut self, msg: usize, base: usize) -> Checked<(Role, Tools)> {
         self.expect(msg, Kind::Object)?;
         let role = self.string(msg, "role")?;
         match role.as_ref() {
@@ -656,17 +672,21 @@ impl<'t> Check<'t> {
                         )),
                     }
                 })?;
-                Ok(Role::User)
+                Ok((Role::User, Tools::None))
             }
             "assistant" => {
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
                 self.within(Segment::Key("content"), |c| {
                     c.blocks(content, ASSISTANT_BLOCKS, "assistant")
                 })?;
-                Ok(Role::Assistant)
+                let tape = self.tape;
+                let calls = tape.elements(content).any(|block| {
+                    tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
+                });
+                Ok((Role::Assistant, if calls { Tools::Calls } else { Tools::None }))
             }
             "toolResult" => {
-                self.text(msg, "toolCallId", 0)?;
+                let call = self.text(msg, "toolCallId", base)?;
                 self.member_of_kind(msg, "toolName", Kind::String)?;
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
                 self.within(Segment::Key("content"), |c| {
@@ -674,7 +694,7 @@ impl<'t> Check<'t> {
                 })?;
                 self.member_of_kind(msg, "isError", Kind::Bool)?;
                 // `details` is optional and may be any JSON value.
-                Ok(Role::ToolResult)
+                Ok((Role::ToolResult, Tools::Result(call)))
             }
             other if self.options.strict_roles || other.is_empty() => {
                 self.within(Segment::Key("role"), |c| {
@@ -685,7 +705,7 @@ impl<'t> Check<'t> {
                 })
             }
             // An extension message: kept byte-exact and unchecked (docs/contract.md §6.1).
-            _ => Ok(Role::Extension),
+            _ => Ok((Role::Extension, Tools::None)),
         }
     }
 

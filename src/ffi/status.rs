@@ -13,9 +13,10 @@ pub type SessionStatus = i32;
 
 /// Success.
 pub const SESSION_OK: SessionStatus = 0;
-/// A required pointer argument is NULL, a C string argument is not valid UTF-8, or
-/// an options object is invalid. Nothing was created or written. Error JSON member:
-/// `argument` (its name).
+/// A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+/// options object is invalid, or a host's token estimator returned a negative or
+/// non-finite cost. Nothing was created or written. Error JSON members: `argument`
+/// (its name); `entryId` (the message's entry) for the estimator.
 pub const SESSION_ERR_INVALID_ARGUMENT: SessionStatus = 1;
 /// The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
 /// duplicate key, a number that would not come back as the same value (`1e400`, an
