@@ -21,6 +21,11 @@ pub const USAGE: &str = "usage:
   session label FILE TARGET TEXT
                                label TARGET with TEXT (empty TEXT clears the label);
                                the label entry is appended under the latest entry
+  session context FILE LEAF [--max-tokens N] [--reserved-output N]
+                  [--safety-margin N] [--on-defect error|skip|keep]
+                               what the model sees for LEAF (compaction, tool
+                               pairing, budget): one JSON line on stdout, and on
+                               stderr what was used, trimmed or skipped and why
   session verify FILE          state, entry count and warnings
   session salvage FILE         read a damaged file: every good entry is counted and
                                every bad line reported
@@ -84,6 +89,7 @@ pub enum Command<'a> {
         target: &'a str,
         text: &'a str,
     },
+    Context(crate::context::Request<'a>),
     Verify {
         file: &'a Path,
     },
@@ -118,6 +124,10 @@ pub fn parse(args: &[OsString]) -> Command<'_> {
     let file = |i: usize| rest.get(i).map(Path::new);
     let leaf = |i: usize| rest.get(i).map(|s| s.to_str().ok_or(LEAF_NOT_UTF8));
     let (verb, file0, leaf1) = (verb.to_str(), file(0), leaf(1));
+    if verb == Some("context") {
+        return crate::context::parse(rest)
+            .map_or_else(|r| Command::Usage(Some(r)), Command::Context);
+    }
     match (verb, rest.len(), file0, leaf1) {
         (Some("show" | "path" | "messages" | "children" | "label"), _, _, Some(Err(reason))) => {
             Command::Usage(Some(reason))

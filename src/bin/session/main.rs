@@ -8,11 +8,12 @@
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `label`, `interop`: import/export).
+//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export).
 
 mod args;
 mod check;
 mod children;
+mod context;
 mod exit;
 mod interop;
 mod label;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Command::Leaves { file } => leaves::leaves(&mut out, file),
         Command::Ls { dir, options } => ls::ls(&mut out, dir, &options),
         Command::Label { file, target, text } => label::label(&mut out, file, target, text),
+        Command::Context(request) => context::context(&mut out, &request),
         Command::Verify { file } => check::verify(&mut out, file),
         Command::Salvage { file } => check::salvage(&mut out, file),
         Command::Repair { file } => check::repair(&mut out, file),
