@@ -1,19 +1,21 @@
 //! `session`: restore, inspect and repair libsession JSONL files.
 //!
-//! Every command but `repair` and `label` opens the file read-only: it never creates, locks or
+//! Every command but `repair`, `label`, `import` and `export` (which write new files)
+//! opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
 //! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `label`, `context`).
+//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export).
 
 mod args;
 mod check;
 mod children;
 mod context;
 mod exit;
+mod interop;
 mod label;
 mod leaves;
 mod ls;
@@ -46,6 +48,12 @@ fn main() -> ExitCode {
         Command::Verify { file } => check::verify(&mut out, file),
         Command::Salvage { file } => check::salvage(&mut out, file),
         Command::Repair { file } => check::repair(&mut out, file),
+        Command::Import {
+            format,
+            source,
+            out,
+        } => interop::import(format, source, out),
+        Command::ExportPi { file, leaf, out } => interop::export_pi(file, leaf, out),
         Command::Help => writeln!(out, "{}", args::USAGE)
             .map(|()| ExitCode::SUCCESS)
             .map_err(Into::into),
