@@ -16,6 +16,7 @@
 
 mod fifo;
 mod file;
+mod index;
 mod jsonl;
 mod log;
 mod nav;
@@ -37,6 +38,7 @@ use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::{sync, write_all};
+pub use index::{fuzz_index, index_checksum, index_path, remove_index};
 pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
 pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
 pub(crate) use replay::{Piece, Reader, Replay};
@@ -530,6 +532,11 @@ impl Store {
         }
         let PendingAppend { line, facts } = pending;
         let seq = inner.log.push(&line[..line.len() - 1], facts, admitted)?;
+        if let Sink::File(sink) = &mut inner.sink
+            && sink.index_due()
+        {
+            sink.write_index(&inner.log);
+        }
         Ok(Receipt { id, seq })
     }
 
@@ -723,6 +730,22 @@ impl Store {
         self.inner.lock().map_err(|_| {
             Error::internal("the store was poisoned by a panic in an earlier operation")
         })
+    }
+}
+
+impl Drop for Store {
+    /// A writer brings its session index up to date at close, best effort: close
+    /// reports nothing, and a failure here only costs the next open a longer replay.
+    fn drop(&mut self) {
+        if std::process::id() != self.owner {
+            return;
+        }
+        let Ok(inner) = self.inner.get_mut() else {
+            return;
+        };
+        if let (Condition::Ready, Sink::File(sink)) = (&inner.condition, &mut inner.sink) {
+            sink.write_index(&inner.log);
+        }
     }
 }
 
