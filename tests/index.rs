@@ -272,3 +272,37 @@ fn repair_removes_the_index() {
     assert!(!index_path(&path).exists(), "repair left the index");
     assert_same(&path, "after repair");
 }
+
+#[test]
+fn the_index_reader_fuzz_corpus_keeps_its_property() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut seen = 0;
+    for kind in ["corpus", "artifacts"] {
+        let Ok(files) = std::fs::read_dir(dir.join(kind).join("index_reader")) else {
+            continue;
+        };
+        for file in files {
+            let data = std::fs::read(file.unwrap().path()).unwrap();
+            let [flags, lo, hi, rest @ ..] = &data[..] else {
+                continue;
+            };
+            let len = usize::from(u16::from_le_bytes([*lo, *hi])).min(rest.len());
+            let (index, file) = rest.split_at(len);
+            if let Some(entries) = session::store::fuzz_index(index, file, flags & 1 == 1) {
+                assert!(entries <= file.len() / 3);
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "the seed corpus is committed");
+    // The seed is a real index and its file: it loads whole, sealed or resealed.
+    let seed = std::fs::read(dir.join("corpus/index_reader/seed-fixture")).unwrap();
+    let len = usize::from(u16::from_le_bytes([seed[1], seed[2]]));
+    let (index, file) = seed[3..].split_at(len);
+    assert_eq!(session::store::fuzz_index(index, file, false), Some(8));
+    assert_eq!(session::store::fuzz_index(index, file, true), Some(8));
+    // One byte of the file changed: the prefix checksum refuses it.
+    let mut changed = file.to_vec();
+    changed[10] ^= 1;
+    assert_eq!(session::store::fuzz_index(index, &changed, false), None);
+}

@@ -528,11 +528,18 @@ pub fn index_checksum(bytes: &[u8]) -> u64 {
     Hash64::of(bytes)
 }
 
-/// Fuzzing entry: decodes `index` and loads it against the file bytes `file`; never
-/// panics, and whatever it loads holds only entries whose lines are in `file`.
+/// Fuzzing entry: decodes `index` (first resealed with its correct checksum when
+/// `reseal`, so that a fuzzer reaches the records) and loads it against the file bytes
+/// `file`. Returns the number of entries loaded.
 #[doc(hidden)]
-pub fn fuzz_index(index: &[u8], file: &[u8]) -> Option<usize> {
-    let decoded = decode(index)?;
+pub fn fuzz_index(index: &[u8], file: &[u8], reseal: bool) -> Option<usize> {
+    let mut index = index.to_vec();
+    if reseal && index.len() >= TRAILER {
+        let body = index.len() - TRAILER;
+        let seal = Hash64::of(&index[..body]);
+        index[body..].copy_from_slice(&seal.to_le_bytes());
+    }
+    let decoded = decode(&index)?;
     let log = load(&decoded, |buf, at| {
         let at = usize::try_from(at).unwrap_or(usize::MAX);
         let src = file.get(at..).unwrap_or_default();
