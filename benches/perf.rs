@@ -6,10 +6,15 @@
 //! cargo bench --bench perf -- gen               only write target/bench-data/
 //! cargo bench --bench perf -- run --pi FILE     measure ours and print the table beside
 //!                                               pi's figures (bench/peer/peer.mjs)
+//! cargo bench --bench perf -- nav-gen | nav [--pi-list FILE]
+//!                                               navigation and session listing (navbench)
 //! cargo bench --bench perf -- profile open|messages|path|append FILE [LEAF]
 //!                                               one operation in a loop, for `perf record -g`
 //! cargo bench --bench perf -- resume FILE      open -> depth-10 path with the session index
 //!                                               (`<FILE>.idx`) and without it, median of 9
+//! cargo bench --bench perf -- context           build_context vs messages_on_path on the
+//!                                               largest session's deepest leaf, with a
+//!                                               compaction near the end (SPEC §7)
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
 //! ```
 //!
@@ -28,6 +33,7 @@
 //! - append to memory: `serde_json` into `IgnoredAny` plus keeping a copy of the line;
 //! - memory: the file's size.
 
+mod navbench;
 mod sessiongen;
 
 use std::ffi::{CStr, CString, c_char};
@@ -123,10 +129,25 @@ fn main() {
             let o = parse_options(&args[1..]);
             generate(&o);
         }
+        Some("nav-gen") => navbench::generate(&parse_options(&args[1..])),
+        Some("nav") => {
+            let o = parse_options(&args[1..]);
+            let pi_list = args
+                .iter()
+                .position(|a| a == "--pi-list")
+                .and_then(|i| args.get(i + 1))
+                .map(PathBuf::from);
+            navbench::run(&o, pi_list.as_deref());
+        }
         Some("run") => {
             let o = parse_options(&args[1..]);
             let index = load_or_generate(&o);
             run(&o, &index);
+        }
+        Some("context") => {
+            let o = parse_options(&args[1..]);
+            let index = load_or_generate(&o);
+            context_bench(&o, &index);
         }
         _ if !by_cargo_bench => smoke(),
         _ => {
@@ -464,6 +485,150 @@ fn measure_pair(
         sb.push(b().as_secs_f64());
     }
     (median(sa), median(sb))
+}
+
+// ---------------------------------------------------------------------------------
+// build_context (SPEC §7)
+// ---------------------------------------------------------------------------------
+
+/// How far before the deepest leaf the compaction keeps from (in path entries).
+const CONTEXT_KEPT_TAIL: usize = 40;
+/// Entries appended after the compaction.
+const CONTEXT_AFTER: usize = 8;
+
+/// One C ABI call of `session_store_build_context` (default estimator), timed with
+/// the free; returns the output when asked.
+fn build_context_call(
+    cs: &CStore,
+    leaf: &CStr,
+    options: Option<&CStr>,
+    inspect: Option<&mut Vec<u8>>,
+) -> Duration {
+    let mut out: *mut c_char = std::ptr::null_mut();
+    let opts = options.map_or(std::ptr::null(), CStr::as_ptr);
+    let t = Instant::now();
+    // SAFETY: an open store, C strings or NULL, a writable out pointer; freed once.
+    let status = unsafe {
+        ffi::session_store_build_context(
+            cs.0,
+            leaf.as_ptr(),
+            opts,
+            None,
+            std::ptr::null_mut(),
+            &mut out,
+        )
+    };
+    if status != ffi::SESSION_OK {
+        die(&format!("build_context {leaf:?}: {}", take(out)));
+    }
+    if let Some(buf) = inspect {
+        // SAFETY: `out` is the NUL-terminated result.
+        buf.extend_from_slice(unsafe { CStr::from_ptr(out) }.to_bytes());
+    }
+    // SAFETY: freed once.
+    unsafe { ffi::session_string_free(out) };
+    t.elapsed()
+}
+
+/// `build_context` for the deepest leaf of the largest session, after a compaction
+/// appended under it that keeps the last interactions, beside `messages_on_path` for
+/// the same leaf (the whole path). The session file is copied, never changed.
+fn context_bench(o: &Options, index: &Index) {
+    // The largest session, and of those the one with the deepest leaf (the deep shape).
+    let Some(s) = index
+        .sessions
+        .iter()
+        .max_by_key(|s| (s.entries, s.leaves.first().map_or(0, |l| l.2)))
+    else {
+        die("no session");
+    };
+    let (_, deepest, depth) = &s.leaves[0];
+    let dir = o.data.join("tmp");
+    fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join(format!("context-{}.jsonl", s.name));
+    fs::copy(&s.file, &copy).unwrap();
+    let (store, _) = Store::open_jsonl(&copy).unwrap();
+    // F: the last user message at least CONTEXT_KEPT_TAIL entries before the leaf.
+    let path = store.path_to(deepest).unwrap();
+    let first_kept = path[..path.len().saturating_sub(CONTEXT_KEPT_TAIL)]
+        .iter()
+        .rev()
+        .find(|e| e.kind() == session::EntryKind::Message(session::Role::User))
+        .map(|e| e.id().to_owned())
+        .unwrap_or_else(|| die("no user message on the deepest path"));
+    let compaction = format!(
+        r#"{{"id":"bench-c","parentId":"{deepest}","timestamp":1,"type":"compaction","summary":"Earlier work, summarised.","firstKeptEntryId":"{first_kept}","tokensBefore":100000}}"#
+    );
+    let (receipt, append_d) = timed(|| store.append(&compaction));
+    receipt.unwrap_or_else(|e| die(&format!("compaction: {e}")));
+    let mut leaf = "bench-c".to_owned();
+    for e in sessiongen::continuation(0x5000_0000, "bench-c", CONTEXT_AFTER) {
+        store.append(e.ours()).unwrap();
+        leaf = e.id;
+    }
+    drop(store);
+
+    let cs = CStore::open(&copy);
+    let leaf_c = CString::new(leaf.as_str()).unwrap();
+    let deepest_c = CString::new(deepest.as_str()).unwrap();
+    let budget = CString::new(r#"{"budget":{"maxTokens":200000,"reservedOutput":8000}}"#).unwrap();
+    let mut ctx = Vec::new();
+    build_context_call(&cs, &leaf_c, None, Some(&mut ctx));
+    let mut msgs = Vec::new();
+    cs.read(
+        ffi::session_store_messages_on_path,
+        &leaf_c,
+        Some(&mut msgs),
+    );
+    let small = o.budget / 2;
+    let (ctx_s, msgs_s) = measure_pair(
+        o.runs,
+        small,
+        || build_context_call(&cs, &leaf_c, None, None),
+        || cs.read(ffi::session_store_messages_on_path, &leaf_c, None),
+    );
+    let (ctx_budget_s, ctx_floor_s) = measure_pair(
+        o.runs,
+        small,
+        || build_context_call(&cs, &leaf_c, Some(&budget), None),
+        || copy_floor(&ctx),
+    );
+    let (full_s, full_msgs_s) = measure_pair(
+        o.runs,
+        small,
+        || build_context_call(&cs, &deepest_c, None, None),
+        || cs.read(ffi::session_store_messages_on_path, &deepest_c, None),
+    );
+    let kept: Value = serde_json::from_slice(&ctx).unwrap();
+    let kept = kept["keptEntryIds"].as_array().map_or(0, Vec::len);
+    let us = |s: f64| s * 1e6;
+    println!(
+        "build_context on {} ({} entries): deepest leaf {} deep + compaction + {CONTEXT_AFTER}",
+        s.name, s.entries, depth
+    );
+    println!(
+        "  compaction append (cut check walks {CONTEXT_KEPT_TAIL}+ entries): {:.1} µs",
+        us(append_d.as_secs_f64())
+    );
+    println!(
+        "  build_context, compacted leaf ({kept} kept messages, {:.1} KB out): {:.1} µs; with a budget (default estimator): {:.1} µs; copy floor of its output: {:.1} µs",
+        ctx.len() as f64 / 1e3,
+        us(ctx_s),
+        us(ctx_budget_s),
+        us(ctx_floor_s)
+    );
+    println!(
+        "  messages_on_path, same leaf (whole path, {:.1} MB out): {:.1} µs",
+        msgs.len() as f64 / 1e6,
+        us(msgs_s)
+    );
+    println!(
+        "  deepest leaf without compaction: build_context {:.1} µs, messages_on_path {:.1} µs",
+        us(full_s),
+        us(full_msgs_s)
+    );
+    drop(cs);
+    let _ = fs::remove_file(&copy);
 }
 
 fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {

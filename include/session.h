@@ -65,7 +65,11 @@
  *                              corrupt_line, and each warning: the 1-based line
  *                reason        corrupt_line: invalid_json, invalid_entry or
  *                              line_too_long; file_changed: deleted, replaced or
- *                              size_changed
+ *                              size_changed; invalid_compaction: unknown_entry,
+ *                              not_on_path, not_interaction_start or
+ *                              pending_tool_calls; tool_pairing: orphan_result,
+ *                              duplicate_tool_call, duplicate_tool_result or
+ *                              missing_result
  *                warnings      needs_repair: [{"code":"unterminated_tail","line":N}]
  *                cause         tainted: the original error object, the same bytes in
  *                              every result that reports it
@@ -79,6 +83,14 @@
  *                path          locked: the file another writer holds
  *                ownerPid      wrong_process: the process that opened the store
  *                pid           wrong_process: the calling process
+ *                compactionId  invalid_compaction: the compaction entry
+ *                firstKeptEntryId
+ *                              invalid_compaction: its firstKeptEntryId (or null)
+ *                entryId       tool_pairing: the entry holding the defect;
+ *                              invalid_argument from an estimator: the message's entry
+ *                toolCallId    tool_pairing: the tool call id
+ *                interactionStartId
+ *                              tool_pairing: the first entry of the interaction
  */
 
 
@@ -139,21 +151,35 @@ typedef int32_t SessionStatus;
 typedef int32_t SessionState;
 
 /**
+ * A host's token estimator for `session_store_build_context`: returns the cost in
+ * tokens of one message, given its normalised JSON (`message_json`, NUL-terminated,
+ * `len` bytes without the NUL, valid only during the call) and the `user_data` given
+ * to `session_store_build_context`. A negative, NaN or infinite result fails the
+ * build with `SESSION_ERR_INVALID_ARGUMENT` naming the message's entry (`entryId`).
+ *
+ * It is called on the thread that called `session_store_build_context`, never after
+ * that call returns, inside the store's FIFO turn: it must not call the same store
+ * (that would deadlock), and must not unwind (a C++ exception) or `longjmp` out.
+ */
+typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, void *user_data);
+
+/**
  * Success.
  */
 #define SESSION_OK 0
 
 /**
- * A required pointer argument is NULL, a C string argument is not valid UTF-8, or
- * an options object is invalid. Nothing was created or written. Error JSON member:
- * `argument` (its name).
+ * A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+ * options object is invalid, or a host's token estimator returned a negative or
+ * non-finite cost. Nothing was created or written. Error JSON members: `argument`
+ * (its name); `entryId` (the message's entry) for the estimator.
  */
 #define SESSION_ERR_INVALID_ARGUMENT 1
 
 /**
  * The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
  * duplicate key, a number that would not come back as the same value (`1e400`, an
- * integer beyond 64 bits), a lone surrogate escape, invalid UTF-8, or nesting deeper
+ * integer beyond 64 bits), invalid UTF-8, or nesting deeper
  * than `SESSION_MAX_DEPTH`. Error JSON members: `pointer` (a JSON Pointer to the bad
  * spot), `offset` (the byte offset in the text).
  */
@@ -248,6 +274,23 @@ typedef int32_t SessionState;
 #define SESSION_ERR_WRONG_PROCESS 16
 
 /**
+ * A compaction entry's `firstKeptEntryId` is not a valid cut for its path: when the
+ * compaction is appended (nothing is written), or when a context is built through it
+ * (never a silent fallback). Error JSON members: `compactionId`, `firstKeptEntryId`
+ * (a string or null), `reason` (`unknown_entry`, `not_on_path`,
+ * `not_interaction_start`, `pending_tool_calls`).
+ */
+#define SESSION_ERR_INVALID_COMPACTION 17
+
+/**
+ * A tool call and its result do not pair up within an interaction of the context
+ * being built (with `onDefect` `"error"`, the default). Error JSON members: `entryId`,
+ * `toolCallId`, `reason` (`orphan_result`, `duplicate_tool_call`,
+ * `duplicate_tool_result`, `missing_result`), `interactionStartId`.
+ */
+#define SESSION_ERR_TOOL_PAIRING 18
+
+/**
  * Appends are accepted.
  */
 #define SESSION_STATE_READY 0
@@ -297,10 +340,17 @@ void session_string_free(char *s);
  * fields, escapes and numbers kept exactly.
  *
  * An entry is `{"id", "parentId", "timestamp", "type", ...}`: `id` a non-empty
- * string, `parentId` null or a non-empty string, `timestamp` a number, `type`
- * either `"message"` with a `message` (role `user`, `assistant` or `toolResult`) or
- * `"metadata"` with a non-empty `key` and any JSON `value`. Unknown `type`, `role` or
- * content block `type` is rejected; unknown extra fields are kept.
+ * string, `parentId` null or a non-empty string, `timestamp` a number, `type` one of
+ * `"message"` with a `message`, `"metadata"` with a non-empty `key` and any JSON
+ * `value` (the key `session.label` needs `{"targetId": non-empty string, "label":
+ * non-empty string | null}`), or `"compaction"` (a non-null `parentId`, `summary` a
+ * non-empty string or an object, `firstKeptEntryId` a non-empty string other than
+ * `id`, or null, `tokensBefore` a number >= 0, optional `details`). A message's role
+ * `user`, `assistant` or `toolResult` is validated with its content blocks (`text`,
+ * `thinking`, `image`, `toolCall`); any other non-empty role is an extension message,
+ * and any other non-empty block `type` an extension block, both kept byte-exact. An
+ * unknown entry `type` is rejected; unknown extra fields are kept. A lone surrogate
+ * escape (`"\ud83d"`) is kept as written.
  *
  * Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON` or `SESSION_ERR_INVALID_ENTRY`
  * (with `pointer`); `SESSION_ERR_INVALID_ARGUMENT` for a NULL or non-UTF-8 string.
@@ -459,6 +509,11 @@ SessionStatus session_jsonl_store_open(const char *path, SessionStore **out_stor
  *   `session_store_close` (best effort: a failure there only costs the next open a
  *   full replay); readers never write it. Only a file that is exactly its entries'
  *   lines (as the library writes them) gets one.
+ * - `"strictRoles"` (default `false`): reject extension roles and content blocks
+ *   (any `role` but `user`, `assistant`, `toolResult`; any block `type` but `text`,
+ *   `thinking`, `image`, `toolCall`) with `SESSION_ERR_INVALID_ENTRY` at append; a
+ *   file that already holds one fails to open with `SESSION_ERR_CORRUPT_LINE` at
+ *   that line. By default they are kept byte-exact.
  *
  * Returns as `session_jsonl_store_open`, plus `SESSION_ERR_INVALID_ARGUMENT` for bad
  * options (`argument` is `options_json`) and `SESSION_ERR_LOCKED`.
@@ -618,6 +673,114 @@ SessionState session_store_state(const SessionStore *store);
 void session_store_close(SessionStore *store);
 
 /**
+ * What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
+ * array of entries in any order, with the default token estimator (a quarter of the
+ * bytes of each message's normalised JSON, rounded up).
+ *
+ * P is the path to `leaf_id`; C the compaction on P nearest the leaf (earlier ones
+ * are ignored). The kept messages are every message of P without C; the messages
+ * after C when its `firstKeptEntryId` is null; else the messages from
+ * `firstKeptEntryId` to the leaf. They are split into interactions (one starts at the
+ * first kept message and at every `user` message) and checked for tool-call pairing.
+ * The result is one JSON object, members in this order:
+ *
+ * `{"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
+ * "details"?}|null,"messages":[…],"keptEntryIds":[…],"interactions":[{"start",
+ * "count","firstEntryId","cutPoint","tokens"?}…],"metadata":{…},"budget":{…}|null,
+ * "skipped":[…],"defects":[…]}`
+ *
+ * `messages` starts with a synthetic `user` message holding the summary when there is
+ * a C (unless `summaryMessage` is false), then the kept messages byte-identical to
+ * `session_messages_on_path`; `keptEntryIds` is aligned with the kept messages.
+ * `metadata` is the last value of each non-`session.` key over the whole of P, in
+ * first-set order. `skipped`/`defects` list `{interactionStartId, entryId,
+ * toolCallId, reason}`.
+ *
+ * Options (`options_json`, a JSON object; NULL means the defaults; an unknown member
+ * is `SESSION_ERR_INVALID_ARGUMENT`): `"onDefect"`: `"error"` (default), `"skip"`
+ * (drop each defective interaction whole, list it in `skipped`) or `"keep"` (keep
+ * them, list the defects in `defects`); `"budget"`: `{"maxTokens":N,
+ * "reservedOutput":N,"safetyMargin":N}` (finite numbers >= 0, the last two default to
+ * 0): interactions are kept from the newest backwards while they fit beside the
+ * summary, the newest always stays, and `budget` reports `available`, `used`,
+ * `reason` (`within_budget`, `trimmed`, `single_interaction_overflow`),
+ * `droppedInteractions`, `suggestedFirstKeptEntryId`; `"summaryMessage"` (default
+ * true); `"summaryPrefix"`, `"summarySuffix"` (text around the summary, default
+ * empty); `"strictRoles"` (default false: reject extension roles and blocks).
+ *
+ * Returns `SESSION_OK`; in this order `SESSION_ERR_INVALID_ARGUMENT` (NULL or
+ * non-UTF-8 string, bad options); `SESSION_ERR_INVALID_JSON`,
+ * `SESSION_ERR_INVALID_ENTRY`, `SESSION_ERR_DUPLICATE_ID`;
+ * `SESSION_ERR_UNKNOWN_LEAF`; `SESSION_ERR_MISSING_PARENT`, `SESSION_ERR_CYCLE`;
+ * `SESSION_ERR_INVALID_COMPACTION` (`compactionId`, `firstKeptEntryId`, `reason`);
+ * `SESSION_ERR_TOOL_PAIRING` (`entryId`, `toolCallId`, `reason`,
+ * `interactionStartId`).
+ *
+ * Ownership: the strings are borrowed for the call. `out_json` may be NULL;
+ * otherwise `*out_json` is always set, to the result or to `{"error":{…}}`, and the
+ * caller frees it with `session_string_free`. Thread-safe.
+ *
+ * # Safety
+ *
+ * `entries_json`, `leaf_id` and `options_json` are NULL or NUL-terminated;
+ * `out_json` is NULL or writable.
+ */
+SessionStatus session_build_context(const char *entries_json,
+                                    const char *leaf_id,
+                                    const char *options_json,
+                                    char **out_json);
+
+/**
+ * `session_build_context` through the store's own index, for `leaf_id`: the cost
+ * grows with the path's length, not with the number of entries; the result is the
+ * same as `session_build_context` over `session_store_entries`. Joins the store's
+ * FIFO like every read; a `needs_repair` store builds from its committed prefix.
+ *
+ * `estimate` (NULL for the default estimator) is called only when the options give a
+ * budget: exactly once per kept message that remains after skips, and once for the
+ * summary message, each time with that message's normalised JSON and `user_data`
+ * (passed through untouched, may be NULL). See `SessionTokenEstimator` for its
+ * contract; a negative or non-finite result fails the call with
+ * `SESSION_ERR_INVALID_ARGUMENT` (`argument` `"estimate"`, `entryId`).
+ *
+ * Returns as `session_build_context` (without the entries-array errors), plus
+ * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, and `SESSION_ERR_INVALID_ENTRY`
+ * for an extension entry on the path under `strictRoles`.
+ *
+ * Ownership as `session_build_context`. Thread-safe; the estimator runs on the
+ * calling thread.
+ *
+ * # Safety
+ *
+ * `store` is NULL or an open store; `leaf_id` and `options_json` are NULL or
+ * NUL-terminated; `estimate` is NULL or a function that honours
+ * `SessionTokenEstimator`'s contract; `out_json` is NULL or writable.
+ */
+SessionStatus session_store_build_context(SessionStore *store,
+                                          const char *leaf_id,
+                                          const char *options_json,
+                                          SessionTokenEstimator estimate,
+                                          void *user_data,
+                                          char **out_json);
+
+/**
+ * Opens a new, empty store in memory with options and sets `*out_store` to it.
+ * `options_json` is a JSON object (NULL or `{}` for the defaults; an unknown member
+ * is an error): `"strictRoles"` (default false) rejects extension roles and blocks
+ * with `SESSION_ERR_INVALID_ENTRY`, as before round 2.
+ *
+ * Returns `SESSION_OK`, or `SESSION_ERR_INVALID_ARGUMENT` when `out_store` is NULL,
+ * `options_json` is not valid UTF-8 or the options are invalid (`argument` is
+ * `options_json`); on failure `*out_store` is set to NULL (when `out_store` is not
+ * NULL). The caller closes the store with `session_store_close`. Thread-safe.
+ *
+ * # Safety
+ *
+ * `options_json` is NULL or NUL-terminated; `out_store` is NULL or writable.
+ */
+SessionStatus session_memory_store_open_with(const char *options_json, SessionStore **out_store);
+
+/**
  * The direct children of the entry `id`, in commit order, as a JSON array of nodes.
  *
  * A node describes an entry without its body: `{"id", "parentId", "seq", "depth",
@@ -699,7 +862,7 @@ SessionStatus session_store_latest_leaf(SessionStore *store, char **out_json);
  * `previewChars` > 0 each node with a text carries `preview`: the first
  * `previewChars` Unicode scalar values of its first text, control characters written
  * as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
- * page plus the depth of `leaf`.
+ * page plus the logarithm of the depth of `leaf` (skip links find its path).
  *
  * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
  * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a

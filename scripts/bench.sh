@@ -7,7 +7,8 @@
 #   SIZES=1000,10000 RUNS=3 ./scripts/bench.sh
 #
 # Needs cargo, node >= 20.6 and npm (the first run installs bench/peer/node_modules
-# from its lockfile). Files go to target/bench-data/ (about 300 MB for 100k entries).
+# from its lockfile). Files go to target/bench-data/ (about 300 MB for 100k entries, and
+# 2 GB for the listing benchmark's 1,000 sessions in both formats).
 # A benchmark, never a timed test: it fails only if a step fails, not on a slow figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,18 @@ node --expose-gc bench/peer/peer.mjs --index "$DATA/sessions.json" --runs "$PI_R
 step "libsession: cargo bench --bench perf -- run"
 cargo bench -q --bench perf -- run --sizes "$SIZES" --data "$DATA" --runs "$RUNS" --pi "$DATA/pi.json" \
   > "$DATA/table.md"
+
+step "libsession: build_context on the largest session (cargo bench --bench perf -- context)"
+cargo bench -q --bench perf -- context --sizes "$SIZES" --data "$DATA" --runs "$RUNS" >&2
 load_after=$(uptime)
+
+step "navigation and listing: cargo bench --bench perf -- nav-gen (1,000 sessions, ~1 GB per format)"
+cargo bench -q --bench perf -- nav-gen --data "$DATA" >&2
+step "pi: node bench/peer/list.mjs (SessionManager.list)"
+node bench/peer/list.mjs --dir "$DATA/list/pi" --runs "$PI_RUNS" --out "$DATA/pi-list.json" >&2
+step "libsession: cargo bench --bench perf -- nav"
+cargo bench -q --bench perf -- nav --data "$DATA" --runs "$RUNS" --pi-list "$DATA/pi-list.json" \
+  > "$DATA/nav.md"
 
 {
   echo "## libsession vs floor vs pi ($(date -u '+%Y-%m-%d %H:%M UTC'))"
@@ -48,4 +60,6 @@ load_after=$(uptime)
   echo "- load before: ${load_before#*load average: }; after: ${load_after#*load average: } (1/5/15 min)"
   echo "- medians of ${RUNS} runs (ours, floors) and ${PI_RUNS} runs (pi); files in the page cache"
   cat "$DATA/table.md"
+  echo
+  cat "$DATA/nav.md"
 } | tee "$DATA/report.md"

@@ -12,23 +12,31 @@ use std::fmt;
 
 use crate::error::{EntryError, Error, LineFault};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
+use crate::nav::LABEL_KEY;
 
-/// The author of an agent message (docs/contract.md §2, a closed union).
+/// The author of an agent message (docs/contract.md §2, §6.1): the three known roles, strictly
+/// validated, or an extension role (any other non-empty string, kept byte-exact).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Role {
     User,
     Assistant,
     ToolResult,
+    /// A role other than the three known ones (pi's `bashExecution`, `custom`,
+    /// `branchSummary`; Codex's `developer`). Its name is the message's `role` member.
+    /// It is a message everywhere, but never pairs tool calls.
+    Extension,
 }
 
 impl Role {
-    /// The role as written in JSON: `user`, `assistant`, `toolResult`.
+    /// The role as written in JSON: `user`, `assistant`, `toolResult`; `extension` for
+    /// an extension role (read the message's `role` member for its name).
     pub fn as_str(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::ToolResult => "toolResult",
+            Role::Extension => "extension",
         }
     }
 }
@@ -41,6 +49,17 @@ pub enum EntryKind {
     Message(Role),
     /// `type: "metadata"`: a key and a JSON value; on the path, never a message.
     Metadata,
+    /// `type: "compaction"` (docs/contract.md §6.2): a summary that replaces what comes before
+    /// `firstKeptEntryId` in what the model sees; never a message itself.
+    Compaction,
+}
+
+/// How strictly `parse_entry` treats roles and block types it does not know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Reject extension roles and extension blocks with `invalid_entry`, as round 1
+    /// did (docs/contract.md §6.1 option `strictRoles`). Default: open.
+    pub strict_roles: bool,
 }
 
 /// A byte range inside an entry's canonical JSON.
@@ -96,8 +115,38 @@ impl Text {
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Body {
-    Message { role: Role, span: Span },
-    Metadata { key: Text, value: Span },
+    Message {
+        role: Role,
+        span: Span,
+        /// What the message says about tool calls, found while validating it, so that
+        /// pairing reads no message twice.
+        tools: Tools,
+    },
+    Metadata {
+        key: Text,
+        value: Span,
+        /// For a `session.label` entry: the `targetId` it labels.
+        label_target: Option<Text>,
+    },
+    Compaction {
+        /// `None` for a null `firstKeptEntryId` (keep nothing from before it).
+        first_kept: Option<Text>,
+        /// The `summary` value (a string token or an object).
+        summary: Span,
+        tokens_before: Span,
+        details: Option<Span>,
+    },
+}
+
+/// A message's part in tool pairing (docs/contract.md §7.1).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tools {
+    /// No tool call and not a result (user, extension, text-only assistant).
+    None,
+    /// An assistant message with at least one `toolCall` block.
+    Calls,
+    /// A `toolResult`, with its `toolCallId`.
+    Result(Text),
 }
 
 /// What the tree and the reads need to know of an entry, as positions in its canonical
@@ -115,7 +164,14 @@ impl Facts {
     pub(crate) fn message_json<'a>(&self, json: &'a [u8]) -> Option<&'a [u8]> {
         match &self.body {
             Body::Message { span, .. } => Some(span.bytes(json)),
-            Body::Metadata { .. } => None,
+            Body::Metadata { .. } | Body::Compaction { .. } => None,
+        }
+    }
+
+    pub(crate) fn role(&self) -> Option<Role> {
+        match &self.body {
+            Body::Message { role, .. } => Some(*role),
+            Body::Metadata { .. } | Body::Compaction { .. } => None,
         }
     }
 
@@ -169,6 +225,7 @@ impl Entry {
         match &self.facts.body {
             Body::Message { role, .. } => EntryKind::Message(*role),
             Body::Metadata { .. } => EntryKind::Metadata,
+            Body::Compaction { .. } => EntryKind::Compaction,
         }
     }
 
@@ -180,30 +237,29 @@ impl Entry {
     /// The canonical JSON of the `message` member, complete (every toolCall and
     /// toolResult field kept); `None` for metadata.
     pub fn message_json(&self) -> Option<&str> {
-        match &self.facts.body {
-            Body::Message { span, .. } => Some(span.of(&self.json)),
-            Body::Metadata { .. } => None,
-        }
+        self.facts
+            .message_json(self.json.as_bytes())
+            .and_then(|m| std::str::from_utf8(m).ok())
     }
 
     /// The message as an owned [`Message`]; `None` for metadata.
     pub fn message(&self) -> Option<Message> {
         match &self.facts.body {
-            Body::Message { role, span } => Some(Message {
+            Body::Message { role, span, .. } => Some(Message {
                 role: *role,
                 json: span.of(&self.json).into(),
             }),
-            Body::Metadata { .. } => None,
+            Body::Metadata { .. } | Body::Compaction { .. } => None,
         }
     }
 
     /// For metadata: the key and the canonical JSON of the value.
     pub fn metadata(&self) -> Option<(&str, &str)> {
         match &self.facts.body {
-            Body::Metadata { key, value } => {
+            Body::Metadata { key, value, .. } => {
                 Some((key.of(self.json.as_bytes()), value.of(&self.json)))
             }
-            Body::Message { .. } => None,
+            Body::Message { .. } | Body::Compaction { .. } => None,
         }
     }
 }
@@ -231,6 +287,15 @@ pub struct Message {
 }
 
 impl Message {
+    /// A message from a path entry's facts and its message JSON.
+    pub(crate) fn from_path(facts: &Facts, json: &[u8]) -> Result<Message, Error> {
+        Ok(Message {
+            role: facts.role().unwrap_or(Role::Extension),
+            json: utf8(json)?.into(),
+        })
+    }
+
+    /// The message's role (`Role::Extension` for any role but the three known ones).
     pub fn role(&self) -> Role {
         self.role
     }
@@ -252,7 +317,12 @@ impl fmt::Display for Message {
 /// [`Error::InvalidJson`] for text that is not exactly one acceptable JSON value,
 /// [`Error::InvalidEntry`] for JSON of the wrong shape.
 pub fn parse_entry(text: impl AsRef<[u8]>) -> Result<Entry, Error> {
-    let mut parser = EntryParser::default();
+    parse_entry_with(text, ParseOptions::default())
+}
+
+/// [`parse_entry`] with options (`strict_roles`).
+pub fn parse_entry_with(text: impl AsRef<[u8]>, options: ParseOptions) -> Result<Entry, Error> {
+    let mut parser = EntryParser::new(options);
     let (json, facts) = parser
         .parse(text.as_ref())
         .map_err(ParseFault::into_error)?;
@@ -262,10 +332,18 @@ pub fn parse_entry(text: impl AsRef<[u8]>) -> Result<Entry, Error> {
 /// Parses a JSON array of entries (the input of the slice-level tree operations).
 /// Pointers in errors start with the element's index (`/3/message/content/0/id`).
 pub fn parse_entries(text: impl AsRef<[u8]>) -> Result<Vec<Entry>, Error> {
+    parse_entries_with(text, ParseOptions::default())
+}
+
+/// [`parse_entries`] with options (`strict_roles`).
+pub fn parse_entries_with(
+    text: impl AsRef<[u8]>,
+    options: ParseOptions,
+) -> Result<Vec<Entry>, Error> {
     let mut tape = Tape::default();
     // One more level than an entry may have, for the array around the entries.
     json::scan(text.as_ref(), MAX_DEPTH + 1, &mut tape).map_err(Error::InvalidJson)?;
-    let mut check = Check::new(&tape);
+    let mut check = Check::new(&tape, options);
     check.expect(0, Kind::Array).map_err(Error::InvalidEntry)?;
     let mut entries = Vec::new();
     for (index, element) in tape.elements(0).enumerate() {
@@ -312,17 +390,35 @@ impl ParseFault {
 #[derive(Default)]
 pub(crate) struct EntryParser {
     tape: Tape,
+    options: ParseOptions,
 }
 
 impl EntryParser {
+    pub(crate) fn new(options: ParseOptions) -> EntryParser {
+        EntryParser {
+            tape: Tape::default(),
+            options,
+        }
+    }
+
+    /// Parses with `options` from now on (a reused parser serves stores of both kinds).
+    pub(crate) fn set_options(&mut self, options: ParseOptions) {
+        self.options = options;
+    }
+
     /// Parses one entry; returns its canonical JSON (borrowed from the parser's buffer
     /// until the next call) and its facts.
     pub(crate) fn parse(&mut self, text: &[u8]) -> Result<(&[u8], Facts), ParseFault> {
         json::scan(text, MAX_DEPTH, &mut self.tape).map_err(ParseFault::Json)?;
-        let facts = Check::new(&self.tape).entry(0).map_err(ParseFault::Entry)?;
+        let facts = Check::new(&self.tape, self.options)
+            .entry(0)
+            .map_err(ParseFault::Entry)?;
         Ok((&self.tape.text, facts))
     }
 }
+
+/// The block types libsession knows; any other is an extension block (docs/contract.md §6.1).
+const KNOWN_BLOCKS: &[&str] = &["text", "thinking", "image", "toolCall"];
 
 /// Block types allowed in each content array.
 const USER_BLOCKS: &[&str] = &["text", "image"];
@@ -342,15 +438,17 @@ enum Segment {
 struct Check<'t> {
     tape: &'t Tape,
     path: Vec<Segment>,
+    options: ParseOptions,
 }
 
 type Checked<T> = Result<T, EntryError>;
 
 impl<'t> Check<'t> {
-    fn new(tape: &'t Tape) -> Check<'t> {
+    fn new(tape: &'t Tape, options: ParseOptions) -> Check<'t> {
         Check {
             tape,
             path: Vec::new(),
+            options,
         }
     }
 
@@ -457,24 +555,33 @@ impl<'t> Check<'t> {
         let body = match kind.as_ref() {
             "message" => {
                 let node = self.required(root, "message")?;
-                let role = self.within(Segment::Key("message"), |c| c.message(node))?;
+                let (role, tools) =
+                    self.within(Segment::Key("message"), |c| c.message(node, base))?;
                 Body::Message {
                     role,
                     span: self.span(node, base),
+                    tools,
                 }
             }
             "metadata" => {
                 let key = self.text(root, "key", base)?;
                 let node = self.required(root, "value")?;
+                let label_target = if key.of(&self.tape.text[base..]) == LABEL_KEY {
+                    Some(self.within(Segment::Key("value"), |c| c.label(node, base))?)
+                } else {
+                    None
+                };
                 Body::Metadata {
                     key,
                     value: self.span(node, base),
+                    label_target,
                 }
             }
+            "compaction" => self.compaction(root, base, &id, parent.is_some())?,
             other => {
                 return self.within(Segment::Key("type"), |c| {
                     c.fail(format!(
-                        "unknown entry type {other:?}; expected \"message\" or \"metadata\""
+                        "unknown entry type {other:?}; expected \"message\", \"metadata\" or \"compaction\""
                     ))
                 });
             }
@@ -487,7 +594,79 @@ impl<'t> Check<'t> {
         })
     }
 
-    fn message(&mut self, msg: usize) -> Checked<Role> {
+    /// A `compaction` entry (docs/contract.md §6.2): its own rules at call time; whether its
+    /// `firstKeptEntryId` is a valid cut is checked against the tree at append.
+    fn compaction(
+        &mut self,
+        root: usize,
+        base: usize,
+        id: &Text,
+        has_parent: bool,
+    ) -> Checked<Body> {
+        if !has_parent {
+            return self.within(Segment::Key("parentId"), |c| {
+                c.fail("a compaction is never a root: parentId must be a non-empty string".into())
+            });
+        }
+        let summary = self.required(root, "summary")?;
+        self.within(Segment::Key("summary"), |c| {
+            match c.tape.nodes[summary].kind {
+                Kind::String => c.text_value(summary, base).map(drop),
+                Kind::Object => Ok(()),
+                other => c.fail(format!(
+                    "expected a non-empty string or an object, found {}",
+                    other.noun()
+                )),
+            }
+        })?;
+        let first = self.required(root, "firstKeptEntryId")?;
+        let first_kept = match self.tape.nodes[first].kind {
+            Kind::Null => None,
+            _ => Some(self.within(Segment::Key("firstKeptEntryId"), |c| {
+                let text = c.text_value(first, base)?;
+                let json = &c.tape.text[base..];
+                if text.of(json) == id.of(json) {
+                    return c.fail(
+                        "a compaction cannot keep itself: firstKeptEntryId equals id".into(),
+                    );
+                }
+                Ok(text)
+            })?),
+        };
+        let tokens = self.member_of_kind(root, "tokensBefore", Kind::Number)?;
+        let negative = self.tape.raw(tokens).first() == Some(&b'-')
+            && self
+                .tape
+                .raw(tokens)
+                .iter()
+                .any(|b| (b'1'..=b'9').contains(b));
+        if negative {
+            return self.within(Segment::Key("tokensBefore"), |c| {
+                c.fail("must be a number >= 0".into())
+            });
+        }
+        let details = self.tape.get(root, "details").map(|n| self.span(n, base));
+        Ok(Body::Compaction {
+            first_kept,
+            summary: self.span(summary, base),
+            tokens_before: self.span(tokens, base),
+            details,
+        })
+    }
+
+    /// The value of a `session.label` metadata entry: `{"targetId": non-empty string,
+    /// "label": non-empty string | null}`; returns the target.
+    fn label(&mut self, value: usize, base: usize) -> Checked<Text> {
+        self.expect(value, Kind::Object)?;
+        let target = self.text(value, "targetId", base)?;
+        let label = self.required(value, "label")?;
+        if self.tape.nodes[label].kind != Kind::Null {
+            self.within(Segment::Key("label"), |c| c.text_value(label, base))?;
+        }
+        Ok(target)
+    }
+
+    fn message(&mut self, msg: usize, base: usize) -> Checked<(Role, Tools)> {
         self.expect(msg, Kind::Object)?;
         let role = self.string(msg, "role")?;
         match role.as_ref() {
@@ -503,17 +682,21 @@ impl<'t> Check<'t> {
                         )),
                     }
                 })?;
-                Ok(Role::User)
+                Ok((Role::User, Tools::None))
             }
             "assistant" => {
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
                 self.within(Segment::Key("content"), |c| {
                     c.blocks(content, ASSISTANT_BLOCKS, "assistant")
                 })?;
-                Ok(Role::Assistant)
+                let tape = self.tape;
+                let calls = tape.elements(content).any(|block| {
+                    tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
+                });
+                Ok((Role::Assistant, if calls { Tools::Calls } else { Tools::None }))
             }
             "toolResult" => {
-                self.text(msg, "toolCallId", 0)?;
+                let call = self.text(msg, "toolCallId", base)?;
                 self.member_of_kind(msg, "toolName", Kind::String)?;
                 let content = self.member_of_kind(msg, "content", Kind::Array)?;
                 self.within(Segment::Key("content"), |c| {
@@ -521,13 +704,18 @@ impl<'t> Check<'t> {
                 })?;
                 self.member_of_kind(msg, "isError", Kind::Bool)?;
                 // `details` is optional and may be any JSON value.
-                Ok(Role::ToolResult)
+                Ok((Role::ToolResult, Tools::Result(call)))
             }
-            other => self.within(Segment::Key("role"), |c| {
-                c.fail(format!(
-                    "unknown role {other:?}; expected \"user\", \"assistant\" or \"toolResult\""
-                ))
-            }),
+            other if self.options.strict_roles || other.is_empty() => {
+                self.within(Segment::Key("role"), |c| {
+                    c.fail(format!(
+                        "unknown role {other:?}; expected \"user\", \"assistant\" or \"toolResult\"{}",
+                        if c.options.strict_roles { " (strictRoles)" } else { " or a non-empty extension role" }
+                    ))
+                })
+            }
+            // An extension message: kept byte-exact and unchecked (docs/contract.md §6.1).
+            _ => Ok((Role::Extension, Tools::None)),
         }
     }
 
@@ -541,8 +729,12 @@ impl<'t> Check<'t> {
     fn block(&mut self, block: usize, allowed: &[&str], role: &str) -> Checked<()> {
         self.expect(block, Kind::Object)?;
         let kind = self.string(block, "type")?;
+        let known = KNOWN_BLOCKS.contains(&kind.as_ref());
+        if !known && !kind.is_empty() && !self.options.strict_roles {
+            // An extension block: kept byte-exact and unchecked (docs/contract.md §6.1).
+            return Ok(());
+        }
         if !allowed.contains(&kind.as_ref()) {
-            let known = ["text", "thinking", "image", "toolCall"].contains(&kind.as_ref());
             return self.within(Segment::Key("type"), |c| {
                 c.fail(if known {
                     format!("a {kind:?} block is not allowed in {role} content")
@@ -699,16 +891,37 @@ mod tests {
     }
 
     #[test]
-    fn rejects_unknown_type_role_and_block_type() {
-        let e = invalid_entry(&a_read_with(
-            r#""type":"message""#,
-            r#""type":"compaction""#,
-        ));
+    fn rejects_unknown_entry_type() {
+        let e = invalid_entry(&a_read_with(r#""type":"message""#, r#""type":"bogus""#));
         assert_eq!(e.pointer, "/type");
-        let e = invalid_entry(&a_read_with(r#""role":"assistant""#, r#""role":"system""#));
-        assert_eq!(e.pointer, "/message/role");
-        let e = invalid_entry(&a_read_with(r#""type":"toolCall""#, r#""type":"audio""#));
-        assert_eq!(e.pointer, "/message/content/0/type");
+    }
+
+    /// Round 2 (docs/contract.md §6.1) opened roles and block types; round 1 rejected them. The
+    /// `strictRoles` option restores the closed set.
+    #[test]
+    fn extension_role_and_block_are_kept_unless_strict() {
+        let role = a_read_with(r#""role":"assistant""#, r#""role":"system""#);
+        let e = parse_entry(&role).unwrap();
+        assert_eq!(e.kind(), EntryKind::Message(Role::Extension));
+        assert_eq!(e.json(), role);
+        let block = a_read_with(r#""type":"toolCall""#, r#""type":"audio""#);
+        assert_eq!(parse_entry(&block).unwrap().json(), block);
+        let strict = ParseOptions { strict_roles: true };
+        let fail = |text: &str| match parse_entry_with(text, strict) {
+            Err(Error::InvalidEntry(e)) => e.pointer,
+            other => panic!("expected InvalidEntry, got {other:?}"),
+        };
+        assert_eq!(fail(&role), "/message/role");
+        assert_eq!(fail(&block), "/message/content/0/type");
+        // An empty role or block type is never an extension.
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""role":"assistant""#, r#""role":"""#)).pointer,
+            "/message/role"
+        );
+        assert_eq!(
+            invalid_entry(&a_read_with(r#""type":"toolCall""#, r#""type":"""#)).pointer,
+            "/message/content/0/type"
+        );
     }
 
     #[test]
@@ -822,10 +1035,9 @@ mod tests {
             .pointer,
             "/message/usage/input"
         );
-        assert_eq!(
-            invalid_json(a_read_with("README.md", r"\ud800").as_bytes()).pointer,
-            "/message/content/0/arguments/path"
-        );
+        // Round 2 (docs/contract.md §6.1): a lone surrogate escape is kept as written.
+        let lone = a_read_with("README.md", r"\ud800");
+        assert_eq!(parse_entry(&lone).unwrap().json(), lone);
         let mut bad_utf8 = A_READ.as_bytes().to_vec();
         let at = A_READ.find("README").unwrap();
         bad_utf8[at] = 0xFF;

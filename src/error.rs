@@ -196,7 +196,7 @@ impl IoFailure {
 #[non_exhaustive]
 pub enum Error {
     /// Not exactly one well-formed JSON value, or JSON that would not survive a round
-    /// trip (duplicate key, lossy number, lone surrogate, nesting too deep).
+    /// trip (duplicate key, lossy number, nesting too deep).
     #[error("invalid JSON at {:?}: {}", .0.pointer, .0)]
     InvalidJson(JsonError),
     /// Well-formed JSON of the wrong shape.
@@ -250,6 +250,104 @@ pub enum Error {
     /// A bug in libsession (an operation abandoned by a panic).
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// A compaction whose `firstKeptEntryId` is not a valid cut for its path
+    /// (docs/contract.md §6.2), found when appending it or when building a context through it.
+    #[error("compaction {compaction_id:?}: {}", .reason.explain(.first_kept_entry_id.as_deref()))]
+    InvalidCompaction {
+        compaction_id: String,
+        first_kept_entry_id: Option<String>,
+        reason: CompactionFault,
+    },
+    /// A tool call and its result do not pair up within an interaction (docs/contract.md §7.2).
+    #[error("entry {entry_id:?}: {} (tool call {tool_call_id:?}, interaction starting at {interaction_start_id:?})", .reason.explain())]
+    ToolPairing {
+        entry_id: String,
+        tool_call_id: String,
+        reason: PairingDefect,
+        interaction_start_id: String,
+    },
+    /// The token estimator failed for a message, or returned a negative or non-finite
+    /// number; `entry_id` names the message's entry (the compaction for the summary).
+    #[error("the token estimator failed for entry {entry_id:?}: {message}")]
+    Estimator { entry_id: String, message: String },
+}
+
+/// Why a compaction's `firstKeptEntryId` is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionFault {
+    /// No committed entry has that id.
+    UnknownEntry,
+    /// The entry exists but is not a proper ancestor of the compaction.
+    NotOnPath,
+    /// The first message kept would not start an interaction (it would separate a tool
+    /// call from its result).
+    NotInteractionStart,
+    /// Nothing is kept while the last interaction before it has an unanswered call.
+    PendingToolCalls,
+}
+
+impl CompactionFault {
+    /// `unknown_entry`, `not_on_path`, `not_interaction_start`, `pending_tool_calls`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionFault::UnknownEntry => "unknown_entry",
+            CompactionFault::NotOnPath => "not_on_path",
+            CompactionFault::NotInteractionStart => "not_interaction_start",
+            CompactionFault::PendingToolCalls => "pending_tool_calls",
+        }
+    }
+
+    fn explain(self, first_kept: Option<&str>) -> String {
+        let first = first_kept.unwrap_or("null");
+        match self {
+            CompactionFault::UnknownEntry => {
+                format!("firstKeptEntryId {first:?} names no committed entry")
+            }
+            CompactionFault::NotOnPath => {
+                format!("firstKeptEntryId {first:?} is not an ancestor of the compaction")
+            }
+            CompactionFault::NotInteractionStart => format!(
+                "the first message kept from {first:?} is not a user message or the first message of the path; the cut would separate a tool call from its result"
+            ),
+            CompactionFault::PendingToolCalls => {
+                "nothing is kept while the last interaction has an unanswered tool call".to_owned()
+            }
+        }
+    }
+}
+
+/// How a tool call and its results fail to pair within one interaction (docs/contract.md §7.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PairingDefect {
+    /// A result whose call is not earlier in the same interaction.
+    OrphanResult,
+    /// A second call with an id already called in the interaction.
+    DuplicateToolCall,
+    /// A second result for the same call.
+    DuplicateToolResult,
+    /// A call that no later result of the interaction answers.
+    MissingResult,
+}
+
+impl PairingDefect {
+    /// `orphan_result`, `duplicate_tool_call`, `duplicate_tool_result`, `missing_result`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairingDefect::OrphanResult => "orphan_result",
+            PairingDefect::DuplicateToolCall => "duplicate_tool_call",
+            PairingDefect::DuplicateToolResult => "duplicate_tool_result",
+            PairingDefect::MissingResult => "missing_result",
+        }
+    }
+
+    fn explain(self) -> &'static str {
+        match self {
+            PairingDefect::OrphanResult => "a tool result without an earlier call",
+            PairingDefect::DuplicateToolCall => "a second tool call with the same id",
+            PairingDefect::DuplicateToolResult => "a second result for the same tool call",
+            PairingDefect::MissingResult => "a tool call without a result",
+        }
+    }
 }
 
 fn at_line(line: Option<u64>) -> String {

@@ -2,9 +2,11 @@
 //! whose meaning survives a round trip, and writes its canonical form.
 //!
 //! A general JSON parser silently changes some inputs: it keeps one of two duplicate
-//! keys, rounds an integer that does not fit, turns `1e400` into infinity, or replaces
-//! a lone surrogate. Each of those is a value that would not come back as written, so
-//! the scanner rejects it with a JSON Pointer to the spot instead (docs/contract.md §2).
+//! keys, rounds an integer that does not fit, or turns `1e400` into infinity. Each of
+//! those is a value that would not come back as written, so the scanner rejects it
+//! with a JSON Pointer to the spot instead (docs/contract.md §2). A lone surrogate escape such as
+//! `"\ud83d"` is different: the JSON text carries it without loss, so it is kept
+//! exactly as written (docs/contract.md §6.1).
 //!
 //! The scanner is iterative (an explicit stack, no recursion), so no input depth can
 //! overflow the thread's stack; depth beyond the caller's limit is an error.
@@ -140,7 +142,8 @@ pub enum JsonErrorKind {
     InvalidUtf8,
     /// A raw control character (below U+0020) inside a string.
     ControlCharacter,
-    /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair.
+    /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair. No longer
+    /// produced: since round 2 (docs/contract.md §6.1) a lone surrogate escape is kept as written.
     LoneSurrogate,
     /// The same key twice in one object; a parser would keep one and drop the other.
     DuplicateKey(String),
@@ -281,11 +284,16 @@ fn decode_escape(s: &[u8]) -> (char, usize) {
         Some(b't') => ('\t', 2),
         Some(b'u') => {
             let hi = hex4(&s[2..]).unwrap_or(0xFFFD);
-            if (0xD800..0xDC00).contains(&hi) {
-                let lo = s.get(8..).and_then(hex4).unwrap_or(0xFFFD);
-                let code = 0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF);
+            let lo = s
+                .get(6..8)
+                .filter(|p| *p == b"\\u")
+                .and_then(|_| s.get(8..).and_then(hex4));
+            if let (0xD800..=0xDBFF, Some(lo @ 0xDC00..=0xDFFF)) = (hi, lo) {
+                let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
                 (char::from_u32(code).unwrap_or('\u{FFFD}'), 12)
             } else {
+                // A lone surrogate has no char: its decoded value is U+FFFD (the JSON
+                // text keeps the escape as written).
                 (char::from_u32(hi).unwrap_or('\u{FFFD}'), 6)
             }
         }
@@ -693,26 +701,13 @@ impl Scanner<'_> {
                         syntax("\\u must be followed by four hex digits".into()),
                     ));
                 };
-                match unit {
-                    0xD800..=0xDBFF => {
-                        let low = input
-                            .get(i + 6..i + 8)
-                            .filter(|p| *p == b"\\u")
-                            .and_then(|_| input.get(i + 8..).and_then(hex4));
-                        match low {
-                            Some(0xDC00..=0xDFFF) => Ok(i + 12),
-                            _ => {
-                                self.pos = i;
-                                Err(self.error(tape, JsonErrorKind::LoneSurrogate))
-                            }
-                        }
-                    }
-                    0xDC00..=0xDFFF => {
-                        self.pos = i;
-                        Err(self.error(tape, JsonErrorKind::LoneSurrogate))
-                    }
-                    _ => Ok(i + 6),
-                }
+                // A lone surrogate escape (no pair) is kept as written (docs/contract.md §6.1):
+                // JSON text carries it without loss, and agents write it when they cut
+                // a string in the middle of an emoji. A pair is consumed whole.
+                let paired = (0xD800..=0xDBFF).contains(&unit)
+                    && input.get(i + 6..i + 8) == Some(&b"\\u"[..])
+                    && matches!(input.get(i + 8..).and_then(hex4), Some(0xDC00..=0xDFFF));
+                Ok(if paired { i + 12 } else { i + 6 })
             }
             Some(&b) => {
                 self.pos = i;
@@ -1077,20 +1072,21 @@ mod tests {
     }
 
     #[test]
-    fn lone_surrogates_are_rejected_and_pairs_kept() {
-        for bad in [
+    fn lone_surrogate_escapes_are_kept_as_written_and_pairs_too() {
+        // Round 2 (docs/contract.md §6.1) accepts lone surrogate escapes; round 1 rejected them.
+        for lone in [
             r#""\ud800""#,
             r#""\udc00""#,
             r#""\ud800\u0041""#,
             r#""\ud800x""#,
+            r#""\ud83d""#,
         ] {
-            assert_eq!(
-                err(bad.as_bytes()).kind,
-                JsonErrorKind::LoneSurrogate,
-                "{bad}"
-            );
+            assert_eq!(canon(lone).unwrap(), lone);
         }
-        assert!(canon(r#""\ud83d\ude00""#).is_ok());
+        assert_eq!(canon(r#""\ud83d\ude00""#).unwrap(), r#""\ud83d\ude00""#);
+        assert_eq!(decode_string(br#""a\ud83db""#, true), "a\u{FFFD}b");
+        assert_eq!(decode_string(br#""\ud800\u0041""#, true), "\u{FFFD}A");
+        assert_eq!(decode_string(br#""\ud83d\ude00""#, true), "\u{1F600}");
     }
 
     #[test]

@@ -40,6 +40,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod context;
 pub mod entry;
 pub mod error;
 pub mod json;
@@ -54,15 +55,25 @@ pub mod tree;
 #[allow(unsafe_code)]
 pub mod ffi;
 
-pub use entry::{Entry, EntryKind, Message, Role, parse_entries, parse_entry};
-pub use error::{EntryError, Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+pub use context::{
+    Budget, BudgetReason, BudgetReport, CompactionUsed, Context, ContextOptions, Defect, Estimator,
+    Interaction, OnDefect, build_context, build_context_with,
+};
+pub use entry::{
+    Entry, EntryKind, Message, ParseOptions, Role, parse_entries, parse_entries_with, parse_entry,
+    parse_entry_with,
+};
+pub use error::{
+    CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
+    Warning,
+};
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
 pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};
 pub use nav::{Label, Leaves, Node, TreeOptions, TreePage};
 pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use store::{
-    Diagnostic, Durability, JsonlOptions, OpenReport, Problem, Receipt, SessionFile, Snapshot,
-    State, Store, index_path,
+    Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport, Problem, Receipt, SessionFile,
+    Snapshot, State, Store, index_path,
 };
 pub use tree::{messages_on_path, path_to};

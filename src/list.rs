@@ -4,7 +4,8 @@
 //!
 //! What the listing checks is what it reads: the head (at most [`HEAD_BYTES`]) and
 //! the last committed line, found by reading backwards from the end. A file of at most
-//! [`WHOLE_FILE_BYTES`] is read whole, which also gives its entry count. Damage in the
+//! [`WHOLE_FILE_BYTES`] is read once, which also gives its entry count (its committed
+//! lines). Damage in the
 //! middle of a large file is not seen here: that is `verify`'s job. A file that cannot
 //! be read, or whose head or last line is not a valid entry, is listed with its error,
 //! never skipped; so is a name that is not UTF-8, a file that vanished during the
@@ -25,7 +26,7 @@ use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
 use crate::json_writer::{self, Object};
 use crate::nav::{options_from_json, preview};
-use crate::recover::{MAX_LINE_BYTES, recover_jsonl};
+use crate::recover::MAX_LINE_BYTES;
 use crate::store::State;
 
 /// At most this much of a file's start is read for its first user text.
@@ -39,6 +40,7 @@ const TAIL_CHUNK: usize = 64 * 1024;
 
 /// How records are ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
 pub enum SortBy {
     /// Newest first; equal times by path.
     #[default]
@@ -165,6 +167,7 @@ pub struct DirItem {
 
 /// The type of a directory item, without following symbolic links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ItemKind {
     File,
     Dir,
@@ -384,21 +387,42 @@ fn read_exact_at(file: &mut dyn ListFile, offset: u64, len: usize) -> Result<Vec
     Ok(buf)
 }
 
+/// A small file, read once: the same head and tail rules over its bytes, and its
+/// committed non-blank lines counted (each is an entry unless the middle is damaged,
+/// which is `verify`'s job, not the listing's).
 fn read_whole(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
     // `bytes` is at most WHOLE_FILE_BYTES here.
     let bytes = read_exact_at(file, 0, info.bytes as usize)?;
-    let recovered = recover_jsonl(&bytes).map_err(|e| ("corrupt_line", e.to_string()))?;
-    info.state = Some(if recovered.warnings.is_empty() {
-        State::Ready
-    } else {
-        State::NeedsRepair
-    });
-    info.entries = Some(recovered.entries.len() as u64);
-    info.first_user_text = recovered.entries.iter().find_map(first_user_text);
-    if let Some(last) = recovered.entries.last() {
-        set_latest(info, last);
-    }
+    let committed = memchr::memrchr(b'\n', &bytes).map_or(0, |at| at + 1);
+    let entries = bytes[..committed]
+        .split(|&b| b == b'\n')
+        .filter(|line| !is_blank(line))
+        .count();
+    let mut in_memory = InMemory(bytes);
+    read_head(&mut in_memory, info)?;
+    read_tail(&mut in_memory, info)?;
+    info.entries = Some(entries as u64);
     Ok(())
+}
+
+/// Bytes already read, as a [`ListFile`].
+struct InMemory(Vec<u8>);
+
+impl ListFile for InMemory {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn modified_ms(&self) -> Option<i64> {
+        None
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.0.len());
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
 }
 
 /// The complete lines of the first [`HEAD_BYTES`]: each must be an entry; the first

@@ -6,8 +6,46 @@
 
 use std::collections::HashMap;
 
-use crate::entry::{Entry, Message};
+use crate::entry::{Entry, Facts, Message};
 use crate::error::Error;
+
+/// One entry of a path, borrowed: its canonical JSON and its facts. The slice
+/// operations and the store's index both produce paths of these, so every rule over a
+/// path (the message projection, `build_context`) has one implementation.
+#[derive(Clone, Copy)]
+pub(crate) struct PathEntry<'a> {
+    pub(crate) json: &'a [u8],
+    pub(crate) facts: &'a Facts,
+}
+
+impl<'a> PathEntry<'a> {
+    pub(crate) fn of(entry: &'a Entry) -> PathEntry<'a> {
+        PathEntry {
+            json: entry.json().as_bytes(),
+            facts: entry.facts(),
+        }
+    }
+
+    pub(crate) fn id(&self) -> &'a str {
+        self.facts.id(self.json)
+    }
+
+    /// The canonical JSON of the message, `None` for an entry that is not a message.
+    pub(crate) fn message(&self) -> Option<&'a [u8]> {
+        self.facts.message_json(self.json)
+    }
+}
+
+/// The path → messages projection (docs/contract.md §3): the message entries of the path, in path
+/// order, each message complete. Metadata and compactions are on the path but are not
+/// messages. `messages_on_path` (slice and store) and `build_context` all use this.
+pub(crate) fn project_messages<'p, 'a: 'p>(
+    path: &'p [PathEntry<'a>],
+) -> impl Iterator<Item = (usize, &'a [u8])> + 'p {
+    path.iter()
+        .enumerate()
+        .filter_map(|(i, entry)| entry.message().map(|m| (i, m)))
+}
 
 /// The entries from the root to `leaf_id`, as independent copies.
 ///
@@ -21,59 +59,90 @@ pub fn path_to(entries: &[Entry], leaf_id: &str) -> Result<Vec<Entry>, Error> {
 }
 
 /// The messages on the path to `leaf_id`, complete (toolCall ids, names, structured
-/// arguments; toolResult ids, names, `isError`, `details`): metadata entries are on
-/// the path but are not messages. Fails as [`path_to`] does.
+/// arguments; toolResult ids, names, `isError`, `details`): metadata and compaction
+/// entries are on the path but are not messages. Fails as [`path_to`] does.
 pub fn messages_on_path(entries: &[Entry], leaf_id: &str) -> Result<Vec<Message>, Error> {
-    let path = path_indices(entries, leaf_id)?;
-    Ok(path
-        .into_iter()
-        .filter_map(|i| entries[i].message())
-        .collect())
+    let index = IdIndex::new(entries)?;
+    let path = index.path(leaf_id)?;
+    project_messages(&path)
+        .map(|(i, json)| Message::from_path(path[i].facts, json))
+        .collect()
 }
 
 /// Indices of the path, root first.
 pub(crate) fn path_indices(entries: &[Entry], leaf_id: &str) -> Result<Vec<usize>, Error> {
-    // Pass 1: index every id; a duplicate anywhere fails.
-    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
-    for (i, entry) in entries.iter().enumerate() {
-        if by_id.insert(entry.id(), i).is_some() {
-            return Err(Error::DuplicateId {
-                id: entry.id().to_owned(),
-                line: None,
-            });
-        }
-    }
-    // Pass 2: walk parent links from the leaf, checking only this path.
-    let Some(&leaf) = by_id.get(leaf_id) else {
-        return Err(Error::UnknownLeaf {
-            id: leaf_id.to_owned(),
-        });
-    };
-    let mut seen = vec![false; entries.len()];
-    let mut path = Vec::new();
-    let mut current = leaf;
-    loop {
-        if seen[current] {
-            return Err(Error::Cycle {
-                id: entries[current].id().to_owned(),
-            });
-        }
-        seen[current] = true;
-        path.push(current);
-        let Some(parent_id) = entries[current].parent_id() else {
-            break;
-        };
-        match by_id.get(parent_id) {
-            Some(&parent) => current = parent,
-            None => {
-                return Err(Error::MissingParent {
-                    child_id: entries[current].id().to_owned(),
-                    parent_id: parent_id.to_owned(),
+    IdIndex::new(entries)?.walk(leaf_id)
+}
+
+/// Every id of a slice of entries, indexed (pass 1 of `path_to`).
+pub(crate) struct IdIndex<'a> {
+    entries: &'a [Entry],
+    by_id: HashMap<&'a str, usize>,
+}
+
+impl<'a> IdIndex<'a> {
+    /// Indexes every id; a duplicate anywhere fails.
+    pub(crate) fn new(entries: &'a [Entry]) -> Result<IdIndex<'a>, Error> {
+        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            if by_id.insert(entry.id(), i).is_some() {
+                return Err(Error::DuplicateId {
+                    id: entry.id().to_owned(),
                     line: None,
                 });
             }
         }
+        Ok(IdIndex { entries, by_id })
     }
-    path.reverse();
-    Ok(path)
+
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// The path to `leaf_id` as borrowed entries, root first.
+    pub(crate) fn path(&self, leaf_id: &str) -> Result<Vec<PathEntry<'a>>, Error> {
+        let entries = self.entries;
+        Ok(self
+            .walk(leaf_id)?
+            .into_iter()
+            .map(|i| PathEntry::of(&entries[i]))
+            .collect())
+    }
+
+    /// Pass 2: walks parent links from the leaf, checking only this path.
+    fn walk(&self, leaf_id: &str) -> Result<Vec<usize>, Error> {
+        let entries = self.entries;
+        let Some(&leaf) = self.by_id.get(leaf_id) else {
+            return Err(Error::UnknownLeaf {
+                id: leaf_id.to_owned(),
+            });
+        };
+        let mut seen = vec![false; entries.len()];
+        let mut path = Vec::new();
+        let mut current = leaf;
+        loop {
+            if seen[current] {
+                return Err(Error::Cycle {
+                    id: entries[current].id().to_owned(),
+                });
+            }
+            seen[current] = true;
+            path.push(current);
+            let Some(parent_id) = entries[current].parent_id() else {
+                break;
+            };
+            match self.by_id.get(parent_id) {
+                Some(&parent) => current = parent,
+                None => {
+                    return Err(Error::MissingParent {
+                        child_id: entries[current].id().to_owned(),
+                        parent_id: parent_id.to_owned(),
+                        line: None,
+                    });
+                }
+            }
+        }
+        path.reverse();
+        Ok(path)
+    }
 }

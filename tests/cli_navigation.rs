@@ -260,3 +260,38 @@ fn ls_prints_a_table_row_per_session_with_escaped_text() {
     assert!(rows[3].contains("corrupt_line"), "{text}");
     assert!(!text.contains('\u{1b}'));
 }
+
+/// Issue 10 item 4, for every verb: on a 100,000-deep chain no verb prints more than a
+/// small constant times the file (the quadratic `tree` printed 15 GB for 66 MB).
+#[test]
+fn no_verb_prints_more_than_a_constant_times_the_file_on_a_100k_deep_chain() {
+    let path = session_file(
+        "linear-verbs",
+        (0..N).map(|i| {
+            let id = format!("e{i}");
+            let parent = (i > 0).then(|| format!("e{}", i - 1));
+            entry(&id, parent.as_deref())
+        }),
+    );
+    let file_bytes = std::fs::metadata(&path).unwrap().len() as usize;
+    let leaf = format!("e{}", N - 1);
+    let file = path.as_os_str();
+    let leaf = OsStr::new(&leaf);
+    for verb in [
+        vec![OsStr::new("show"), file, leaf],
+        vec![OsStr::new("path"), file, leaf],
+        vec![OsStr::new("messages"), file, leaf],
+        vec![OsStr::new("tree"), file],
+        vec![OsStr::new("verify"), file],
+        vec![OsStr::new("salvage"), file],
+        vec![OsStr::new("leaves"), file],
+        vec![OsStr::new("children"), file, OsStr::new("e5")],
+    ] {
+        let out = ok(&verb);
+        assert!(
+            out.len() <= 2 * file_bytes,
+            "{verb:?}: {} bytes of output for a {file_bytes}-byte file",
+            out.len()
+        );
+    }
+}

@@ -1,27 +1,28 @@
 //! Corpus replay (docs/reliability.md T15): every file under `fuzz/corpus/<target>/`
 //! and `fuzz/artifacts/<target>/` goes through the same property check as the fuzz
-//! target of that name (tests/support/properties.rs), under plain `cargo test`. A crash
+//! target of that name (tests/common/properties.rs), under plain `cargo test`. A crash
 //! that libFuzzer saves in `fuzz/artifacts/` thus stays a regression test.
 //!
 //! The seed corpus is written from the test fixtures by
 //! `SESSION_WRITE_FUZZ_SEEDS=1 cargo test --test fuzz_corpus write_seed_corpus`.
 
-mod support;
+mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::properties::{check_parse_entry, check_path_to, check_recover};
-use support::*;
+use common::properties::{check_build_context, check_parse_entry, check_path_to, check_recover};
+use common::*;
 
 /// A fuzz target's property check.
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 3] = [
+const TARGETS: [(&str, Check); 4] = [
     ("parse_entry", check_parse_entry),
     ("recover_jsonl", check_recover),
     ("path_to", check_path_to),
+    ("build_context", check_build_context),
 ];
 
 fn fuzz_dir() -> PathBuf {

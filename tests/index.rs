@@ -11,8 +11,9 @@ use std::path::Path;
 use common::*;
 use session::{JsonlOptions, Store, TreeOptions, index_path};
 
-/// A small session written by the library: messages of every role, a branch, a label
-/// (metadata), and ids with escapes (facts the index cannot hold as spans).
+/// A small session written by the library: messages of every role (an extension role
+/// too), tool calls and a result, branches, a label and other metadata, and ids with
+/// escapes (facts the index cannot hold as spans).
 fn fixture(path: &Path) {
     let (store, _) = Store::open_jsonl(path).unwrap();
     let lines = [
@@ -27,6 +28,13 @@ fn fixture(path: &Path) {
     for line in &lines {
         store.append(line).unwrap();
     }
+    // A second tree: tool calls and their result, metadata, an extension role.
+    for line in CHAPTER {
+        store.append(line).unwrap();
+    }
+    store
+        .append(r#"{"id":"x-ext","parentId":"u-1","timestamp":7,"type":"message","message":{"role":"bashExecution","command":"ls","output":"a"}}"#)
+        .unwrap();
 }
 
 fn options(index: bool) -> JsonlOptions {
@@ -45,8 +53,20 @@ fn outcome(path: &Path, index: bool) -> String {
                 .latest_leaf()
                 .unwrap()
                 .map(|leaf| String::from_utf8(store.path_to_json(&leaf.id).unwrap()).unwrap());
+            // Tool pairing and roles, through the context of every leaf.
+            let contexts: Vec<String> = store
+                .leaves()
+                .unwrap()
+                .leaves
+                .iter()
+                .map(|leaf| {
+                    store
+                        .build_context(&leaf.id, &session::ContextOptions::default(), None)
+                        .map_or_else(|e| format!("{e:?}"), |c| c.to_json())
+                })
+                .collect();
             format!(
-                "{}\n{read}\n{tree}\n{leaves}\n{labels}\n{path:?}",
+                "{}\n{read}\n{tree}\n{leaves}\n{labels}\n{path:?}\n{contexts:?}",
                 report.to_json()
             )
         }
@@ -67,6 +87,12 @@ fn a_writer_leaves_an_index_and_open_answers_the_same_with_it() {
     assert!(idx.exists(), "the writer wrote {}", idx.display());
     assert!(!idx.to_string_lossy().ends_with(".jsonl"));
     assert_same(&path, "clean");
+    // The reader accepts what the writer wrote, every entry (not a silent fallback).
+    let (file, idx_bytes) = (read_file(&path), read_file(&idx));
+    assert_eq!(
+        session::store::fuzz_index(&idx_bytes, &file, false),
+        Some(14)
+    );
     let answer = outcome(&path, true);
     assert!(answer.contains(r#""state":"ready""#), "{answer}");
     assert!(answer.contains(r#""label":"start""#), "{answer}");
@@ -203,7 +229,7 @@ fn a_write_fault_never_leaves_an_index_that_answers_differently() {
     for fault in [
         Fault::Errno(libc::ENOSPC),
         Fault::ShortThenEio,
-        Fault::AfterWriteEio,
+        Fault::EioAfterFullWrite,
     ] {
         let dir = temp_dir("index-fault");
         let path = dir.join("s.jsonl");
@@ -268,7 +294,7 @@ fn repair_removes_the_index() {
     write_file(&path, &bytes);
     assert!(index_path(&path).exists());
     let report = session::repair_jsonl(&path).unwrap();
-    assert_eq!(report.entries, 7);
+    assert_eq!(report.entries, 14);
     assert!(!index_path(&path).exists(), "repair left the index");
     assert_same(&path, "after repair");
 }
@@ -305,4 +331,25 @@ fn the_index_reader_fuzz_corpus_keeps_its_property() {
     let mut changed = file.to_vec();
     changed[10] ^= 1;
     assert_eq!(session::store::fuzz_index(index, &changed, false), None);
+}
+
+#[test]
+fn a_strict_open_checks_every_line_whatever_the_index() {
+    let dir = temp_dir("index-strict");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    assert!(index_path(&path).exists());
+    let strict = |index: bool| {
+        let options = JsonlOptions::from_json(&format!(
+            r#"{{"readOnly":true,"strictRoles":true,"index":{index}}}"#
+        ))
+        .unwrap();
+        match Store::open_jsonl_with(&path, &options) {
+            Ok(_) => "opened".to_owned(),
+            Err(e) => format!("{e:?}"),
+        }
+    };
+    let without = strict(false);
+    assert!(without.contains("CorruptLine"), "{without}");
+    assert_eq!(strict(true), without);
 }

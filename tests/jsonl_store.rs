@@ -182,7 +182,7 @@ fn a_failed_write_taints_the_store_and_stops_all_io() {
     for fault in [
         Fault::Errno(libc::ENOSPC),
         Fault::ShortThenEio,
-        Fault::AfterWriteEio,
+        Fault::EioAfterFullWrite,
     ] {
         let dir = temp_dir("taint");
         let path = dir.join("s.jsonl");

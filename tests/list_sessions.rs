@@ -1,4 +1,4 @@
-//! `list_sessions` (SPEC §8): one record per `*.jsonl` file, read from the head and
+//! `list_sessions` (docs/contract.md §8): one record per `*.jsonl` file, read from the head and
 //! the last committed line only; a file it cannot read is listed with its error.
 
 mod common;

@@ -483,7 +483,8 @@ fn children_and_latest_leaf_cost_is_bounded_by_the_answer_not_the_store() {
         Some("n-99999".into())
     );
     assert_eq!(store.nav_steps().unwrap() - before, 1);
-    // A 100-node page flagged against the deepest leaf walks the page and the path.
+    // A 100-node page flagged against a leaf 50,000 deep: the page, the part of the
+    // path inside it, and O(log depth) jumps to reach that part, never the whole path.
     let before = store.nav_steps().unwrap();
     let page = store
         .tree(&TreeOptions {
@@ -494,5 +495,55 @@ fn children_and_latest_leaf_cost_is_bounded_by_the_answer_not_the_store() {
         })
         .unwrap();
     assert_eq!(page.nodes.len(), 100);
-    assert_eq!(store.nav_steps().unwrap() - before, 100 + 50_001);
+    assert!(
+        page.nodes.iter().all(|n| n.on_path),
+        "n-11..n-110 are all on the path"
+    );
+    let steps = store.nav_steps().unwrap() - before;
+    let jumps = steps - 100 - 100;
+    assert!(jumps <= 2 * 16, "{jumps} jumps for a path 50,001 long");
+}
+
+/// §10's entries 7–12, appended after the chapter's six.
+const SECTION_10: [&str; 6] = [
+    r#"{"id":"u-2","parentId":"meta-cwd","timestamp":7,"type":"message","message":{"role":"user","content":"再读 package.json，告诉我版本"}}"#,
+    r#"{"id":"a-pkg","parentId":"u-2","timestamp":8,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-2","name":"read","arguments":{"path":"package.json"}}]}}"#,
+    r#"{"id":"r-pkg","parentId":"a-pkg","timestamp":9,"type":"message","message":{"role":"toolResult","toolCallId":"call-2","toolName":"read","content":[{"type":"text","text":"{\"version\":\"0.1.0\"}"}],"isError":false}}"#,
+    r#"{"id":"a-ver","parentId":"r-pkg","timestamp":10,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"版本是 0.1.0"}]}}"#,
+    r#"{"id":"c-1","parentId":"a-ver","timestamp":11,"type":"compaction","summary":"User asked for the project name; it is tiny-pi.","firstKeptEntryId":"u-2","tokensBefore":1200}"#,
+    r#"{"id":"u-3","parentId":"c-1","timestamp":12,"type":"message","message":{"role":"user","content":"还有什么依赖？"}}"#,
+];
+
+#[test]
+fn section_10_tree_shows_the_compaction_node_and_the_latest_leaf() {
+    let store = chapter_store();
+    for line in SECTION_10 {
+        store.append(line).unwrap();
+    }
+    assert_eq!(ids(&store.children("u-1").unwrap()), ["a-read", "a-alt"]);
+    let leaves = store.leaves().unwrap();
+    assert_eq!(ids(&leaves.leaves), ["a-alt", "u-3"]);
+    assert_eq!(leaves.latest_by_seq.as_deref(), Some("u-3"));
+    let page = store
+        .tree(&TreeOptions {
+            after_seq: Some(9),
+            leaf: Some("u-3".into()),
+            preview_chars: 9,
+            ..TreeOptions::default()
+        })
+        .unwrap();
+    assert_eq!(
+        page.to_json(),
+        r#"{"nodes":[{"id":"c-1","parentId":"a-ver","seq":10,"depth":9,"timestamp":11,"type":"compaction","firstKeptEntryId":"u-2","childCount":1,"preview":"User aske","onPath":true},{"id":"u-3","parentId":"c-1","seq":11,"depth":10,"timestamp":12,"type":"message","role":"user","childCount":0,"preview":"还有什么依赖？","onPath":true}],"count":12,"nextAfterSeq":null}"#
+    );
+}
+
+#[test]
+fn a_label_for_an_unknown_target_is_refused_and_labels_nothing() {
+    let store = chapter_store();
+    assert!(matches!(
+        store.append(label("l-1", "meta-cwd", "nope", Some("x"))),
+        Err(Error::UnknownLeaf { id }) if id == "nope"
+    ));
+    assert_eq!(store.labels().unwrap(), []);
 }

@@ -95,7 +95,9 @@ fn committed_bad_line_fails_with_its_physical_line() {
 
 #[test]
 fn committed_line_of_the_wrong_shape_is_corrupt_with_a_pointer() {
-    let bad = A_READ.replace(r#""role":"assistant""#, r#""role":"robot""#);
+    // An empty role is never an extension role (docs/contract.md §6.1; round 1 rejected any
+    // unknown role here).
+    let bad = A_READ.replace(r#""role":"assistant""#, r#""role":"""#);
     let (line, fault) = corrupt_line(lines(&[U1, &bad]).as_bytes());
     assert_eq!(line, 2);
     assert_eq!(fault.pointer(), Some("/message/role"));

@@ -2,13 +2,13 @@
 //! 16 threads × 2,000 appends on one JSONL store. The file order is the commit (seq)
 //! order, every line parses, nothing is lost, duplicated or interleaved.
 
-mod support;
+mod common;
 
 use std::collections::HashMap;
 use std::time::Instant;
 
+use common::*;
 use session::{Store, recover_jsonl};
-use support::*;
 
 const THREADS: usize = 16;
 
@@ -31,7 +31,7 @@ fn t8_concurrent_appends_commit_every_line_once_in_seq_order() {
                         .map(|i| {
                             let id = format!("c{t}-{i}");
                             let receipt = store
-                                .append(user_entry(&id, parent.as_deref(), "並行 append"))
+                                .append(user(&id, parent.as_deref(), "並行 append"))
                                 .expect("append");
                             assert_eq!(receipt.id, id);
                             parent = Some(id.clone());

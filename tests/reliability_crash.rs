@@ -10,7 +10,7 @@
 //! its store is open), so the kill lands among appends, not in process start-up. PR tier: 200 cycles; `SOAK=1`: 20,000 (or
 //! `SESSION_T6_CYCLES=N`).
 
-mod support;
+mod common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -18,8 +18,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::*;
 use session::{State, Store, Warning};
-use support::*;
 
 const CHILD_ENV: &str = "SESSION_T6_CHILD";
 const CHILD_TEST: &str = "t6_child_appends_and_acks_until_killed";
@@ -34,7 +34,7 @@ fn entry(seq: u64, parent: Option<&str>) -> String {
     } else {
         format!("entry {seq} 项目")
     };
-    user_entry(&format!("s-{seq}"), parent, &text)
+    user(&format!("s-{seq}"), parent, &text)
 }
 
 /// The child: continue the file's sequence, acknowledging each append on stdout.
@@ -160,7 +160,7 @@ fn t6_kill_9_loses_no_acknowledged_entry() {
     let mut tails: BTreeMap<&str, u64> = BTreeMap::new();
     let (mut total_acks, mut cycles_with_acks, mut lost) = (0u64, 0u64, 0u64);
     for cycle in 0..cycles {
-        let path = dir.join(&format!("s{}.jsonl", cycle / CYCLES_PER_FILE));
+        let path = dir.join(format!("s{}.jsonl", cycle / CYCLES_PER_FILE));
         let delay = Duration::from_millis(rng.range(1, 50) as u64);
         match one_cycle(&path, delay) {
             Ok(c) => {

@@ -3,12 +3,12 @@
 //! every fault, must taint the store with one shared error, stop all I/O, and leave a
 //! file that reopens to exactly the acknowledged entries.
 
-mod support;
+mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use common::*;
 use session::{Entry, Error, IoFailure, IoOp, State, Store, Warning, parse_entry};
-use support::*;
 
 /// The largest count one write call accepts in T4, so that the 1 MiB entry takes
 /// several calls and a fault can land in the middle of a line.
@@ -60,12 +60,12 @@ fn calls_per_append(entries: &[Entry]) -> Vec<(u64, u64)> {
         .collect()
 }
 
-const FAULTS: [FaultKind; 5] = [
-    FaultKind::Errno(libc::EIO),
-    FaultKind::Errno(libc::ENOSPC),
-    FaultKind::Errno(libc::EINTR),
-    FaultKind::ShortThenEio,
-    FaultKind::EioAfterFullWrite,
+const FAULTS: [Fault; 5] = [
+    Fault::Errno(libc::EIO),
+    Fault::Errno(libc::ENOSPC),
+    Fault::Errno(libc::EINTR),
+    Fault::ShortThenEio,
+    Fault::EioAfterFullWrite,
 ];
 
 const MODES: [FaultMode; 2] = [FaultMode::TransientOnce, FaultMode::Persistent];
@@ -92,17 +92,17 @@ fn check_tainted<T: std::fmt::Debug>(
 
 /// One T4 run: the workload with `fault` at write call `k` in `mode`. Returns its
 /// violations, each prefixed with the run's coordinates.
-fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempDir) -> Vec<String> {
+fn run(k: u64, mode: FaultMode, fault: Fault, entries: &[Entry], dir: &TempDir) -> Vec<String> {
     let mut v = Vec::new();
-    let path = dir.join(&format!("k{k}-{mode:?}-{fault:?}.jsonl"));
+    let path = dir.join(format!("k{k}-{mode:?}-{fault:?}.jsonl"));
     let calls = calls_per_append(entries);
-    let script = Arc::new(Mutex::new(Script {
+    let script = FaultPlan::with(Script {
         max_chunk: Some(CHUNK),
         fault: Some((k, fault, mode)),
         ..Script::default()
-    }));
+    });
     let (store, report) =
-        Store::open_jsonl_with_io(&path, ScriptedFile::wrap(&script)).expect("open a new file");
+        Store::open_jsonl_with_io(&path, FaultyFile::wrap(&script)).expect("open a new file");
     assert_eq!(report.state, State::Ready);
 
     // The workload: every append, recording what was acknowledged.
@@ -118,7 +118,7 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
                 acked.push(entry);
             }
             (None, Err(Error::Io(f))) => {
-                let writes = script.lock().unwrap().writes;
+                let writes = script.script().writes;
                 failure = Some((i, f, writes));
             }
             (Some((_, cause, _)), result) => check_tainted(
@@ -131,17 +131,17 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
         }
     }
 
-    let s = script.lock().unwrap();
+    let s = script.script();
     let (writes, bytes_written, failed_at) = (s.writes, s.bytes_written, s.failed_at);
     drop(s);
     let total_calls = calls.last().map_or(0, |c| c.1);
     let expected_fail_call = match fault {
-        FaultKind::Errno(libc::EINTR) => None,
-        FaultKind::ShortThenEio => Some(k + 1),
+        Fault::Errno(libc::EINTR) => None,
+        Fault::ShortThenEio => Some(k + 1),
         _ => Some(k),
     };
     match (fault, &failure) {
-        (FaultKind::Errno(libc::EINTR), None) => {
+        (Fault::Errno(libc::EINTR), None) => {
             let retries = match mode {
                 FaultMode::TransientOnce => 1,
                 FaultMode::Persistent => EINTR_BURST,
@@ -163,7 +163,7 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
                 v.push(format!("append {i} failed, expected {expected_index:?}"));
             }
             let errno = match fault {
-                FaultKind::Errno(e) => e,
+                Fault::Errno(e) => e,
                 _ => libc::EIO,
             };
             let io_kind = std::io::Error::from_raw_os_error(errno).kind();
@@ -194,13 +194,8 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
                 &mut v,
             );
             check_tainted("len", store.len(), f, &mut v);
-            check_tainted(
-                "append",
-                store.append(user_entry("late", None, "x")),
-                f,
-                &mut v,
-            );
-            if script.lock().unwrap().writes != writes {
+            check_tainted("append", store.append(user("late", None, "x")), f, &mut v);
+            if script.script().writes != writes {
                 v.push("reads or appends after the taint wrote".into());
             }
         }
@@ -229,7 +224,7 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
             v.push("the file holds bytes the fault layer did not write".into());
         }
         if rest.len() == failed_line.len() {
-            if fault != FaultKind::EioAfterFullWrite {
+            if fault != Fault::EioAfterFullWrite {
                 v.push("a failed write left its whole line".into());
             }
             expected_entries.push(&entries[*i]);
@@ -274,7 +269,7 @@ fn run(k: u64, mode: FaultMode, fault: FaultKind, entries: &[Entry], dir: &TempD
     let last = expected_entries.last().map(|e| e.id().to_owned());
     match Store::open_jsonl(&path) {
         Ok((store, report)) if report.state == State::Ready => {
-            if let Err(e) = store.append(user_entry("after-repair", last.as_deref(), "ok")) {
+            if let Err(e) = store.append(user("after-repair", last.as_deref(), "ok")) {
                 v.push(format!("append after repair: {e}"));
             }
         }
@@ -295,21 +290,17 @@ fn t4_a_fault_at_any_write_taints_the_store_and_keeps_exactly_the_acknowledged_e
     let n = calls_per_append(&entries).last().map_or(0, |c| c.1);
     // The fault-free workload makes exactly these calls.
     let dir = TempDir::new("t4");
-    let script = Arc::new(Mutex::new(Script {
+    let script = FaultPlan::with(Script {
         max_chunk: Some(CHUNK),
         ..Script::default()
-    }));
+    });
     let path = dir.join("clean.jsonl");
-    let (store, _) = Store::open_jsonl_with_io(&path, ScriptedFile::wrap(&script)).expect("open");
+    let (store, _) = Store::open_jsonl_with_io(&path, FaultyFile::wrap(&script)).expect("open");
     for entry in &entries {
         store.append_entry(entry.clone()).expect("clean append");
     }
     drop(store);
-    assert_eq!(
-        script.lock().unwrap().writes,
-        n,
-        "write calls of the workload"
-    );
+    assert_eq!(script.script().writes, n, "write calls of the workload");
 
     let mut runs = Vec::new();
     for k in 1..=n {
@@ -346,40 +337,35 @@ fn t4_appends_and_reads_queued_behind_a_failing_write_fail_with_the_same_cause()
     let mut violations = Vec::new();
     for mode in MODES {
         for fault in [
-            FaultKind::Errno(libc::EIO),
-            FaultKind::Errno(libc::ENOSPC),
-            FaultKind::ShortThenEio,
-            FaultKind::EioAfterFullWrite,
+            Fault::Errno(libc::EIO),
+            Fault::Errno(libc::ENOSPC),
+            Fault::ShortThenEio,
+            Fault::EioAfterFullWrite,
         ] {
             runs += 1;
-            let path = dir.join(&format!("{mode:?}-{fault:?}.jsonl"));
-            let gate = Gate::new();
-            let script = Arc::new(Mutex::new(Script {
+            let path = dir.join(format!("{mode:?}-{fault:?}.jsonl"));
+            let script = FaultPlan::with(Script {
                 fault: Some((3, fault, mode)),
-                hold: Some((3, Arc::clone(&gate))),
+                hold: Hold::Call(3),
                 ..Script::default()
-            }));
+            });
             let (store, _) =
-                Store::open_jsonl_with_io(&path, ScriptedFile::wrap(&script)).expect("open");
-            store.append(user_entry("q-0", None, "a")).expect("first");
-            store
-                .append(user_entry("q-1", Some("q-0"), "b"))
-                .expect("second");
+                Store::open_jsonl_with_io(&path, FaultyFile::wrap(&script)).expect("open");
+            store.append(user("q-0", None, "a")).expect("first");
+            store.append(user("q-1", Some("q-0"), "b")).expect("second");
             std::thread::scope(|s| {
-                let failing = s.spawn(|| store.append(user_entry("q-2", Some("q-1"), "c")));
-                gate.wait_until_held();
+                let failing = s.spawn(|| store.append(user("q-2", Some("q-1"), "c")));
+                script.wait_blocked();
                 let queued: Vec<_> = (3..6)
                     .map(|i| {
                         let store = &store;
-                        s.spawn(move || {
-                            store.append(user_entry(&format!("q-{i}"), Some("q-1"), "d"))
-                        })
+                        s.spawn(move || store.append(user(&format!("q-{i}"), Some("q-1"), "d")))
                     })
                     .collect();
                 let reader = s.spawn(|| store.entries());
                 // Give the queued calls time to enter the FIFO behind the held write.
                 std::thread::sleep(std::time::Duration::from_millis(50));
-                gate.open();
+                script.release();
                 let cause = match failing.join().expect("thread") {
                     Err(Error::Io(f)) => f,
                     other => {
@@ -402,7 +388,7 @@ fn t4_appends_and_reads_queued_behind_a_failing_write_fail_with_the_same_cause()
                     &mut violations,
                 );
             });
-            let s = script.lock().unwrap();
+            let s = script.script();
             if Some(s.writes) != s.failed_at {
                 violations.push(format!(
                     "{mode:?} {fault:?}: {} calls, failed at {:?}",

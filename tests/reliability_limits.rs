@@ -10,12 +10,12 @@
 //!     `LineFault::TooLong` at its line number; reading a longer one costs memory up to
 //!     the limit at most (an entry-like line) or none (a line of NULs).
 
-mod support;
+mod common;
 
 use std::time::Duration;
 
+use common::*;
 use session::{Error, LineFault, MAX_LINE_BYTES, State, Store, parse_entry, recover_jsonl};
-use support::*;
 
 const SESSION_BIN: &str = env!("CARGO_BIN_EXE_session");
 const MEASURE_ENV: &str = "SESSION_T18_VERIFY";

@@ -10,15 +10,15 @@
 //! minimal sequence and are kept in `tests/reliability_model.proptest-regressions`.
 //! PR: 512 cases; `SOAK=1`: 100,000 (or `PROPTEST_CASES=N`).
 
-mod support;
+mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use common::*;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError, TestRunner};
 use session::{Entry, Error, IoFailure, State, Store, Warning, parse_entry};
-use support::*;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -34,7 +34,7 @@ enum Op {
     /// Fail the `after + 1`-th next write call.
     InjectFail {
         after: u8,
-        fault: FaultKind,
+        fault: Fault,
     },
     /// The process dies: the store is dropped with nothing else.
     Crash,
@@ -46,11 +46,11 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     let fault = prop_oneof![
-        Just(FaultKind::Errno(libc::EIO)),
-        Just(FaultKind::Errno(libc::ENOSPC)),
-        Just(FaultKind::Errno(libc::EINTR)),
-        Just(FaultKind::ShortThenEio),
-        Just(FaultKind::EioAfterFullWrite),
+        Just(Fault::Errno(libc::EIO)),
+        Just(Fault::Errno(libc::ENOSPC)),
+        Just(Fault::Errno(libc::EINTR)),
+        Just(Fault::ShortThenEio),
+        Just(Fault::EioAfterFullWrite),
     ];
     prop_oneof![
         8 => (proptest::option::weighted(0.9, any::<Index>()), proptest::bool::weighted(0.05))
@@ -78,7 +78,7 @@ struct Model {
     /// Write calls the open instance has made.
     writes: u64,
     /// The armed fault: (1-based call number of this instance, kind).
-    armed: Option<(u64, FaultKind)>,
+    armed: Option<(u64, Fault)>,
     next_id: u64,
 }
 
@@ -107,7 +107,7 @@ impl Model {
 struct Harness {
     dir: TempDir,
     store: Option<Store>,
-    script: Arc<Mutex<Script>>,
+    script: Arc<FaultPlan>,
     cause: Option<Arc<IoFailure>>,
     model: Model,
 }
@@ -138,7 +138,7 @@ impl Harness {
         self.cause = None;
         self.script = Arc::default();
         let (store, report) =
-            Store::open_jsonl_with_io(self.path(), ScriptedFile::wrap(&self.script))
+            Store::open_jsonl_with_io(self.path(), FaultyFile::wrap(&self.script))
                 .map_err(|e| format!("reopen: hard error {e}"))?;
         self.model.reopened();
         if Some(report.state) != self.model.state || report.warnings != self.model.warnings() {
@@ -167,22 +167,22 @@ impl Harness {
             Some((at, fault)) if at == call => {
                 self.model.armed = None;
                 match fault {
-                    FaultKind::Errno(libc::EINTR) => {
+                    Fault::Errno(libc::EINTR) => {
                         self.model.writes += 2;
                         self.commit(entry)
                     }
-                    FaultKind::Errno(errno) => {
+                    Fault::Errno(errno) => {
                         self.model.writes += 1;
                         self.model.state = Some(State::Tainted);
                         Expected::Io(errno)
                     }
-                    FaultKind::ShortThenEio => {
+                    Fault::ShortThenEio => {
                         self.model.writes += 2;
                         self.model.torn = line[..line.len() / 2].to_vec();
                         self.model.state = Some(State::Tainted);
                         Expected::Io(libc::EIO)
                     }
-                    FaultKind::EioAfterFullWrite => {
+                    Fault::EioAfterFullWrite => {
                         self.model.writes += 1;
                         self.model.disk.push(entry.clone());
                         self.model.state = Some(State::Tainted);
@@ -250,7 +250,7 @@ impl Harness {
                 } else {
                     format!("n{}", self.model.next_id)
                 };
-                let entry = parse_entry(user_entry(&id, parent.as_deref(), &text)).expect("valid");
+                let entry = parse_entry(user(&id, parent.as_deref(), &text)).expect("valid");
                 self.append(entry, Ok(()))?;
             }
             Op::AppendDuplicate(i) => {
@@ -258,20 +258,19 @@ impl Harness {
                     return Ok(());
                 }
                 let id = i.get(&self.model.view).id().to_owned();
-                let entry = parse_entry(user_entry(&id, None, "again")).expect("valid");
+                let entry = parse_entry(user(&id, None, "again")).expect("valid");
                 self.append(entry, Err("duplicate"))?;
             }
             Op::AppendMissingParent => {
                 let id = format!("m-{}", self.model.next_id);
                 self.model.next_id += 1;
-                let entry =
-                    parse_entry(user_entry(&id, Some("never-written"), "x")).expect("valid");
+                let entry = parse_entry(user(&id, Some("never-written"), "x")).expect("valid");
                 self.append(entry, Err("missing"))?;
             }
             Op::InjectFail { after, fault } => {
                 let at = self.model.writes + 1 + u64::from(*after);
                 self.model.armed = Some((at, *fault));
-                self.script.lock().unwrap().fault = Some((at, *fault, FaultMode::TransientOnce));
+                self.script.script().fault = Some((at, *fault, FaultMode::TransientOnce));
             }
             Op::Crash | Op::Reopen => self.reopen()?,
             Op::Repair => {
@@ -299,10 +298,10 @@ impl Harness {
                 }
             }
         }
-        if self.script.lock().unwrap().writes != self.model.writes {
+        if self.script.script().writes != self.model.writes {
             return Err(format!(
                 "{} write calls, the model expects {}",
-                self.script.lock().unwrap().writes,
+                self.script.script().writes,
                 self.model.writes
             ));
         }

@@ -3,14 +3,14 @@
 //! single-byte corruption, and for each encoding edge case, always with the exact
 //! physical line. Each test prints its figure (run with `--nocapture`).
 
-mod support;
+mod common;
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use common::properties::oracle_recover;
+use common::*;
 use session::{Entry, Error, JsonErrorKind, LineFault, State, Store, Warning, recover_jsonl};
-use support::properties::oracle_recover;
-use support::*;
 
 // ---------------------------------------------------------------------------------------
 // T1 — truncate at every byte offset
@@ -272,14 +272,14 @@ fn classify(bytes: &[u8], path: &std::path::Path, parent: Option<&str>) -> Resul
             }
             match (report.state, r.warnings.as_slice()) {
                 (State::NeedsRepair, [Warning::UnterminatedTail { line }]) => {
-                    match store.append(user_entry("t2-next", parent, "after")) {
+                    match store.append(user("t2-next", parent, "after")) {
                         Err(Error::NeedsRepair { .. }) => Ok(Expect::NeedsRepair(*line)),
                         other => Err(format!("append in needs_repair: {other:?}")),
                     }
                 }
                 (State::Ready, []) => {
                     store
-                        .append(user_entry("t2-next", parent, "after"))
+                        .append(user("t2-next", parent, "after"))
                         .map_err(|e| format!("append to a ready file: {e}"))?;
                     drop(store);
                     let after = std::fs::read(path).map_err(|e| e.to_string())?;
@@ -332,7 +332,7 @@ fn t2_garbage_tails_need_repair_at_their_line_and_whitespace_tails_stay_appendab
         generated_session(seed(0x7132), 52, false),
     ] {
         let parent_in_session = session.entries()[0].id().to_owned();
-        let foreign_with_parent = user_entry("x-8", Some(&parent_in_session), "another writer");
+        let foreign_with_parent = user("x-8", Some(&parent_in_session), "another writer");
         // Bases: every line boundary, and 16 cuts inside the last line.
         let last = session.lines.last().expect("lines");
         let mut bases: Vec<usize> = session.lines.iter().map(|l| l.start).collect();
@@ -773,20 +773,31 @@ fn t19_each_encoding_edge_case_has_its_documented_outcome_at_the_exact_line() {
             case_file(&invalid_utf8, false),
             Documented::Tail(3),
         ),
+        // Round 2 (docs/contract.md §6.1): lone surrogate escapes are kept as written (round 1
+        // made them corrupt lines).
         (
             "escaped lone high surrogate",
             case_file(meta_with(r#""\ud800""#).as_bytes(), true),
-            Documented::Corrupt(3, "lone_surrogate"),
+            Documented::Accepted {
+                entries: 3,
+                kept: r"\ud800",
+            },
         ),
         (
             "escaped lone low surrogate",
             case_file(meta_with(r#""\udc00x""#).as_bytes(), true),
-            Documented::Corrupt(3, "lone_surrogate"),
+            Documented::Accepted {
+                entries: 3,
+                kept: r"\udc00x",
+            },
         ),
         (
             "high surrogate then a non-surrogate escape",
             case_file(meta_with(r#""\ud800\u0041""#).as_bytes(), true),
-            Documented::Corrupt(3, "lone_surrogate"),
+            Documented::Accepted {
+                entries: 3,
+                kept: r"\ud800\u0041",
+            },
         ),
         (
             "escaped surrogate pair",

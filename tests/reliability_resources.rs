@@ -3,12 +3,10 @@
 //! unchanged and the resident set within ±1 MB after a warm-up. The only test in its
 //! binary, so no other test's threads disturb the measurement.
 
-mod support;
+mod common;
 
-use std::sync::{Arc, Mutex};
-
+use common::*;
 use session::{Error, Store};
-use support::*;
 
 /// One cycle; `i` chooses its kind.
 fn cycle(i: u64, dir: &TempDir) {
@@ -26,19 +24,19 @@ fn cycle(i: u64, dir: &TempDir) {
                 .last()
                 .map(|e| e.id().to_owned());
             store
-                .append(user_entry(&format!("r-{i}"), last.as_deref(), "cycle"))
+                .append(user(&format!("r-{i}"), last.as_deref(), "cycle"))
                 .expect("append");
         }
         // An injected write failure: the store is tainted, then closed.
         1 => {
-            let script = Arc::new(Mutex::new(Script {
-                fault: Some((1, FaultKind::Errno(libc::ENOSPC), FaultMode::Persistent)),
+            let script = FaultPlan::with(Script {
+                fault: Some((1, Fault::Errno(libc::ENOSPC), FaultMode::Persistent)),
                 ..Script::default()
-            }));
+            });
             let (store, _) =
-                Store::open_jsonl_with_io(&good, ScriptedFile::wrap(&script)).expect("open");
+                Store::open_jsonl_with_io(&good, FaultyFile::wrap(&script)).expect("open");
             assert!(matches!(
-                store.append(user_entry(&format!("f-{i}"), None, "x")),
+                store.append(user(&format!("f-{i}"), None, "x")),
                 Err(Error::Io(_))
             ));
             assert!(matches!(store.entries(), Err(Error::Tainted { .. })));

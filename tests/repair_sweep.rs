@@ -7,14 +7,14 @@
 //! The syncs of a repair are tested elsewhere (tests/repair.rs interrupts each of
 //! them); here they are skipped so that thousands of cases run in seconds.
 
-mod support;
+mod common;
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
+use common::{Rng, Session, TempDir, chapter_session, generated_session, seed};
 use session::{RealRepairIo, RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
-use support::{Rng, Session, TempDir, chapter_session, generated_session, seed};
 
 /// The real file operations of a repair, without the syncs.
 struct NoSync;

@@ -170,7 +170,7 @@ def main():
         for target, rows in results.items():
             base = rows["C"][0]
             for caller, (append_us, state_us) in rows.items():
-                print("| %s | %s | %.2f | %s | %.2f |" % (
+                print("| %s | %s | %.2f | %s | %.3f |" % (
                     target, caller, append_us, "" if caller == "C" else "%+.2f" % (append_us - base), state_us))
 
 

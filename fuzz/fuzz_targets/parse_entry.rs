@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../tests/support/properties.rs"]
+#[path = "../../tests/common/properties.rs"]
 mod properties;
 
 fuzz_target!(|data: &[u8]| properties::check_parse_entry(data));

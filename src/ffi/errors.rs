@@ -57,6 +57,9 @@ impl FfiError {
                 Error::WrongProcess { .. } => SESSION_ERR_WRONG_PROCESS,
                 Error::InvalidOption { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Internal { .. } => SESSION_ERR_INTERNAL,
+                Error::InvalidCompaction { .. } => SESSION_ERR_INVALID_COMPACTION,
+                Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
+                Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -134,6 +137,33 @@ fn core_object(code: &str, e: &Error) -> String {
             .finish(),
         Error::InvalidOption { .. } => object.string("argument", "options_json").finish(),
         Error::ReadOnly | Error::Internal { .. } => object.finish(),
+        Error::InvalidCompaction {
+            compaction_id,
+            first_kept_entry_id,
+            reason,
+        } => {
+            let object = object.string("compactionId", compaction_id);
+            let object = match first_kept_entry_id {
+                Some(id) => object.string("firstKeptEntryId", id),
+                None => object.raw("firstKeptEntryId", "null"),
+            };
+            object.string("reason", reason.as_str()).finish()
+        }
+        Error::ToolPairing {
+            entry_id,
+            tool_call_id,
+            reason,
+            interaction_start_id,
+        } => object
+            .string("entryId", entry_id)
+            .string("toolCallId", tool_call_id)
+            .string("reason", reason.as_str())
+            .string("interactionStartId", interaction_start_id)
+            .finish(),
+        Error::Estimator { entry_id, .. } => object
+            .string("argument", "estimate")
+            .string("entryId", entry_id)
+            .finish(),
     }
 }
 
@@ -283,6 +313,26 @@ mod tests {
             Error::Internal {
                 message: "x".into(),
             },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: Some("a-pkg".into()),
+                reason: crate::error::CompactionFault::NotInteractionStart,
+            },
+            Error::InvalidCompaction {
+                compaction_id: "c-1".into(),
+                first_kept_entry_id: None,
+                reason: crate::error::CompactionFault::PendingToolCalls,
+            },
+            Error::ToolPairing {
+                entry_id: "r-9".into(),
+                tool_call_id: "call-9".into(),
+                reason: crate::error::PairingDefect::OrphanResult,
+                interaction_start_id: "u-1".into(),
+            },
+            Error::Estimator {
+                entry_id: "u-1".into(),
+                message: "x".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -308,7 +358,10 @@ mod tests {
                 | Error::ReadOnly
                 | Error::WrongProcess { .. }
                 | Error::InvalidOption { .. }
-                | Error::Internal { .. } => {}
+                | Error::Internal { .. }
+                | Error::InvalidCompaction { .. }
+                | Error::ToolPairing { .. }
+                | Error::Estimator { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();

@@ -6,6 +6,7 @@
 //! `include/session.h`.
 
 mod boundary;
+mod context;
 mod errors;
 mod nav;
 mod status;
@@ -13,6 +14,7 @@ mod status;
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
 
+pub use context::*;
 pub use nav::*;
 pub use status::*;
 
@@ -76,10 +78,17 @@ pub unsafe extern "C" fn session_string_free(s: *mut c_char) {
 /// fields, escapes and numbers kept exactly.
 ///
 /// An entry is `{"id", "parentId", "timestamp", "type", ...}`: `id` a non-empty
-/// string, `parentId` null or a non-empty string, `timestamp` a number, `type`
-/// either `"message"` with a `message` (role `user`, `assistant` or `toolResult`) or
-/// `"metadata"` with a non-empty `key` and any JSON `value`. Unknown `type`, `role` or
-/// content block `type` is rejected; unknown extra fields are kept.
+/// string, `parentId` null or a non-empty string, `timestamp` a number, `type` one of
+/// `"message"` with a `message`, `"metadata"` with a non-empty `key` and any JSON
+/// `value` (the key `session.label` needs `{"targetId": non-empty string, "label":
+/// non-empty string | null}`), or `"compaction"` (a non-null `parentId`, `summary` a
+/// non-empty string or an object, `firstKeptEntryId` a non-empty string other than
+/// `id`, or null, `tokensBefore` a number >= 0, optional `details`). A message's role
+/// `user`, `assistant` or `toolResult` is validated with its content blocks (`text`,
+/// `thinking`, `image`, `toolCall`); any other non-empty role is an extension message,
+/// and any other non-empty block `type` an extension block, both kept byte-exact. An
+/// unknown entry `type` is rejected; unknown extra fields are kept. A lone surrogate
+/// escape (`"\ud83d"`) is kept as written.
 ///
 /// Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON` or `SESSION_ERR_INVALID_ENTRY`
 /// (with `pointer`); `SESSION_ERR_INVALID_ARGUMENT` for a NULL or non-UTF-8 string.
@@ -345,6 +354,11 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   `session_store_close` (best effort: a failure there only costs the next open a
 ///   full replay); readers never write it. Only a file that is exactly its entries'
 ///   lines (as the library writes them) gets one.
+/// - `"strictRoles"` (default `false`): reject extension roles and content blocks
+///   (any `role` but `user`, `assistant`, `toolResult`; any block `type` but `text`,
+///   `thinking`, `image`, `toolCall`) with `SESSION_ERR_INVALID_ENTRY` at append; a
+///   file that already holds one fails to open with `SESSION_ERR_CORRUPT_LINE` at
+///   that line. By default they are kept byte-exact.
 ///
 /// Returns as `session_jsonl_store_open`, plus `SESSION_ERR_INVALID_ARGUMENT` for bad
 /// options (`argument` is `options_json`) and `SESSION_ERR_LOCKED`.

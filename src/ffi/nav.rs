@@ -130,7 +130,7 @@ pub unsafe extern "C" fn session_store_latest_leaf(
 /// `previewChars` > 0 each node with a text carries `preview`: the first
 /// `previewChars` Unicode scalar values of its first text, control characters written
 /// as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
-/// page plus the depth of `leaf`.
+/// page plus the logarithm of the depth of `leaf` (skip links find its path).
 ///
 /// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
 /// `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a

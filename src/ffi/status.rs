@@ -13,13 +13,14 @@ pub type SessionStatus = i32;
 
 /// Success.
 pub const SESSION_OK: SessionStatus = 0;
-/// A required pointer argument is NULL, a C string argument is not valid UTF-8, or
-/// an options object is invalid. Nothing was created or written. Error JSON member:
-/// `argument` (its name).
+/// A required pointer argument is NULL, a C string argument is not valid UTF-8, an
+/// options object is invalid, or a host's token estimator returned a negative or
+/// non-finite cost. Nothing was created or written. Error JSON members: `argument`
+/// (its name); `entryId` (the message's entry) for the estimator.
 pub const SESSION_ERR_INVALID_ARGUMENT: SessionStatus = 1;
 /// The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
 /// duplicate key, a number that would not come back as the same value (`1e400`, an
-/// integer beyond 64 bits), a lone surrogate escape, invalid UTF-8, or nesting deeper
+/// integer beyond 64 bits), invalid UTF-8, or nesting deeper
 /// than `SESSION_MAX_DEPTH`. Error JSON members: `pointer` (a JSON Pointer to the bad
 /// spot), `offset` (the byte offset in the text).
 pub const SESSION_ERR_INVALID_JSON: SessionStatus = 2;
@@ -69,6 +70,17 @@ pub const SESSION_ERR_READ_ONLY: SessionStatus = 15;
 /// `fork`): nothing is done. The child must open its own store. Error JSON members:
 /// `ownerPid`, `pid`.
 pub const SESSION_ERR_WRONG_PROCESS: SessionStatus = 16;
+/// A compaction entry's `firstKeptEntryId` is not a valid cut for its path: when the
+/// compaction is appended (nothing is written), or when a context is built through it
+/// (never a silent fallback). Error JSON members: `compactionId`, `firstKeptEntryId`
+/// (a string or null), `reason` (`unknown_entry`, `not_on_path`,
+/// `not_interaction_start`, `pending_tool_calls`).
+pub const SESSION_ERR_INVALID_COMPACTION: SessionStatus = 17;
+/// A tool call and its result do not pair up within an interaction of the context
+/// being built (with `onDefect` `"error"`, the default). Error JSON members: `entryId`,
+/// `toolCallId`, `reason` (`orphan_result`, `duplicate_tool_call`,
+/// `duplicate_tool_result`, `missing_result`), `interactionStartId`.
+pub const SESSION_ERR_TOOL_PAIRING: SessionStatus = 18;
 
 /// The condition of a store, as `session_store_state` reports it.
 pub type SessionState = i32;
@@ -88,7 +100,7 @@ pub const SESSION_MAX_DEPTH: u32 = 128;
 /// append whose line would be longer fails with `SESSION_ERR_INVALID_ENTRY`.
 pub const SESSION_MAX_LINE_BYTES: u64 = 67108864;
 
-const NAMES: [&CStr; 17] = [
+const NAMES: [&CStr; 19] = [
     c"ok",
     c"invalid_argument",
     c"invalid_json",
@@ -106,6 +118,8 @@ const NAMES: [&CStr; 17] = [
     c"file_changed",
     c"read_only",
     c"wrong_process",
+    c"invalid_compaction",
+    c"tool_pairing",
 ];
 
 /// The stable name of a status; `unknown` for a value that is not a status.
@@ -154,12 +168,14 @@ mod tests {
             (SESSION_ERR_FILE_CHANGED, "file_changed"),
             (SESSION_ERR_READ_ONLY, "read_only"),
             (SESSION_ERR_WRONG_PROCESS, "wrong_process"),
+            (SESSION_ERR_INVALID_COMPACTION, "invalid_compaction"),
+            (SESSION_ERR_TOOL_PAIRING, "tool_pairing"),
         ];
         for (i, (status, name)) in expected.into_iter().enumerate() {
             assert_eq!(status, i as SessionStatus);
             assert_eq!(status_name_str(status), name);
         }
-        assert_eq!(status_name_str(17), "unknown");
+        assert_eq!(status_name_str(19), "unknown");
         assert_eq!(status_name_str(-1), "unknown");
         assert_eq!(status_name_str(i32::MAX), "unknown");
     }

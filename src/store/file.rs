@@ -4,6 +4,10 @@
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::{Error, IoFailure, IoOp};
 
 /// What the JSONL store does to its file after open: append and sync.
 pub trait SessionFile: Send {
@@ -78,4 +82,9 @@ pub(crate) fn sync(file: &mut dyn SessionFile) -> io::Result<()> {
             other => return other,
         }
     }
+}
+
+/// The library error for a failed operation `op` on `path`.
+pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
+    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
 }

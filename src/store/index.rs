@@ -20,15 +20,17 @@
 //! Format (version 1, little-endian): a 64-byte header — magic `LSIDX\r\n\x1a`,
 //! version `u32`, record size `u32`, device `u64`, inode `u64`, covered bytes `u64`,
 //! reserved `u64`, record count `u64`, checksum of the covered prefix `u64` — then one
-//! 48-byte record per entry (line length; flags; kind; role; the spans of id, parent,
-//! timestamp and body), then the checksum of everything before it (`u64`).
+//! 48-byte record per entry (line length; flags; kind; role; tool pairing; the spans
+//! of id, parent, timestamp and body), then the checksum of everything before it
+//! (`u64`). A line whose facts a record cannot hold (an escaped id, a label, a
+//! compaction) is flagged to be parsed again at load.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::log::Log;
-use crate::entry::{Body, EntryParser, Facts, Role, Span, Text};
+use crate::entry::{Body, EntryParser, Facts, Role, Span, Text, Tools};
 use crate::recover::MAX_LINE_BYTES;
 
 const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
@@ -197,6 +199,9 @@ struct Record {
     flags: u8,
     kind: u8,
     role: u8,
+    /// A message's part in tool pairing: 0 none, 1 calls, 2 a result (its
+    /// `toolCallId` is the fifth span).
+    tools: u8,
     spans: [(u32, u32); 5],
 }
 
@@ -225,6 +230,7 @@ fn role_code(role: Role) -> u8 {
         Role::User => 0,
         Role::Assistant => 1,
         Role::ToolResult => 2,
+        Role::Extension => 3,
     }
 }
 
@@ -233,6 +239,7 @@ fn role_of(code: u8) -> Option<Role> {
         0 => Some(Role::User),
         1 => Some(Role::Assistant),
         2 => Some(Role::ToolResult),
+        3 => Some(Role::Extension),
         _ => None,
     }
 }
@@ -270,20 +277,37 @@ pub(crate) fn encode(log: &Log, dev: u64, ino: u64) -> Option<Vec<u8>> {
             }
             None => Some((0, 0)),
         };
-        let (kind, role, a, b) = match &facts.body {
-            Body::Message { role, span } => (0, role_code(*role), Some(span.parts()), (0, 0)),
-            Body::Metadata { key, value } => (1, 0, in_json(key), value.parts()),
+        // (kind, role, tools, body span a, span b); `None` for what a record cannot hold
+        // (a decoded string, a label's target, a compaction): that line is parsed again.
+        let body = match &facts.body {
+            Body::Message { role, span, tools } => match tools {
+                Tools::None => Some((0, role_code(*role), 0, Some(span.parts()), (0, 0))),
+                Tools::Calls => Some((0, role_code(*role), 1, Some(span.parts()), (0, 0))),
+                Tools::Result(call) => {
+                    in_json(call).map(|call| (0, role_code(*role), 2, Some(span.parts()), call))
+                }
+            },
+            Body::Metadata {
+                key,
+                value,
+                label_target: None,
+            } => Some((1, 0, 0, in_json(key), value.parts())),
+            Body::Metadata { .. } | Body::Compaction { .. } => None,
         };
-        // A decoded (escaped) string has no span: that line is parsed again at load.
-        let spans = match (id, parent, a) {
-            (Some(id), Some(parent), Some(a)) => [id, parent, facts.timestamp.parts(), a, b],
+        let (kind, role, tools, spans) = match (id, parent, body) {
+            (Some(id), Some(parent), Some((kind, role, tools, Some(a), b))) => (
+                kind,
+                role,
+                tools,
+                [id, parent, facts.timestamp.parts(), a, b],
+            ),
             _ => {
                 flags |= PARSE;
-                [(0, 0); 5]
+                (0, 0, 0, [(0, 0); 5])
             }
         };
         out.extend_from_slice(&line_len.to_le_bytes());
-        out.extend_from_slice(&[flags, kind, role, 0]);
+        out.extend_from_slice(&[flags, kind, role, tools]);
         for (start, len) in spans {
             out.extend_from_slice(&start.to_le_bytes());
             out.extend_from_slice(&len.to_le_bytes());
@@ -321,11 +345,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
     let mut total: u64 = 0;
     for raw in bytes[HEADER..body].chunks_exact(RECORD) {
         let line_len = u32_at(raw, 0)?;
-        let (flags, kind, role) = (raw[4], raw[5], raw[6]);
+        let (flags, kind, role, tools) = (raw[4], raw[5], raw[6], raw[7]);
         if line_len < 2 || line_len as usize > MAX_LINE_BYTES || flags & !KNOWN_FLAGS != 0 {
             return None;
         }
-        if kind > 1 || (kind == 0 && role_of(role).is_none()) || (kind == 1 && role != 0) {
+        if kind > 1
+            || (kind == 0 && (role_of(role).is_none() || tools > 2))
+            || (kind == 1 && (role != 0 || tools != 0))
+        {
             return None;
         }
         let mut spans = [(0u32, 0u32); 5];
@@ -342,6 +369,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
             flags,
             kind,
             role,
+            tools,
             spans,
         });
     }
@@ -366,10 +394,16 @@ fn facts_of(record: &Record, json: &[u8]) -> Option<Facts> {
         0 => Body::Message {
             role: role_of(record.role)?,
             span: span(a),
+            tools: match record.tools {
+                0 => Tools::None,
+                1 => Tools::Calls,
+                _ => Tools::Result(text(b)?),
+            },
         },
         _ => Body::Metadata {
             key: text(a)?,
             value: span(b),
+            label_target: None,
         },
     };
     Some(Facts {

@@ -6,17 +6,16 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::file::{self, SessionFile};
+use super::file::{self, SessionFile, io_error};
 use super::index;
 use super::log::Log;
-use super::replay::Replay;
-use crate::error::{Error, FileChange, IoFailure, IoOp, LineFault, Warning};
+use super::replay::{Diagnostic, Replay};
+use crate::entry::ParseOptions;
+use crate::error::{Error, FileChange, IoFailure, IoOp, Warning};
 use crate::json;
-use crate::json_writer::Object;
 
 /// What a successful append promises about the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -44,7 +43,9 @@ pub struct JsonlOptions {
     /// Take an exclusive advisory lock (`flock`) for the writer's lifetime, so that a
     /// second writer on the same file, in this or another process, fails to open with
     /// [`Error::Locked`] instead of interleaving. Default: on. Advisory only: processes
-    /// that do not take the lock, and some network filesystems, are not stopped.
+    /// that do not take the lock, and some network filesystems, are not stopped. The
+    /// lock is the opening process's: dropping the store there unlocks the file even
+    /// while a forked child holds copies of its descriptors.
     pub lock: bool,
     /// Open for reading only: never create, lock or write the file; appends fail with
     /// [`Error::ReadOnly`]. Works beside a writer.
@@ -62,6 +63,10 @@ pub struct JsonlOptions {
     /// and never write it; a writer writes it after open, every
     /// 65,536 appends or 64 MiB, and at close (best effort). Default: on.
     pub index: bool,
+    /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
+    /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
+    #[serde(default)]
+    pub strict_roles: bool,
 }
 
 impl Default for JsonlOptions {
@@ -73,6 +78,7 @@ impl Default for JsonlOptions {
             salvage: false,
             check_identity: true,
             index: true,
+            strict_roles: false,
         }
     }
 }
@@ -95,6 +101,13 @@ impl JsonlOptions {
         serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
     }
 
+    /// How this store parses entries.
+    pub(crate) fn parse(&self) -> ParseOptions {
+        ParseOptions {
+            strict_roles: self.strict_roles,
+        }
+    }
+
     fn writes(&self) -> bool {
         !(self.read_only || self.salvage)
     }
@@ -105,46 +118,6 @@ fn clip(text: String, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
-    }
-}
-
-/// A line that salvage could not load, or an entry it loaded detached.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// The 1-based physical line.
-    pub line: u64,
-    pub problem: Problem,
-}
-
-/// What is wrong with a salvaged line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Problem {
-    /// The line is not a valid entry; it is skipped.
-    Corrupt(LineFault),
-    /// The id was already loaded from an earlier line; this line is skipped.
-    DuplicateId { id: String },
-    /// The entry is loaded, but its parent is not on an earlier good line: a path
-    /// through it fails with `missing_parent`.
-    Orphan { id: String, parent_id: String },
-}
-
-impl Diagnostic {
-    /// `{"line":N,"code":…,…}`.
-    pub fn to_json(&self) -> String {
-        let object = Object::new().number("line", self.line);
-        match &self.problem {
-            Problem::Corrupt(fault) => object
-                .string("code", "corrupt_line")
-                .string("reason", fault.reason())
-                .string("message", &fault.to_string()),
-            Problem::DuplicateId { id } => object.string("code", "duplicate_id").string("id", id),
-            Problem::Orphan { id, parent_id } => object
-                .string("code", "orphan")
-                .string("id", id)
-                .string("parentId", parent_id),
-        }
-        .finish()
     }
 }
 
@@ -173,7 +146,8 @@ pub(crate) fn open(
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
-    let use_index = options.index && !options.salvage;
+    // A strict open checks every line: an index written without those checks is not used.
+    let use_index = options.index && !options.salvage && !options.strict_roles;
     let meta = file
         .metadata()
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
@@ -188,7 +162,7 @@ pub(crate) fn open(
             let lines = log.len() as u64;
             Replay::resume(&file, log, covered, lines)
         }
-        None => Replay::new(&file, options.salvage),
+        None => Replay::new(&file, options.salvage).with_parse_options(options.parse()),
     };
     let end = replay.run(&file, path)?;
     let blank_tail = replay.scanner.has_blank_tail();
@@ -215,7 +189,7 @@ pub(crate) fn open(
             check_identity: options.check_identity,
             end,
             blank_tail,
-            owner: std::process::id(),
+            owner: options.lock.then(std::process::id),
             indexable,
             indexed_count,
             since_index: (0, 0),
@@ -352,10 +326,6 @@ pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
     File::open(parent_dir(path))?.sync_all()
 }
 
-pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
-}
-
 /// The writer's side of a JSONL store: its file, what a successful append must
 /// achieve, and what the file should look like.
 pub(crate) struct FileSink {
@@ -377,8 +347,8 @@ pub(crate) struct FileSink {
     /// The file ends in an unterminated blank piece: the next line is written after
     /// a `\n` that ends it, in the same write, so it never welds onto those bytes.
     blank_tail: bool,
-    /// The process that opened the file and took the lock.
-    owner: u32,
+    /// The process that opened the file and took the lock; `None` without a lock.
+    owner: Option<u32>,
     /// The file is exactly its entries' lines, so a session index can describe it.
     indexable: bool,
     /// Entries the index on disk covers (0 when there is none).
@@ -394,7 +364,7 @@ impl Drop for FileSink {
     /// explicitly; a child dropping its inherited copy only closes its descriptors
     /// (an unlock there would release the parent's lock).
     fn drop(&mut self) {
-        if std::process::id() == self.owner {
+        if self.owner == Some(std::process::id()) {
             // Nothing to report from a drop; an unlock that fails leaves the lock to
             // be released when the descriptors close.
             let _ = self.file.unlock();

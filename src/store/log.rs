@@ -14,9 +14,10 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::index::Hash64;
 use super::nav::NavIndex;
-use crate::entry::{Body, Entry, Facts, utf8};
+use crate::entry::{Body, Entry, Facts, Message, utf8};
 use crate::error::Error;
 use crate::nav::{LABEL_KEY, read_label};
+use crate::tree::{PathEntry, project_messages};
 
 /// No position: the parent of a root, the end of a hash chain.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -198,7 +199,7 @@ impl Log {
     /// wins. A value that names no earlier entry is kept in the file but labels
     /// nothing.
     fn label_of(&self, json: &[u8], facts: &Facts) -> Option<(u32, Option<String>)> {
-        let Body::Metadata { key, value } = &facts.body else {
+        let Body::Metadata { key, value, .. } = &facts.body else {
             return None;
         };
         if key.of(json) != LABEL_KEY {
@@ -316,12 +317,45 @@ impl Log {
             .collect())
     }
 
-    /// The canonical JSON of the messages on the path to `leaf_id`.
-    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&[u8]>, Error> {
+    /// The path to `leaf_id` as borrowed entries, root first.
+    pub(crate) fn path_view(&self, leaf_id: &str) -> Result<Vec<PathEntry<'_>>, Error> {
         Ok(self
             .path(leaf_id)?
             .into_iter()
-            .filter_map(|r| r.facts.message_json(self.json_at(r)))
+            .map(|r| self.view(r))
             .collect())
+    }
+
+    fn view<'a>(&'a self, record: &'a Record) -> PathEntry<'a> {
+        PathEntry {
+            json: self.json_at(record),
+            facts: &record.facts,
+        }
+    }
+
+    /// The committed entry at `position` and its ancestors, walking up to the root (or
+    /// to a salvaged orphan). Lazy: a caller that stops early pays only for what it
+    /// walked.
+    pub(crate) fn ancestors(&self, position: u32) -> impl Iterator<Item = PathEntry<'_>> {
+        let mut at = position;
+        std::iter::from_fn(move || {
+            let record = self.records.get(at as usize)?;
+            at = record.parent;
+            Some(self.view(record))
+        })
+    }
+
+    /// The canonical JSON of the messages on the path to `leaf_id`.
+    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&[u8]>, Error> {
+        let path = self.path_view(leaf_id)?;
+        Ok(project_messages(&path).map(|(_, json)| json).collect())
+    }
+
+    /// Owned messages on the path to `leaf_id`.
+    pub(crate) fn path_message_values(&self, leaf_id: &str) -> Result<Vec<Message>, Error> {
+        let path = self.path_view(leaf_id)?;
+        project_messages(&path)
+            .map(|(i, json)| Message::from_path(path[i].facts, json))
+            .collect()
     }
 }

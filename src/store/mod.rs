@@ -29,7 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::cell::RefCell;
 
-use crate::entry::{Entry, EntryParser, Facts, Message, ParseFault, parse_entry};
+use crate::context::{self, Context, ContextOptions, Estimator};
+use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json;
 use crate::json_writer::{self, Object};
@@ -37,10 +38,12 @@ use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
+pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
 pub use index::{fuzz_index, index_checksum, index_path, remove_index};
-pub use jsonl::{Diagnostic, Durability, JsonlOptions, Problem};
-pub(crate) use jsonl::{io_error, lock, open_regular, sync_dir};
+pub use jsonl::{Durability, JsonlOptions};
+pub(crate) use jsonl::{lock, open_regular, sync_dir};
+pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
@@ -50,7 +53,7 @@ use log::Log;
 /// The most appends one group commit takes (`Durability::FsyncBatch`).
 const MAX_GROUP: usize = 256;
 
-/// The condition of a store.
+/// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum State {
@@ -198,25 +201,37 @@ enum Op {
 
 type AppendResult = Result<Receipt, Error>;
 
-enum Sink {
-    Memory,
-    /// A JSONL file opened read-only (or for salvage).
-    ReadOnly,
-    File(FileSink),
-}
-
-enum Condition {
-    Ready,
-    NeedsRepair,
-    Tainted(Arc<IoFailure>),
-}
-
 struct Inner {
     log: Log,
-    sink: Sink,
-    condition: Condition,
+    /// The writer's file: present exactly when the store's kind is [`Kind::File`].
+    file: Option<FileSink>,
+    /// The failure that tainted the store, once one has.
+    tainted: Option<Arc<IoFailure>>,
+    /// What the open found; an unterminated tail makes the store `NeedsRepair`.
     warnings: Vec<Warning>,
     diagnostics: Vec<Diagnostic>,
+}
+
+impl Inner {
+    fn state(&self) -> State {
+        if self.tainted.is_some() {
+            State::Tainted
+        } else if self.warnings.is_empty() {
+            State::Ready
+        } else {
+            State::NeedsRepair
+        }
+    }
+
+    /// Fails with [`Error::Tainted`] on a tainted store.
+    fn check_tainted(&self) -> Result<(), Error> {
+        match &self.tainted {
+            Some(cause) => Err(Error::Tainted {
+                cause: Arc::clone(cause),
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// An append-only tree of session entries, in memory or backed by a JSONL file.
@@ -227,7 +242,7 @@ struct Inner {
 pub struct Store {
     fifo: Fifo<Op, AppendResult>,
     inner: Mutex<Inner>,
-    /// A copy of the condition, readable without waiting for the FIFO.
+    /// A copy of the state, readable without waiting for the FIFO.
     state: AtomicU8,
     /// What kind of store this is. Fixed at open and kept outside the mutex: a call
     /// must join the FIFO without waiting for the write in flight.
@@ -235,6 +250,30 @@ pub struct Store {
     /// The process that opened the store. After `fork`, the child's copy shares the
     /// parent's file (and lock) and a snapshot of its locks: it must not be used.
     owner: u32,
+    /// How appends parse their entry (`strictRoles`).
+    parse: ParseOptions,
+}
+
+/// Options of a memory store, as JSON: `{"strictRoles":bool}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct MemoryOptions {
+    /// Reject extension roles and blocks with `invalid_entry` (docs/contract.md §6.1).
+    pub strict_roles: bool,
+}
+
+impl MemoryOptions {
+    /// Options from a JSON object; unknown members are [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<MemoryOptions, Error> {
+        let invalid = |message: String| Error::InvalidOption { message };
+        let mut tape = json::Tape::default();
+        json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
+            .map_err(|e| invalid(e.to_string()))?;
+        if tape.nodes.first().map(|n| n.kind) != Some(json::Kind::Object) {
+            return Err(invalid("options must be a JSON object".into()));
+        }
+        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -247,13 +286,16 @@ enum Kind {
 impl Store {
     /// A new, empty store in memory.
     pub fn memory() -> Store {
-        Store::new(
-            Log::default(),
-            Sink::Memory,
-            Kind::Memory,
-            Vec::new(),
-            Vec::new(),
-        )
+        Store::memory_with(&MemoryOptions::default())
+    }
+
+    /// A new, empty store in memory, with options.
+    pub fn memory_with(options: &MemoryOptions) -> Store {
+        let mut store = Store::new(Log::default(), None, Kind::Memory, Vec::new(), Vec::new());
+        store.parse = ParseOptions {
+            strict_roles: options.strict_roles,
+        };
+        store
     }
 
     /// Opens the JSONL file at `path` with the default [`JsonlOptions`]: created if it
@@ -292,17 +334,13 @@ impl Store {
         wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
     ) -> Result<(Store, OpenReport), Error> {
         let opened = jsonl::open(path.as_ref(), options, wrap)?;
-        let (sink, kind) = match opened.sink {
-            Some(sink) => {
-                let group_commit = sink.durability() == Durability::FsyncBatch;
-                (Sink::File(sink), Kind::File { group_commit })
-            }
-            None => (
-                Sink::ReadOnly,
-                Kind::ReadOnly {
-                    salvage: options.salvage,
-                },
-            ),
+        let kind = match &opened.sink {
+            Some(sink) => Kind::File {
+                group_commit: sink.durability() == Durability::FsyncBatch,
+            },
+            None => Kind::ReadOnly {
+                salvage: options.salvage,
+            },
         };
         let report = OpenReport {
             state: if opened.warnings.is_empty() {
@@ -314,34 +352,38 @@ impl Store {
             diagnostics: opened.diagnostics.clone(),
             salvage: options.salvage,
         };
-        let store = Store::new(opened.log, sink, kind, opened.warnings, opened.diagnostics);
+        let mut store = Store::new(
+            opened.log,
+            opened.sink,
+            kind,
+            opened.warnings,
+            opened.diagnostics,
+        );
+        store.parse = options.parse();
         Ok((store, report))
     }
 
     fn new(
         log: Log,
-        sink: Sink,
+        file: Option<FileSink>,
         kind: Kind,
         warnings: Vec<Warning>,
         diagnostics: Vec<Diagnostic>,
     ) -> Store {
-        let condition = if warnings.is_empty() {
-            Condition::Ready
-        } else {
-            Condition::NeedsRepair
+        let inner = Inner {
+            log,
+            file,
+            tainted: None,
+            warnings,
+            diagnostics,
         };
         Store {
-            state: AtomicU8::new(condition_state(&condition).to_u8()),
+            state: AtomicU8::new(inner.state().to_u8()),
             fifo: Fifo::new(),
-            inner: Mutex::new(Inner {
-                log,
-                sink,
-                condition,
-                warnings,
-                diagnostics,
-            }),
+            inner: Mutex::new(inner),
             kind,
             owner: std::process::id(),
+            parse: ParseOptions::default(),
         }
     }
 
@@ -381,6 +423,7 @@ impl Store {
         self.check_process()?;
         let pending = PARSER.with(|parser| match parser.try_borrow_mut() {
             Ok(mut parser) => {
+                parser.set_options(self.parse);
                 let (json, facts) = parser
                     .parse(entry_json.as_ref())
                     .map_err(ParseFault::into_error)?;
@@ -388,7 +431,7 @@ impl Store {
             }
             // Only reachable if parsing re-entered append on this thread.
             Err(_) => {
-                let entry = parse_entry(entry_json)?;
+                let entry = crate::entry::parse_entry_with(entry_json, self.parse)?;
                 self.snapshot(entry.json().as_bytes(), entry.facts().clone())
             }
         })?;
@@ -477,8 +520,9 @@ impl Store {
         if !results.iter().any(|r| r.is_ok()) {
             return;
         }
-        let synced = match (&inner.condition, &mut inner.sink) {
-            (Condition::Ready, Sink::File(sink)) => sink.sync(),
+        let ready = inner.state() == State::Ready;
+        let synced = match &mut inner.file {
+            Some(sink) if ready => sink.sync(),
             // A write in this group failed: nothing written before it is durable.
             _ => Ok(()),
         };
@@ -489,7 +533,7 @@ impl Store {
                 *first = Err(Error::Io(Arc::clone(&failure)));
             }
         }
-        if let Condition::Tainted(cause) = &inner.condition {
+        if let Some(cause) = &inner.tainted {
             for result in results.iter_mut().filter(|r| r.is_ok()) {
                 *result = Err(Error::Tainted {
                     cause: Arc::clone(cause),
@@ -500,24 +544,18 @@ impl Store {
 
     /// One append in its turn: state, tree rules, file identity, write, record.
     fn commit(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
-        match &inner.condition {
-            Condition::Ready => {}
-            Condition::NeedsRepair => {
-                return Err(Error::NeedsRepair {
-                    warnings: inner.warnings.clone(),
-                });
-            }
-            Condition::Tainted(cause) => {
-                return Err(Error::Tainted {
-                    cause: Arc::clone(cause),
-                });
-            }
+        inner.check_tainted()?;
+        if !inner.warnings.is_empty() {
+            return Err(Error::NeedsRepair {
+                warnings: inner.warnings.clone(),
+            });
         }
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let admitted = inner.log.admit(id, parent_id, None)?;
+        check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
         let id = id.to_owned();
-        if let Sink::File(sink) = &mut inner.sink {
+        if let Some(sink) = &mut inner.file {
             let written = sink
                 .check_identity()
                 .and_then(|()| sink.write(&pending.line));
@@ -532,7 +570,7 @@ impl Store {
         }
         let PendingAppend { line, facts } = pending;
         let seq = inner.log.push(&line[..line.len() - 1], facts, admitted)?;
-        if let Sink::File(sink) = &mut inner.sink
+        if let Some(sink) = &mut inner.file
             && sink.index_due()
         {
             sink.write_index(&inner.log);
@@ -543,7 +581,7 @@ impl Store {
     /// From now on every operation fails with `failure`, and no I/O is done.
     fn taint(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
         let failure = Arc::new(failure);
-        inner.condition = Condition::Tainted(Arc::clone(&failure));
+        inner.tainted = Some(Arc::clone(&failure));
         self.state.store(State::Tainted.to_u8(), Ordering::Release);
         failure
     }
@@ -557,11 +595,7 @@ impl Store {
             Entered::Done(_) => return Err(Error::internal("a read was run by another operation")),
         };
         let result = self.lock().and_then(|inner| {
-            if let Condition::Tainted(cause) = &inner.condition {
-                return Err(Error::Tainted {
-                    cause: Arc::clone(cause),
-                });
-            }
+            inner.check_tainted()?;
             f(&inner)
         });
         turn.finish(Vec::new());
@@ -578,7 +612,7 @@ impl Store {
     pub fn read(&self) -> Result<Snapshot, Error> {
         self.read_with(|inner| {
             Ok(Snapshot {
-                state: condition_state(&inner.condition),
+                state: inner.state(),
                 entries: inner.log.entries()?,
                 warnings: inner.warnings.clone(),
                 diagnostics: inner.diagnostics.clone(),
@@ -595,10 +629,7 @@ impl Store {
 
     /// The messages on the path to `leaf_id`, complete; metadata is skipped.
     pub fn messages_on_path(&self, leaf_id: &str) -> Result<Vec<Message>, Error> {
-        self.read_with(|inner| {
-            let path = inner.log.path_entries(leaf_id)?;
-            Ok(path.iter().filter_map(Entry::message).collect())
-        })
+        self.read_with(|inner| inner.log.path_message_values(leaf_id))
     }
 
     /// [`Store::entries`] as a JSON array (UTF-8 bytes).
@@ -610,7 +641,7 @@ impl Store {
     /// adds `"complete"` and `"diagnostics"`), UTF-8 bytes.
     pub fn read_json(&self) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
-            let state = condition_state(&inner.condition).as_str();
+            let state = inner.state().as_str();
             let mut out = format!("{{\"state\":\"{state}\",\"entries\":").into_bytes();
             json::push_array(&mut out, inner.log.jsons());
             let mut rest = format!(",\"warnings\":{}", warnings_json(&inner.warnings));
@@ -635,6 +666,34 @@ impl Store {
         self.read_with(|inner| {
             let messages = inner.log.path_messages(leaf_id)?;
             Ok(json::array(messages.iter().copied()))
+        })
+    }
+
+    /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
+    /// the cost grows with the path, not with the store. The same rules and result as
+    /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
+    /// budget) runs on the calling thread inside the store's FIFO turn: it must not
+    /// call this store.
+    pub fn build_context(
+        &self,
+        leaf_id: &str,
+        options: &ContextOptions,
+        estimate: Option<&mut Estimator<'_>>,
+    ) -> Result<Context, Error> {
+        let mut default = |m: &str| Ok(context::default_estimate(m));
+        let estimate: &mut Estimator<'_> = match estimate {
+            Some(estimate) => estimate,
+            None => &mut default,
+        };
+        self.read_with(|inner| {
+            let path = inner.log.path_view(leaf_id)?;
+            context::build(
+                &path,
+                leaf_id,
+                options,
+                &|id| inner.log.find(id).is_some(),
+                estimate,
+            )
         })
     }
 
@@ -665,7 +724,7 @@ impl Store {
 
     /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
     /// flagged `on_path` on the path to `leaf`, with previews of `preview_chars`.
-    /// Cost: the page plus the leaf's depth. Fails with [`Error::UnknownLeaf`] for
+    /// Cost: the page plus O(log depth) for the leaf's path. Fails with [`Error::UnknownLeaf`] for
     /// an unknown `leaf`.
     pub fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
         self.read_with(|inner| inner.log.tree(options))
@@ -743,17 +802,38 @@ impl Drop for Store {
         let Ok(inner) = self.inner.get_mut() else {
             return;
         };
-        if let (Condition::Ready, Sink::File(sink)) = (&inner.condition, &mut inner.sink) {
+        if inner.tainted.is_none()
+            && let Some(sink) = &mut inner.file
+        {
             sink.write_index(&inner.log);
         }
     }
 }
 
-fn condition_state(condition: &Condition) -> State {
-    match condition {
-        Condition::Ready => State::Ready,
-        Condition::NeedsRepair => State::NeedsRepair,
-        Condition::Tainted(_) => State::Tainted,
+/// The append-time rules that depend on the committed tree (docs/contract.md §6.2, §6.3): a
+/// compaction's cut, walked up from its parent (cost: the distance walked), and a
+/// label's target, which must be committed.
+fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {
+    match &facts.body {
+        Body::Compaction { first_kept, .. } => context::check_compaction(
+            facts.id(json),
+            first_kept.as_ref().map(|t| t.of(json)),
+            log.ancestors(parent),
+            &|id| log.find(id).is_some(),
+        ),
+        Body::Metadata {
+            label_target: Some(target),
+            ..
+        } => {
+            let target = target.of(json);
+            match log.find(target) {
+                Some(_) => Ok(()),
+                None => Err(Error::UnknownLeaf {
+                    id: target.to_owned(),
+                }),
+            }
+        }
+        _ => Ok(()),
     }
 }
 

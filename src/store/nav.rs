@@ -6,12 +6,12 @@
 //! entry joins at the end, and its parent leaves the list when it gains its first
 //! child), the root list, and labels. Each query then walks only what it returns:
 //! `children` the child list, `leaves` the leaf list, `latest_leaf` one record, a
-//! `tree` page its own range plus the path to its `leaf`.
+//! `tree` page its own range plus O(log depth) jumps to find its `leaf`'s path there.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashSet};
 
-use super::log::{Log, NONE, ORPHAN};
+use super::log::{Log, NONE};
 use crate::error::Error;
 use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
 
@@ -23,6 +23,10 @@ struct Links {
     next_sibling: u32,
     child_count: u32,
     depth: u32,
+    /// A proper ancestor chosen by the skew-binary rule (Myers, "An applicative
+    /// random-access stack", 1983): following `jump` or the parent reaches any
+    /// ancestor in O(log depth) steps. `NONE` for a root.
+    jump: u32,
     leaf_prev: u32,
     leaf_next: u32,
 }
@@ -71,12 +75,14 @@ impl NavIndex {
             next_sibling: NONE,
             child_count: 0,
             depth: 0,
+            jump: NONE,
             leaf_prev: self.leaf_last,
             leaf_next: NONE,
         };
         match self.links.get(parent as usize).copied() {
             Some(up) => {
                 links.depth = up.depth.saturating_add(1);
+                links.jump = self.jump_for(parent, up);
                 if up.child_count == 0 {
                     self.unlink_leaf(parent);
                     // The parent may have been the last leaf.
@@ -101,6 +107,19 @@ impl NavIndex {
         }
         self.leaf_last = position;
         self.links.push(links);
+    }
+
+    /// The jump of a new child of `parent`: the parent's jump's jump when the two
+    /// jumps above the parent span equal depths, else the parent itself.
+    fn jump_for(&self, parent: u32, up: Links) -> u32 {
+        let depth = |at: u32| self.links.get(at as usize).map(|l| l.depth);
+        let Some(first) = self.links.get(up.jump as usize) else {
+            return parent;
+        };
+        match (depth(up.jump), depth(first.jump)) {
+            (Some(d1), Some(d2)) if up.depth - d1 == d1 - d2 => first.jump,
+            _ => parent,
+        }
     }
 
     fn unlink_leaf(&mut self, position: u32) {
@@ -227,17 +246,21 @@ impl Log {
         Some(self.node(last, 0, false))
     }
 
-    /// A page of nodes in commit order. O(limit + depth of `leaf`).
+    /// A page of nodes in commit order. O(limit + log(depth of `leaf`)).
     pub(crate) fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
-        let on_path = match &options.leaf {
-            Some(leaf) => self.path_positions(self.position(leaf)?),
-            None => HashSet::new(),
+        let leaf = match &options.leaf {
+            Some(leaf) => Some(self.position(leaf)?),
+            None => None,
         };
         let count = self.len() as u64;
         let start = options.after_seq.map_or(0, |s| s.saturating_add(1));
         let end = match options.limit {
             Some(limit) => start.saturating_add(limit).min(count),
             None => count,
+        };
+        let on_path = match leaf {
+            Some(leaf) => self.path_in(leaf, start, end),
+            None => HashSet::new(),
         };
         let nodes: Vec<Node> = (start..end)
             .filter_map(|seq| u32::try_from(seq).ok())
@@ -254,13 +277,27 @@ impl Log {
         })
     }
 
-    /// The positions from `leaf` up to its root (or to an orphan).
-    fn path_positions(&self, leaf: u32) -> HashSet<u32> {
+    /// The positions on the path from the root to `leaf` whose seq is in
+    /// `start..end`. A parent always commits before its child, so seqs fall strictly
+    /// going up: jump to the deepest ancestor below `end` in O(log depth) steps, then
+    /// walk up while the seq stays at or above `start` (at most `end - start` steps).
+    fn path_in(&self, leaf: u32, start: u64, end: u64) -> HashSet<u32> {
         let nav = self.nav();
         let mut path = HashSet::new();
         let mut at = leaf;
-        while at != NONE && at != ORPHAN && path.insert(at) {
+        while let Some(links) = nav.links.get(at as usize) {
+            if u64::from(at) < end {
+                break;
+            }
             nav.step();
+            at = match nav.links.get(links.jump as usize) {
+                Some(_) if u64::from(links.jump) >= end => links.jump,
+                _ => self.parent_of(at),
+            };
+        }
+        while nav.links.get(at as usize).is_some() && u64::from(at) >= start {
+            nav.step();
+            path.insert(at);
             at = self.parent_of(at);
         }
         path

@@ -24,10 +24,11 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
 
-use super::jsonl::{Diagnostic, Problem, io_error};
+use super::file::io_error;
 use super::log::{IdHashes, Log};
-use crate::entry::{EntryParser, Facts};
+use crate::entry::{EntryParser, Facts, ParseOptions};
 use crate::error::{Error, IoOp, LineFault};
+use crate::json_writer::Object;
 use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
 
 /// Bytes read at a time (and, when parsing in parallel, the size of a batch).
@@ -39,11 +40,53 @@ const PARALLEL_FROM_BYTES: u64 = 8 << 20;
 /// At most this many parsing threads.
 const MAX_WORKERS: usize = 4;
 
+/// A line that salvage could not load, or an entry it loaded detached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The 1-based physical line.
+    pub line: u64,
+    pub problem: Problem,
+}
+
+/// What is wrong with a salvaged line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The line is not a valid entry; it is skipped.
+    Corrupt(LineFault),
+    /// The id was already loaded from an earlier line; this line is skipped.
+    DuplicateId { id: String },
+    /// The entry is loaded, but its parent is not on an earlier good line: a path
+    /// through it fails with `missing_parent`.
+    Orphan { id: String, parent_id: String },
+}
+
+impl Diagnostic {
+    /// `{"line":N,"code":…,…}`.
+    pub fn to_json(&self) -> String {
+        let object = Object::new().number("line", self.line);
+        match &self.problem {
+            Problem::Corrupt(fault) => object
+                .string("code", "corrupt_line")
+                .string("reason", fault.reason())
+                .string("message", &fault.to_string()),
+            Problem::DuplicateId { id } => object.string("code", "duplicate_id").string("id", id),
+            Problem::Orphan { id, parent_id } => object
+                .string("code", "orphan")
+                .string("id", id)
+                .string("parentId", parent_id),
+        }
+        .finish()
+    }
+}
+
 pub(crate) struct Replay {
     pub(crate) log: Log,
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) scanner: LineScanner,
     salvage: bool,
+    /// How lines are parsed (`strictRoles`).
+    parse: ParseOptions,
     /// The bytes left to replay at open: large files are parsed in parallel.
     size: u64,
     /// Where the replay starts: after the prefix a session index covered, else 0.
@@ -89,6 +132,7 @@ impl Replay {
             diagnostics: Vec::new(),
             scanner: LineScanner::new(MAX_LINE_BYTES),
             salvage,
+            parse: ParseOptions::default(),
             size,
             start: 0,
         }
@@ -103,6 +147,13 @@ impl Replay {
         replay.scanner = LineScanner::resume(MAX_LINE_BYTES, lines, start);
         replay.start = start;
         replay
+    }
+
+    /// Parses every line with `parse` (a strict store rejects extension entries as
+    /// corrupt lines).
+    pub(crate) fn with_parse_options(mut self, parse: ParseOptions) -> Replay {
+        self.parse = parse;
+        self
     }
 
     /// Reads to the end; returns the number of bytes read.
@@ -159,7 +210,7 @@ impl Replay {
     }
 
     fn run_sequential(&mut self, file: &File, path: &Path) -> Result<u64, Error> {
-        let mut parser = EntryParser::default();
+        let mut parser = EntryParser::new(self.parse);
         let mut scanner = std::mem::replace(&mut self.scanner, LineScanner::new(MAX_LINE_BYTES));
         let mut buf = vec![0u8; CHUNK];
         let mut reader = Reader::new(file, path, self.start);
@@ -194,10 +245,11 @@ impl Replay {
         let job_queue = Mutex::new(job_queue);
         let (done, results) = mpsc::channel::<Parsed>();
         let hasher = self.log.hasher();
+        let parse = self.parse;
         thread::scope(|scope| {
             for _ in 0..workers {
                 let (job_queue, done, hasher) = (&job_queue, done.clone(), &hasher);
-                scope.spawn(move || parse_batches(job_queue, &done, hasher));
+                scope.spawn(move || parse_batches(job_queue, &done, hasher, parse));
             }
             drop(done);
             // Returning drops `jobs`, so the workers stop; the scope waits for them.
@@ -400,8 +452,9 @@ fn parse_batches(
     queue: &Mutex<Receiver<Batch>>,
     done: &mpsc::Sender<Parsed>,
     hasher: &RandomState,
+    parse: ParseOptions,
 ) {
-    let mut parser = EntryParser::default();
+    let mut parser = EntryParser::new(parse);
     loop {
         let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let Ok(batch) = next else {

@@ -8,6 +8,9 @@
  *                               with code == session_status_name(want).
  *   CHECK_JSON(json, path, raw, rule...)     the value at a dotted path ("error.line",
  *                               "1.content.0.id") is exactly the JSON text `raw`.
+ *   check_result(what, got, &out, want, member, raw)   one call's whole outcome: the
+ *                               status, out_json set, the error shape on failure, and
+ *                               optionally one member; frees out (counted in g_results).
  *   SECTION("...")              prints what the next checks are about.
  *   now_seconds(), peak_rss_kb()  a monotonic clock; this process's peak RSS (ru_maxrss).
  *
@@ -348,6 +351,25 @@ static inline const char *error_shape_problem(SessionStatus status, const char *
             check_fail(__FILE__, __LINE__, "error JSON shape", __VA_ARGS__);              \
         }                                                                                 \
     } while (0)
+
+/* Results checked with check_result (a figure some tests print). */
+static long g_results;
+
+/* The outcome of one call that returned `got` and set *outp: the status is `want`, out_json
+ * is set, on failure the error JSON has the contract's shape, and (when member is not NULL)
+ * the JSON at `member` is exactly `raw`. Frees *outp and sets it to NULL. */
+static inline void check_result(const char *what, SessionStatus got, char **outp, SessionStatus want,
+                                const char *member, const char *raw)
+{
+    char *out = *outp; /* read here, after the call that set it (argument order is unspecified) */
+    *outp = NULL;
+    g_results++;
+    CHECK_STATUS(got, want, out, "%s", what);
+    CHECK(out != NULL, "%s: out_json is set", what);
+    if (want != SESSION_OK) CHECK_ERROR(got, want, out, "%s", what);
+    if (member) CHECK_JSON(out, member, raw, "%s", what);
+    session_string_free(out);
+}
 
 /* NULL when the array's elements have exactly the ids in `csv` ("u-1,a-read"). */
 static inline const char *ids_problem(jspan arr, const char *csv)

@@ -1,13 +1,19 @@
-//! Fixtures and helpers shared by the integration tests.
-#![allow(dead_code)]
+//! The one harness of the integration tests: the chapter's fixed tree, entry builders,
+//! temporary folders and file helpers (here), the fault-injecting file ([`faults`]), the
+//! reliability harness's generator and measurements ([`harness`]), and the properties the
+//! fuzz targets share with the corpus replay ([`properties`]). Each test binary uses its
+//! own subset.
+#![allow(dead_code, unused_imports)]
 
-use std::fs::File;
-use std::io;
+pub mod faults;
+pub mod harness;
+pub mod properties;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 
-use session::SessionFile;
+pub use faults::*;
+pub use harness::*;
 
 /// The chapter's fixed tree, in append order (docs/contract.md §1).
 pub const U1: &str = r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名"}}"#;
@@ -25,17 +31,32 @@ pub fn message_of(line: &str) -> &str {
     &line[start..line.len() - 1]
 }
 
-/// A simple entry: a user message with `text`, child of `parent`.
+/// A small valid entry: a user message with `text`, child of `parent` (a root when
+/// `None`). Ids and text are JSON-escaped.
 pub fn user(id: &str, parent: Option<&str>, text: &str) -> String {
-    let parent = parent
-        .map(|p| format!("\"{p}\""))
-        .unwrap_or_else(|| "null".into());
+    let quote = |s: &str| serde_json::to_string(s).expect("a string serialises");
+    let parent = parent.map_or_else(|| "null".to_owned(), quote);
     format!(
-        r#"{{"id":"{id}","parentId":{parent},"timestamp":1,"type":"message","message":{{"role":"user","content":"{text}"}}}}"#
+        r#"{{"id":{},"parentId":{parent},"timestamp":1,"type":"message","message":{{"role":"user","content":{}}}}}"#,
+        quote(id),
+        quote(text)
     )
 }
 
-/// A fresh, empty directory under the system temp dir.
+/// A line from *another* session: valid JSON and a valid entry, whose parent is not in
+/// ours (T2's foreign line).
+pub const FOREIGN: &str = r#"{"id":"x-7","parentId":"x-6","timestamp":99,"type":"message","message":{"role":"user","content":"from another session"}}"#;
+
+/// `lines` joined, each followed by `\n`.
+pub fn jsonl(lines: &[&str]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| [l.as_bytes(), b"\n"].concat())
+        .collect()
+}
+
+/// A fresh, empty directory under the system temp dir whose name contains `name`. It
+/// stays after the test (small fixtures); [`TempDir`] removes its folder when dropped.
 pub fn temp_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -46,153 +67,42 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A [`temp_dir`] removed when dropped (for tests that write large files). It
+/// dereferences to its path.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        TempDir(temp_dir(name))
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 pub fn write_file(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes).expect("write fixture");
 }
 
 pub fn read_file(path: &Path) -> Vec<u8> {
     std::fs::read(path).expect("read file")
-}
-
-/// What the fault layer does on a write call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// Fail with this errno before writing anything.
-    Errno(i32),
-    /// Write half of the buffer, then fail the next call with EIO.
-    ShortThenEio,
-    /// Write the whole buffer, then report EIO anyway.
-    AfterWriteEio,
-}
-
-/// Counts and scripts the calls the store makes on its file.
-#[derive(Default)]
-pub struct FaultPlan {
-    pub state: Mutex<PlanState>,
-    pub released: Condvar,
-}
-
-#[derive(Default)]
-pub struct PlanState {
-    /// Write calls seen so far (successful or not).
-    pub writes: u64,
-    pub syncs: u64,
-    /// Fail the write call with this 1-based number.
-    pub fail_write: Option<(u64, Fault)>,
-    /// A pending second half of a short write failure.
-    pub fail_next_write: bool,
-    /// Block write calls until `hold` is cleared.
-    pub hold: bool,
-    /// Number of write calls currently blocked by `hold`.
-    pub blocked: u64,
-    /// Fail the sync call with this 1-based number with EIO.
-    pub fail_sync: Option<u64>,
-}
-
-impl FaultPlan {
-    pub fn new() -> Arc<FaultPlan> {
-        Arc::new(FaultPlan::default())
-    }
-
-    pub fn writes(&self) -> u64 {
-        self.state.lock().unwrap().writes
-    }
-
-    pub fn syncs(&self) -> u64 {
-        self.state.lock().unwrap().syncs
-    }
-
-    pub fn fail_sync(&self, n: u64) {
-        self.state.lock().unwrap().fail_sync = Some(n);
-    }
-
-    pub fn hold(&self) {
-        self.state.lock().unwrap().hold = true;
-    }
-
-    pub fn release(&self) {
-        self.state.lock().unwrap().hold = false;
-        self.released.notify_all();
-    }
-
-    /// Waits until a write call is blocked by `hold`.
-    pub fn wait_blocked(&self) {
-        let mut s = self.state.lock().unwrap();
-        while s.blocked == 0 {
-            s = self.released.wait(s).unwrap();
-        }
-    }
-
-    pub fn fail_write(&self, n: u64, fault: Fault) {
-        self.state.lock().unwrap().fail_write = Some((n, fault));
-    }
-}
-
-/// A real file behind a scripted fault layer.
-pub struct FaultyFile {
-    pub file: File,
-    pub plan: Arc<FaultPlan>,
-}
-
-impl SessionFile for FaultyFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut s = self.plan.state.lock().unwrap();
-        s.writes += 1;
-        if s.hold {
-            s.blocked += 1;
-            self.plan.released.notify_all();
-            while s.hold {
-                s = self.plan.released.wait(s).unwrap();
-            }
-            s.blocked -= 1;
-        }
-        if s.fail_next_write {
-            s.fail_next_write = false;
-            return Err(io::Error::from_raw_os_error(libc::EIO));
-        }
-        let n = s.writes;
-        match s.fail_write {
-            Some((k, Fault::Errno(errno))) if k == n => Err(io::Error::from_raw_os_error(errno)),
-            Some((k, Fault::ShortThenEio)) if k == n => {
-                s.fail_next_write = true;
-                let half = buf.len() / 2;
-                io::Write::write(&mut self.file, &buf[..half])
-            }
-            Some((k, Fault::AfterWriteEio)) if k == n => {
-                io::Write::write_all(&mut self.file, buf)?;
-                Err(io::Error::from_raw_os_error(libc::EIO))
-            }
-            _ => io::Write::write(&mut self.file, buf),
-        }
-    }
-
-    fn sync(&mut self) -> io::Result<()> {
-        let mut s = self.plan.state.lock().unwrap();
-        s.syncs += 1;
-        if s.fail_sync == Some(s.syncs) {
-            return Err(io::Error::from_raw_os_error(libc::EIO));
-        }
-        drop(s);
-        self.file.sync_data()
-    }
-}
-
-/// Opens `path` with every write going through `plan`.
-pub fn open_faulty(path: &Path, plan: &Arc<FaultPlan>) -> (session::Store, session::OpenReport) {
-    open_faulty_with(path, plan, &session::JsonlOptions::default())
-}
-
-/// [`open_faulty`] with options.
-pub fn open_faulty_with(
-    path: &Path,
-    plan: &Arc<FaultPlan>,
-    options: &session::JsonlOptions,
-) -> (session::Store, session::OpenReport) {
-    let plan = Arc::clone(plan);
-    session::Store::open_jsonl_with_options_and_io(path, options, move |file| {
-        Box::new(FaultyFile { file, plan })
-    })
-    .expect("open")
 }
 
 /// The ids of a list of entries.
@@ -258,4 +168,16 @@ pub fn assert_file_order_is_seq_order(path: &Path, receipts: &[session::Receipt]
     for r in receipts {
         assert_eq!(file_ids[r.seq as usize], r.id, "file order = seq order");
     }
+}
+
+/// Cuts `path` back to its last `\n` (the committed prefix): what a caller's repair
+/// does. The library has no repair operation of its own yet.
+pub fn truncate_to_committed(path: &Path) {
+    let bytes = std::fs::read(path).expect("read");
+    let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open for repair");
+    file.set_len(keep as u64).expect("truncate");
 }

@@ -7,9 +7,6 @@ import libsession
 import pytest
 from conftest import ENTRIES
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(libsession, "InvalidCompaction"), reason="the library has no build_context yet"
-)
 
 
 def msg(id, parent, message):

@@ -133,7 +133,7 @@ def test_wrong_process_in_a_forked_child(tmp_path):
             try:
                 store.append(ENTRIES[0])
             except libsession.WrongProcess as err:
-                code = 0 if err.details["owner_pid" if "owner_pid" in err.details else "ownerPid"] == os.getppid() else 2
+                code = 0 if (err.details["ownerPid"], err.details["pid"]) == (os.getppid(), os.getpid()) else 2
             except BaseException:
                 code = 3
             os._exit(code)

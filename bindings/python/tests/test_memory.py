@@ -15,6 +15,10 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def boom(message):
+    raise ValueError("estimator failed")
+
+
 def test_a_hundred_thousand_calls_do_not_grow_rss():
     store = libsession.Store.memory()
     for line in CHAPTER:
@@ -29,16 +33,17 @@ def test_a_hundred_thousand_calls_do_not_grow_rss():
         lambda: libsession.parse_entry('{"id":'),  # invalid_json
         lambda: libsession.recover_jsonl(tail),
         lambda: store.state,
+        # build_context with a Python estimator, succeeding and failing
+        lambda: store.build_context("meta-cwd", budget=10_000, estimate=len),
+        lambda: store.build_context("meta-cwd", budget=10_000, estimate=lambda m: -1),
+        lambda: store.build_context("meta-cwd", budget=10_000, estimate=boom),  # raises
     ]
-    if hasattr(libsession, "ToolPairing"):  # build_context, with a Python estimator
-        calls.append(lambda: store.build_context("meta-cwd", budget=10_000, estimate=len))
-        calls.append(lambda: store.build_context("meta-cwd", budget=10_000, estimate=lambda m: -1))
 
     def loop(n):
         for i in range(n):
             try:
                 calls[i % len(calls)]()
-            except libsession.SessionError:
+            except (libsession.SessionError, ValueError):
                 pass
 
     loop(20_000)  # warm up allocators and caches

@@ -66,6 +66,9 @@ def test_labels_last_label_wins_and_a_null_label_clears(store):
     ]
     store.append(label("l-4", "u-1", None))
     assert [l["targetId"] for l in store.labels()] == ["a-alt"]
+    with pytest.raises(libsession.UnknownLeaf) as info:  # the target must be committed
+        store.append(label("l-5", "ghost", "x"))
+    assert info.value.details["id"] == "ghost"
 
 
 def test_list_sessions_lists_every_jsonl_file_with_its_state(tmp_path, chapter_file):

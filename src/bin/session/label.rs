@@ -1,4 +1,4 @@
-//! `label`: set or clear an entry's label (SPEC §6.3).
+//! `label`: set or clear an entry's label (the contract, docs/contract.md §6.3).
 //!
 //! The label is a `session.label` metadata entry appended under the latest entry
 //! (pi's rule), so labelling never moves "resume the latest" to another branch.

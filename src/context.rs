@@ -1,0 +1,851 @@
+//! What the model sees for a leaf: compactions, interactions, tool pairing and the
+//! token budget (docs/contract.md §6.2, §7).
+//!
+//! One implementation serves the pure function over an entries array
+//! ([`build_context`]) and the store ([`crate::Store::build_context`]), which walks
+//! its own index: both hand [`build`] the path, root first, and a way to ask whether
+//! an id exists at all. The rule for a compaction's cut ([`check_compaction`]) is also
+//! the one the store runs when a compaction is appended, walking up from its parent:
+//! its cost is the distance walked, never the size of the store.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde::Deserialize;
+
+use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
+use crate::error::{CompactionFault, Error, PairingDefect};
+use crate::json::{self, Kind, MAX_DEPTH, Tape};
+use crate::tree::{IdIndex, PathEntry, project_messages};
+
+/// A host's token estimator: given a message's normalised JSON, its cost in tokens,
+/// or a message saying why it cannot tell. A negative or non-finite cost, an `Err` or
+/// a panic fails the build with [`Error::Estimator`].
+pub type Estimator<'e> = dyn FnMut(&str) -> Result<f64, String> + 'e;
+
+/// What to do with a pairing defect (docs/contract.md §7.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnDefect {
+    /// Fail with [`Error::ToolPairing`] (the default).
+    #[default]
+    Error,
+    /// Drop each defective interaction whole and list it in `skipped`.
+    Skip,
+    /// Keep them and list the defects in `defects`.
+    Keep,
+}
+
+/// The budget option: `{"maxTokens":N,"reservedOutput":N,"safetyMargin":N}`.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Budget {
+    pub max_tokens: f64,
+    #[serde(default)]
+    pub reserved_output: f64,
+    #[serde(default)]
+    pub safety_margin: f64,
+}
+
+/// Options of `build_context` (docs/contract.md §7), as JSON: `onDefect`, `budget`,
+/// `summaryMessage` (default true), `summaryPrefix`, `summarySuffix` (default empty),
+/// `strictRoles` (default false). Unknown members are an error.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase", default)]
+pub struct ContextOptions {
+    pub on_defect: OnDefect,
+    pub budget: Option<Budget>,
+    pub summary_message: bool,
+    pub summary_prefix: String,
+    pub summary_suffix: String,
+    pub strict_roles: bool,
+}
+
+impl Default for ContextOptions {
+    fn default() -> ContextOptions {
+        ContextOptions {
+            on_defect: OnDefect::Error,
+            budget: None,
+            summary_message: true,
+            summary_prefix: String::new(),
+            summary_suffix: String::new(),
+            strict_roles: false,
+        }
+    }
+}
+
+impl ContextOptions {
+    /// Options from a JSON object; absent members keep their defaults, unknown members
+    /// and budget numbers that are negative or not finite are [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<ContextOptions, Error> {
+        let invalid = |message: String| Error::InvalidOption { message };
+        let mut tape = Tape::default();
+        json::scan(text.as_bytes(), MAX_DEPTH, &mut tape).map_err(|e| invalid(e.to_string()))?;
+        if tape.nodes.first().map(|n| n.kind) != Some(Kind::Object) {
+            return Err(invalid("options must be a JSON object".into()));
+        }
+        let options: ContextOptions =
+            serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        if let Some(budget) = options.budget {
+            for (name, value) in [
+                ("maxTokens", budget.max_tokens),
+                ("reservedOutput", budget.reserved_output),
+                ("safetyMargin", budget.safety_margin),
+            ] {
+                if !value.is_finite() || value < 0.0 {
+                    return Err(invalid(format!(
+                        "budget.{name} must be a finite number >= 0"
+                    )));
+                }
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// The compaction a context was built through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionUsed {
+    pub id: String,
+    pub first_kept_entry_id: Option<String>,
+    /// The JSON of `tokensBefore`, `summary` and `details`, as written.
+    pub tokens_before: String,
+    pub summary: String,
+    pub details: Option<String>,
+}
+
+/// One interaction of the context (docs/contract.md §7.1, §7.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interaction {
+    /// Index of its first message in [`Context::messages`], and how many it has.
+    pub start: usize,
+    pub count: usize,
+    pub first_entry_id: String,
+    /// Whether its first entry is a valid `firstKeptEntryId` for a next compaction.
+    pub cut_point: bool,
+    /// Its cost, only when a budget was given.
+    pub tokens: Option<f64>,
+}
+
+/// A pairing defect, kept (`onDefect: "keep"`) or skipped (`"skip"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Defect {
+    pub interaction_start_id: String,
+    pub entry_id: String,
+    pub tool_call_id: String,
+    pub reason: PairingDefect,
+}
+
+/// Why the budget kept what it kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetReason {
+    WithinBudget,
+    Trimmed,
+    SingleInteractionOverflow,
+}
+
+impl BudgetReason {
+    /// `within_budget`, `trimmed`, `single_interaction_overflow`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BudgetReason::WithinBudget => "within_budget",
+            BudgetReason::Trimmed => "trimmed",
+            BudgetReason::SingleInteractionOverflow => "single_interaction_overflow",
+        }
+    }
+}
+
+/// The budget's account (docs/contract.md §7.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetReport {
+    pub budget: Budget,
+    /// `maxTokens - reservedOutput - safetyMargin`.
+    pub available: f64,
+    /// The summary plus the kept interactions.
+    pub used: f64,
+    pub reason: BudgetReason,
+    pub dropped_interactions: usize,
+    pub suggested_first_kept_entry_id: Option<String>,
+}
+
+/// What the model should see for a leaf (docs/contract.md §7.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    pub leaf_id: String,
+    pub compaction: Option<CompactionUsed>,
+    /// The messages' JSON: the synthetic summary message first when there is one,
+    /// then the kept messages, byte-identical to `messages_on_path`.
+    pub messages: Vec<String>,
+    /// The entry of each kept message, aligned 1:1 with the messages after the summary.
+    pub kept_entry_ids: Vec<String>,
+    pub interactions: Vec<Interaction>,
+    /// The last value (JSON) of each non-`session.` metadata key over the whole path,
+    /// in first-set order.
+    pub metadata: Vec<(String, String)>,
+    pub budget: Option<BudgetReport>,
+    /// `onDefect: "skip"`: the defects of the interactions dropped.
+    pub skipped: Vec<Defect>,
+    /// `onDefect: "keep"`: the defects of the interactions kept.
+    pub defects: Vec<Defect>,
+}
+
+impl Context {
+    /// Whether the first message is the synthetic summary.
+    pub fn has_summary_message(&self) -> bool {
+        self.messages.len() > self.kept_entry_ids.len()
+    }
+
+    /// The §7.3 JSON object, members in the order of the contract: `leafId`,
+    /// `compaction`, `messages`, `keptEntryIds`, `interactions`, `metadata`, `budget`
+    /// (null without a budget), `skipped`, `defects`.
+    pub fn to_json(&self) -> String {
+        let mut out =
+            String::with_capacity(self.messages.iter().map(|m| m.len() + 1).sum::<usize>() + 256);
+        out.push_str("{\"leafId\":");
+        json::push_string(&mut out, &self.leaf_id);
+        out.push_str(",\"compaction\":");
+        match &self.compaction {
+            None => out.push_str("null"),
+            Some(c) => {
+                out.push_str("{\"id\":");
+                json::push_string(&mut out, &c.id);
+                out.push_str(",\"firstKeptEntryId\":");
+                push_optional_string(&mut out, c.first_kept_entry_id.as_deref());
+                out.push_str(",\"tokensBefore\":");
+                out.push_str(&c.tokens_before);
+                out.push_str(",\"summary\":");
+                out.push_str(&c.summary);
+                if let Some(details) = &c.details {
+                    out.push_str(",\"details\":");
+                    out.push_str(details);
+                }
+                out.push('}');
+            }
+        }
+        out.push_str(",\"messages\":[");
+        push_joined(&mut out, self.messages.iter(), |out, m| out.push_str(m));
+        out.push_str("],\"keptEntryIds\":[");
+        push_joined(&mut out, self.kept_entry_ids.iter(), |out, id| {
+            json::push_string(out, id)
+        });
+        out.push_str("],\"interactions\":[");
+        push_joined(&mut out, self.interactions.iter(), |out, i| {
+            out.push_str(&format!(
+                "{{\"start\":{},\"count\":{},\"firstEntryId\":",
+                i.start, i.count
+            ));
+            json::push_string(out, &i.first_entry_id);
+            out.push_str(&format!(",\"cutPoint\":{}", i.cut_point));
+            if let Some(tokens) = i.tokens {
+                out.push_str(&format!(",\"tokens\":{}", number(tokens)));
+            }
+            out.push('}');
+        });
+        out.push_str("],\"metadata\":{");
+        push_joined(&mut out, self.metadata.iter(), |out, (key, value)| {
+            json::push_string(out, key);
+            out.push(':');
+            out.push_str(value);
+        });
+        out.push_str("},\"budget\":");
+        match &self.budget {
+            None => out.push_str("null"),
+            Some(b) => {
+                out.push_str(&format!(
+                    "{{\"maxTokens\":{},\"reservedOutput\":{},\"safetyMargin\":{},\"available\":{},\"used\":{},\"reason\":\"{}\",\"droppedInteractions\":{},\"suggestedFirstKeptEntryId\":",
+                    number(b.budget.max_tokens),
+                    number(b.budget.reserved_output),
+                    number(b.budget.safety_margin),
+                    number(b.available),
+                    number(b.used),
+                    b.reason.as_str(),
+                    b.dropped_interactions,
+                ));
+                push_optional_string(&mut out, b.suggested_first_kept_entry_id.as_deref());
+                out.push('}');
+            }
+        }
+        out.push_str(",\"skipped\":[");
+        push_joined(&mut out, self.skipped.iter(), push_defect);
+        out.push_str("],\"defects\":[");
+        push_joined(&mut out, self.defects.iter(), push_defect);
+        out.push_str("]}");
+        out
+    }
+}
+
+fn push_joined<T>(
+    out: &mut String,
+    items: impl Iterator<Item = T>,
+    mut f: impl FnMut(&mut String, T),
+) {
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        f(out, item);
+    }
+}
+
+fn push_optional_string(out: &mut String, value: Option<&str>) {
+    match value {
+        Some(s) => json::push_string(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+fn push_defect(out: &mut String, d: &Defect) {
+    out.push_str("{\"interactionStartId\":");
+    json::push_string(out, &d.interaction_start_id);
+    out.push_str(",\"entryId\":");
+    json::push_string(out, &d.entry_id);
+    out.push_str(",\"toolCallId\":");
+    json::push_string(out, &d.tool_call_id);
+    out.push_str(&format!(",\"reason\":\"{}\"}}", d.reason.as_str()));
+}
+
+/// A finite number as JSON: integers without a fraction, others in Rust's shortest
+/// round-trip form.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
+
+/// The default estimator: a quarter of the message's normalised JSON bytes, rounded up.
+pub fn default_estimate(message_json: &str) -> f64 {
+    message_json.len().div_ceil(4) as f64
+}
+
+/// `build_context` over an entries array (docs/contract.md §7), with the default estimator. Fails
+/// as `path_to` does, then with [`Error::InvalidEntry`] for an extension entry on the
+/// path under `strictRoles`, [`Error::InvalidCompaction`] and [`Error::ToolPairing`].
+pub fn build_context(
+    entries: &[Entry],
+    leaf_id: &str,
+    options: &ContextOptions,
+) -> Result<Context, Error> {
+    build_context_with(entries, leaf_id, options, &mut |m: &str| {
+        Ok(default_estimate(m))
+    })
+}
+
+/// [`build_context`] with the host's estimator, called (only with a budget) once per
+/// message that remains after skips and once for the summary message, on the calling
+/// thread.
+pub fn build_context_with(
+    entries: &[Entry],
+    leaf_id: &str,
+    options: &ContextOptions,
+    estimate: &mut Estimator<'_>,
+) -> Result<Context, Error> {
+    let index = IdIndex::new(entries)?;
+    let path = index.path(leaf_id)?;
+    build(&path, leaf_id, options, &|id| index.contains(id), estimate)
+}
+
+/// Reads the tool facts of messages, reusing one scan buffer.
+#[derive(Default)]
+struct ToolReader {
+    tape: Tape,
+}
+
+/// What a message says about tool calls: the ids it calls, or the id it answers.
+#[derive(Default)]
+struct ToolFacts {
+    calls: Vec<String>,
+    result_for: Option<String>,
+}
+
+impl ToolReader {
+    /// The tool facts of a message entry. A result's id and whether an assistant
+    /// message calls tools were recorded when it was parsed; only a message that calls
+    /// tools is read again, for its call ids.
+    fn read(&mut self, entry: &PathEntry<'_>, message: &[u8]) -> Result<ToolFacts, Error> {
+        let mut facts = ToolFacts::default();
+        match &entry.facts.body {
+            Body::Message {
+                tools: Tools::Result(call),
+                ..
+            } => facts.result_for = Some(call.of(entry.json).to_owned()),
+            Body::Message {
+                tools: Tools::Calls,
+                ..
+            } => {
+                json::scan(message, MAX_DEPTH, &mut self.tape)
+                    .map_err(|_| Error::internal("a committed message does not scan"))?;
+                let tape = &self.tape;
+                if let Some(content) = tape.get(0, "content") {
+                    for block in tape.elements(content) {
+                        let is_call = tape.get(block, "type").map(|t| tape.string(t)).as_deref()
+                            == Some("toolCall");
+                        if is_call && let Some(id) = tape.get(block, "id") {
+                            facts.calls.push(tape.string(id).into_owned());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(facts)
+    }
+}
+
+/// The rule of a compaction's cut (docs/contract.md §6.2), over its ancestors from its parent up
+/// to the root, walked lazily: the walk stops as soon as the answer is known.
+/// `exists` says whether an id names any entry at all.
+pub(crate) fn check_compaction<'a>(
+    compaction_id: &str,
+    first_kept: Option<&str>,
+    mut ancestors: impl Iterator<Item = PathEntry<'a>>,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<(), Error> {
+    let fail = |reason| {
+        Err(Error::InvalidCompaction {
+            compaction_id: compaction_id.to_owned(),
+            first_kept_entry_id: first_kept.map(str::to_owned),
+            reason,
+        })
+    };
+    let mut reader = ToolReader::default();
+    let Some(first) = first_kept else {
+        return check_nothing_pending(ancestors, &mut reader, fail);
+    };
+    if !exists(first) {
+        return fail(CompactionFault::UnknownEntry);
+    }
+    // Walk up to F, remembering the earliest message seen at or after it: the first
+    // message the compaction keeps.
+    let mut walked = Vec::new();
+    let mut first_kept_role = None;
+    let mut found = false;
+    for entry in ancestors.by_ref() {
+        walked.push(entry);
+        if let Some(role) = entry.facts.role() {
+            first_kept_role = Some(role);
+        }
+        if entry.id() == first {
+            found = true;
+            break;
+        }
+    }
+    if !found {
+        return fail(CompactionFault::NotOnPath);
+    }
+    match first_kept_role {
+        // Nothing lies between F and the compaction: it keeps nothing from before it,
+        // and the rule for null applies.
+        None => check_nothing_pending(walked.into_iter().chain(ancestors), &mut reader, fail),
+        Some(Role::User) => Ok(()),
+        // Any other first kept message is a cut point only as the first message of
+        // the whole path.
+        Some(_) => match ancestors.any(|e| e.facts.role().is_some()) {
+            true => fail(CompactionFault::NotInteractionStart),
+            false => Ok(()),
+        },
+    }
+}
+
+/// The rule for keeping nothing: the last interaction before the compaction (from its
+/// last `user` message, or the path's first message, to the parent) has no unanswered
+/// tool call. Walks up from the parent only to the start of that interaction.
+fn check_nothing_pending<'a>(
+    ancestors: impl Iterator<Item = PathEntry<'a>>,
+    reader: &mut ToolReader,
+    fail: impl Fn(CompactionFault) -> Result<(), Error>,
+) -> Result<(), Error> {
+    // Walking backwards, a result is seen before its call.
+    let mut answered: Vec<String> = Vec::new();
+    for entry in ancestors {
+        let (Some(role), Some(message)) = (entry.facts.role(), entry.message()) else {
+            continue;
+        };
+        let facts = reader.read(&entry, message)?;
+        if let Some(id) = facts.result_for {
+            answered.push(id);
+        }
+        if facts.calls.iter().any(|call| !answered.contains(call)) {
+            return fail(CompactionFault::PendingToolCalls);
+        }
+        if role == Role::User {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Under `strictRoles`, an extension message or block on the path is `invalid_entry`
+/// (the parser's rule, re-run on the path's entries).
+fn check_strict(path: &[PathEntry<'_>]) -> Result<(), Error> {
+    let mut parser = EntryParser::new(ParseOptions { strict_roles: true });
+    for entry in path {
+        parser
+            .parse(entry.json)
+            .map_err(crate::entry::ParseFault::into_error)?;
+    }
+    Ok(())
+}
+
+/// One kept message: its place on the path and what it says about tools.
+struct Kept<'a> {
+    entry: PathEntry<'a>,
+    message: &'a [u8],
+    role: Role,
+    tools: ToolFacts,
+}
+
+/// A run of kept messages, `[start, end)` in the kept list.
+struct Run {
+    start: usize,
+    end: usize,
+    cut_point: bool,
+    defects: Vec<(usize, Defect)>,
+    tokens: f64,
+}
+
+/// `build_context` over a checked path, root first, for the pure function and the
+/// store alike.
+pub(crate) fn build(
+    path: &[PathEntry<'_>],
+    leaf_id: &str,
+    options: &ContextOptions,
+    exists: &dyn Fn(&str) -> bool,
+    estimate: &mut Estimator<'_>,
+) -> Result<Context, Error> {
+    if options.strict_roles {
+        check_strict(path)?;
+    }
+    // C: the compaction nearest the leaf; earlier ones are ignored.
+    let compaction = path
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, e)| match &e.facts.body {
+            Body::Compaction {
+                first_kept,
+                summary,
+                tokens_before,
+                details,
+            } => Some((i, e, first_kept, summary, tokens_before, details)),
+            _ => None,
+        });
+    let mut used = None;
+    // K starts at this index of the path.
+    let mut kept_from = 0;
+    if let Some((at, entry, first_kept, summary, tokens_before, details)) = compaction {
+        let first = first_kept.as_ref().map(|t| t.of(entry.json));
+        check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists)?;
+        kept_from = match first {
+            // Validated: F is on the path before C.
+            Some(first) => path[..at]
+                .iter()
+                .position(|e| e.id() == first)
+                .unwrap_or(at),
+            None => at + 1,
+        };
+        let text = |span: &crate::entry::Span| {
+            crate::entry::utf8(span.bytes(entry.json)).map(str::to_owned)
+        };
+        used = Some((
+            at,
+            entry,
+            summary,
+            CompactionUsed {
+                id: entry.id().to_owned(),
+                first_kept_entry_id: first.map(str::to_owned),
+                tokens_before: text(tokens_before)?,
+                summary: text(summary)?,
+                details: details.as_ref().map(text).transpose()?,
+            },
+        ));
+    }
+    let first_message_of_path = project_messages(path).next().map(|(i, _)| i);
+
+    // K: the kept messages, in path order.
+    let mut reader = ToolReader::default();
+    let mut kept = Vec::new();
+    for (i, message) in project_messages(path) {
+        if i < kept_from {
+            continue;
+        }
+        let entry = path[i];
+        let role = entry.facts.role().unwrap_or(Role::Extension);
+        let tools = reader.read(&entry, message)?;
+        kept.push((
+            i,
+            Kept {
+                entry,
+                message,
+                role,
+                tools,
+            },
+        ));
+    }
+
+    // Interactions: a start at K[0] and at every user message.
+    let mut runs: Vec<Run> = Vec::new();
+    for (k, (i, m)) in kept.iter().enumerate() {
+        if k == 0 || m.role == Role::User {
+            if let Some(last) = runs.last_mut() {
+                last.end = k;
+            }
+            runs.push(Run {
+                start: k,
+                end: kept.len(),
+                cut_point: m.role == Role::User || Some(*i) == first_message_of_path,
+                defects: Vec::new(),
+                tokens: 0.0,
+            });
+        }
+    }
+    for run in &mut runs {
+        run.defects = pairing_defects(&kept[run.start..run.end], run.start);
+    }
+
+    // Pairing defects follow onDefect.
+    let mut skipped = Vec::new();
+    let mut defects = Vec::new();
+    match options.on_defect {
+        OnDefect::Error => {
+            if let Some((_, d)) = runs
+                .iter()
+                .flat_map(|r| r.defects.iter())
+                .min_by_key(|(k, _)| *k)
+            {
+                return Err(Error::ToolPairing {
+                    entry_id: d.entry_id.clone(),
+                    tool_call_id: d.tool_call_id.clone(),
+                    reason: d.reason,
+                    interaction_start_id: d.interaction_start_id.clone(),
+                });
+            }
+        }
+        OnDefect::Skip => runs.retain_mut(|r| {
+            let clean = r.defects.is_empty();
+            skipped.extend(r.defects.drain(..).map(|(_, d)| d));
+            clean
+        }),
+        OnDefect::Keep => {
+            for r in &mut runs {
+                defects.extend(r.defects.drain(..).map(|(_, d)| d));
+            }
+        }
+    }
+
+    // The summary message.
+    let summary_message = match &used {
+        Some((_, entry, summary, _)) if options.summary_message => {
+            Some(summary_message(entry, summary, options)?)
+        }
+        _ => None,
+    };
+
+    // The budget: estimate, then keep interactions from the newest backwards.
+    let mut report = None;
+    let mut first_run = 0;
+    if let Some(budget) = options.budget {
+        let summary_tokens = match (&summary_message, &used) {
+            (Some(text), Some((_, entry, ..))) => call_estimator(estimate, text, entry.id())?,
+            _ => 0.0,
+        };
+        for run in &mut runs {
+            for (_, m) in &kept[run.start..run.end] {
+                let text = crate::entry::utf8(m.message)?;
+                run.tokens += call_estimator(estimate, text, m.entry.id())?;
+            }
+        }
+        let available = budget.max_tokens - budget.reserved_output - budget.safety_margin;
+        let room = available - summary_tokens;
+        let mut spent = 0.0;
+        first_run = runs.len();
+        for (r, run) in runs.iter().enumerate().rev() {
+            let newest = r + 1 == runs.len();
+            if !newest && spent + run.tokens > room {
+                break;
+            }
+            spent += run.tokens;
+            first_run = r;
+        }
+        let dropped = first_run;
+        // Only what must stay (the summary and the newest interaction) can overflow.
+        let overflow = spent > room;
+        let reason = if overflow {
+            BudgetReason::SingleInteractionOverflow
+        } else if dropped > 0 {
+            BudgetReason::Trimmed
+        } else {
+            BudgetReason::WithinBudget
+        };
+        let suggested = match runs.get(first_run) {
+            Some(run) if dropped > 0 && run.cut_point => {
+                Some(kept[run.start].1.entry.id().to_owned())
+            }
+            _ => None,
+        };
+        report = Some(BudgetReport {
+            budget,
+            available,
+            used: summary_tokens + spent,
+            reason,
+            dropped_interactions: dropped,
+            suggested_first_kept_entry_id: suggested,
+        });
+    }
+
+    // Assemble.
+    let mut messages = Vec::new();
+    let mut kept_entry_ids = Vec::new();
+    let mut interactions = Vec::new();
+    if let Some(text) = summary_message {
+        messages.push(text);
+    }
+    for run in &runs[first_run..] {
+        interactions.push(Interaction {
+            start: messages.len(),
+            count: run.end - run.start,
+            first_entry_id: kept[run.start].1.entry.id().to_owned(),
+            cut_point: run.cut_point,
+            tokens: options.budget.map(|_| run.tokens),
+        });
+        for (_, m) in &kept[run.start..run.end] {
+            messages.push(crate::entry::utf8(m.message)?.to_owned());
+            kept_entry_ids.push(m.entry.id().to_owned());
+        }
+    }
+    Ok(Context {
+        leaf_id: leaf_id.to_owned(),
+        compaction: used.map(|(.., c)| c),
+        messages,
+        kept_entry_ids,
+        interactions,
+        metadata: metadata(path)?,
+        budget: report,
+        skipped,
+        defects,
+    })
+}
+
+/// The pairing defects of one interaction, each with its index in the kept list (for
+/// "the defect whose entry comes first in path order").
+fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defect)> {
+    let start_id = run.first().map(|(_, m)| m.entry.id()).unwrap_or_default();
+    let defect = |k: usize, m: &Kept<'_>, call: &str, reason| {
+        (
+            offset + k,
+            Defect {
+                interaction_start_id: start_id.to_owned(),
+                entry_id: m.entry.id().to_owned(),
+                tool_call_id: call.to_owned(),
+                reason,
+            },
+        )
+    };
+    // Each call: the index of the message holding it, and whether it is answered.
+    let mut calls: HashMap<&str, (usize, bool)> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    let mut found = Vec::new();
+    for (k, (_, m)) in run.iter().enumerate() {
+        if m.role == Role::Assistant {
+            for call in &m.tools.calls {
+                if calls.contains_key(call.as_str()) {
+                    found.push(defect(k, m, call, PairingDefect::DuplicateToolCall));
+                } else {
+                    calls.insert(call, (k, false));
+                    order.push(call);
+                }
+            }
+        }
+        if let Some(id) = &m.tools.result_for {
+            match calls.get_mut(id.as_str()) {
+                None => found.push(defect(k, m, id, PairingDefect::OrphanResult)),
+                Some((_, true)) => found.push(defect(k, m, id, PairingDefect::DuplicateToolResult)),
+                Some((_, answered)) => *answered = true,
+            }
+        }
+    }
+    for call in order {
+        if let Some(&(k, false)) = calls.get(call) {
+            found.push(defect(k, &run[k].1, call, PairingDefect::MissingResult));
+        }
+    }
+    found.sort_by_key(|(k, _)| *k);
+    found
+}
+
+/// `{"role":"user","content":[{"type":"text","text":PREFIX+S+SUFFIX}],"timestamp":T}`:
+/// S is the summary string exactly as written, or the normalised JSON of an object.
+fn summary_message(
+    entry: &PathEntry<'_>,
+    summary: &crate::entry::Span,
+    options: &ContextOptions,
+) -> Result<String, Error> {
+    let raw = crate::entry::utf8(summary.bytes(entry.json))?;
+    let mut text = String::with_capacity(raw.len() + 96);
+    text.push_str("{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"");
+    push_string_inner(&mut text, &options.summary_prefix);
+    if raw.starts_with('"') {
+        // The token's inside is already a valid JSON string body, escapes as written.
+        text.push_str(&raw[1..raw.len() - 1]);
+    } else {
+        push_string_inner(&mut text, raw);
+    }
+    push_string_inner(&mut text, &options.summary_suffix);
+    text.push_str("\"}],\"timestamp\":");
+    text.push_str(crate::entry::utf8(entry.facts.timestamp.bytes(entry.json))?);
+    text.push('}');
+    Ok(text)
+}
+
+/// Appends `s` escaped as the inside of a JSON string.
+fn push_string_inner(out: &mut String, s: &str) {
+    let mut quoted = String::with_capacity(s.len() + 2);
+    json::push_string(&mut quoted, s);
+    out.push_str(&quoted[1..quoted.len() - 1]);
+}
+
+/// Calls the estimator; a failure, a panic or a negative or non-finite cost names the
+/// entry.
+fn call_estimator(
+    estimate: &mut Estimator<'_>,
+    message: &str,
+    entry_id: &str,
+) -> Result<f64, Error> {
+    let fail = |message: String| Error::Estimator {
+        entry_id: entry_id.to_owned(),
+        message,
+    };
+    match catch_unwind(AssertUnwindSafe(|| estimate(message))) {
+        Ok(Ok(tokens)) if tokens.is_finite() && tokens >= 0.0 => Ok(tokens),
+        Ok(Ok(tokens)) => Err(fail(format!(
+            "it returned {tokens}; a cost must be a finite number >= 0"
+        ))),
+        Ok(Err(message)) => Err(fail(message)),
+        Err(_) => Err(fail("it panicked".to_owned())),
+    }
+}
+
+/// The last value of each non-`session.` key over the whole path, in first-set order:
+/// state from before a cut is never lost.
+fn metadata(path: &[PathEntry<'_>]) -> Result<Vec<(String, String)>, Error> {
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for entry in path {
+        if let Body::Metadata { key, value, .. } = &entry.facts.body {
+            let key = key.of(entry.json);
+            if key.starts_with("session.") {
+                continue;
+            }
+            let value = crate::entry::utf8(value.bytes(entry.json))?.to_owned();
+            match at.get(key) {
+                Some(&i) => values[i].1 = value,
+                None => {
+                    at.insert(key.to_owned(), values.len());
+                    values.push((key.to_owned(), value));
+                }
+            }
+        }
+    }
+    Ok(values)
+}

@@ -1,0 +1,940 @@
+//! `build_context`, compaction and label rules, open roles (docs/contract.md §6, §7, §10).
+//!
+//! Every valid tree is checked through both forms — the pure function over an entries
+//! array and the store over its index — and the two must agree.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use session::{
+    BudgetReason, CompactionFault, Context, ContextOptions, EntryKind, Error, MemoryOptions,
+    OnDefect, PairingDefect, Role, Store, build_context, build_context_with, messages_on_path,
+    parse_entries, parse_entry, path_to,
+};
+
+// --- The extended example (docs/contract.md §10) -------------------------------------------------
+
+const U2: &str = r#"{"id":"u-2","parentId":"meta-cwd","timestamp":7,"type":"message","message":{"role":"user","content":"再读 package.json，告诉我版本"}}"#;
+const A_PKG: &str = r#"{"id":"a-pkg","parentId":"u-2","timestamp":8,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-2","name":"read","arguments":{"path":"package.json"}}]}}"#;
+const R_PKG: &str = r#"{"id":"r-pkg","parentId":"a-pkg","timestamp":9,"type":"message","message":{"role":"toolResult","toolCallId":"call-2","toolName":"read","content":[{"type":"text","text":"{\"version\":\"0.1.0\"}"}],"isError":false}}"#;
+const A_VER: &str = r#"{"id":"a-ver","parentId":"r-pkg","timestamp":10,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"版本是 0.1.0"}]}}"#;
+const SUMMARY: &str = "User asked for the project name; it is tiny-pi.";
+const U3: &str = r#"{"id":"u-3","parentId":"c-1","timestamp":12,"type":"message","message":{"role":"user","content":"还有什么依赖？"}}"#;
+
+/// The compaction c-1 with `first` as its `firstKeptEntryId` (JSON) under `parent`.
+fn c1(parent: &str, first: &str) -> String {
+    format!(
+        r#"{{"id":"c-1","parentId":"{parent}","timestamp":11,"type":"compaction","summary":"{SUMMARY}","firstKeptEntryId":{first},"tokensBefore":1200}}"#
+    )
+}
+
+/// §1 and §10 in append order, with c-1 keeping from `first`.
+fn extended(first: &str) -> Vec<String> {
+    let mut lines: Vec<String> = CHAPTER.iter().map(|s| s.to_string()).collect();
+    for line in [U2, A_PKG, R_PKG, A_VER] {
+        lines.push(line.to_owned());
+    }
+    lines.push(c1("a-ver", first));
+    lines.push(U3.to_owned());
+    lines
+}
+
+const SUMMARY_MESSAGE: &str = r#"{"role":"user","content":[{"type":"text","text":"User asked for the project name; it is tiny-pi."}],"timestamp":11}"#;
+
+// --- Harness --------------------------------------------------------------------------
+
+fn entries_of(lines: &[String]) -> Vec<session::Entry> {
+    lines.iter().map(|l| parse_entry(l).unwrap()).collect()
+}
+
+fn store_of(lines: &[String]) -> Store {
+    let store = Store::memory();
+    for line in lines {
+        store.append(line).unwrap();
+    }
+    store
+}
+
+/// Builds through both forms, asserts they agree, returns the result.
+fn both(lines: &[String], leaf: &str, options: &ContextOptions) -> Result<Context, Error> {
+    let pure = build_context(&entries_of(lines), leaf, options);
+    let stored = store_of(lines).build_context(leaf, options, None);
+    match (&pure, &stored) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "pure and store forms differ"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        _ => panic!("pure {pure:?} vs store {stored:?}"),
+    }
+    pure
+}
+
+fn defaults() -> ContextOptions {
+    ContextOptions::default()
+}
+
+fn options(json: &str) -> ContextOptions {
+    ContextOptions::from_json(json).unwrap()
+}
+
+fn compaction_fault(result: Result<impl std::fmt::Debug, Error>) -> CompactionFault {
+    match result {
+        Err(Error::InvalidCompaction { reason, .. }) => reason,
+        other => panic!("expected invalid_compaction, got {other:?}"),
+    }
+}
+
+/// Appends every line but the last, then returns the last append's result.
+fn append_last(lines: &[String]) -> Result<session::Receipt, Error> {
+    let store = store_of(&lines[..lines.len() - 1]);
+    store.append(&lines[lines.len() - 1])
+}
+
+fn message(id: &str, parent: &str, message: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"message","message":{message}}}"#
+    )
+}
+
+fn root_user(id: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","parentId":null,"timestamp":1,"type":"message","message":{{"role":"user","content":"{id}"}}}}"#
+    )
+}
+
+fn user_msg(id: &str, parent: &str) -> String {
+    message(
+        id,
+        parent,
+        &format!(r#"{{"role":"user","content":"{id}"}}"#),
+    )
+}
+
+fn text_msg(id: &str, parent: &str) -> String {
+    message(
+        id,
+        parent,
+        &format!(r#"{{"role":"assistant","content":[{{"type":"text","text":"{id}"}}]}}"#),
+    )
+}
+
+fn calls(id: &str, parent: &str, call_ids: &[&str]) -> String {
+    let blocks: Vec<String> = call_ids
+        .iter()
+        .map(|c| format!(r#"{{"type":"toolCall","id":"{c}","name":"t","arguments":{{}}}}"#))
+        .collect();
+    message(
+        id,
+        parent,
+        &format!(r#"{{"role":"assistant","content":[{}]}}"#, blocks.join(",")),
+    )
+}
+
+fn result(id: &str, parent: &str, call: &str) -> String {
+    message(
+        id,
+        parent,
+        &format!(
+            r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"t","content":[],"isError":false}}"#
+        ),
+    )
+}
+
+fn compaction(id: &str, parent: &str, first: Option<&str>) -> String {
+    let first = first.map_or("null".to_owned(), |f| format!("\"{f}\""));
+    format!(
+        r#"{{"id":"{id}","parentId":"{parent}","timestamp":5,"type":"compaction","summary":"s-{id}","firstKeptEntryId":{first},"tokensBefore":10}}"#
+    )
+}
+
+fn lines(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+// --- §10 expected results -------------------------------------------------------------
+
+#[test]
+fn context_of_u3_is_the_summary_then_the_kept_tail() {
+    let context = both(&extended(r#""u-2""#), "u-3", &defaults()).unwrap();
+    let expected: Vec<String> = [SUMMARY_MESSAGE, U2, A_PKG, R_PKG, A_VER, U3]
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => l.to_string(),
+            _ => message_of(l).to_owned(),
+        })
+        .collect();
+    assert_eq!(context.messages, expected);
+    assert_eq!(
+        context.kept_entry_ids,
+        ["u-2", "a-pkg", "r-pkg", "a-ver", "u-3"]
+    );
+    assert_eq!(
+        context.metadata,
+        [("cwd".to_owned(), r#""/workspace/tiny-pi""#.to_owned())]
+    );
+    let c = context.compaction.as_ref().unwrap();
+    assert_eq!(c.id, "c-1");
+    assert_eq!(c.first_kept_entry_id.as_deref(), Some("u-2"));
+    assert_eq!(c.tokens_before, "1200");
+}
+
+#[test]
+fn context_of_u3_json_is_exactly_the_contract_shape() {
+    let json = both(&extended(r#""u-2""#), "u-3", &defaults())
+        .unwrap()
+        .to_json();
+    let messages: Vec<&str> = [U2, A_PKG, R_PKG, A_VER, U3]
+        .iter()
+        .map(|l| message_of(l))
+        .collect();
+    let expected = format!(
+        r#"{{"leafId":"u-3","compaction":{{"id":"c-1","firstKeptEntryId":"u-2","tokensBefore":1200,"summary":"{SUMMARY}"}},"messages":[{SUMMARY_MESSAGE},{}],"keptEntryIds":["u-2","a-pkg","r-pkg","a-ver","u-3"],"interactions":[{{"start":1,"count":4,"firstEntryId":"u-2","cutPoint":true}},{{"start":5,"count":1,"firstEntryId":"u-3","cutPoint":true}}],"metadata":{{"cwd":"/workspace/tiny-pi"}},"budget":null,"skipped":[],"defects":[]}}"#,
+        messages.join(",")
+    );
+    assert_eq!(json, expected);
+    serde_json::from_str::<serde_json::Value>(&json).unwrap();
+}
+
+#[test]
+fn messages_on_path_of_u3_still_returns_all_nine_originals() {
+    let entries = entries_of(&extended(r#""u-2""#));
+    assert_eq!(messages_on_path(&entries, "u-3").unwrap().len(), 9);
+    let path = path_to(&entries, "u-3").unwrap();
+    assert!(path.iter().any(|e| e.kind() == EntryKind::Compaction));
+}
+
+#[test]
+fn context_of_a_alt_is_u1_and_a_alt_without_compaction() {
+    let context = both(&extended(r#""u-2""#), "a-alt", &defaults()).unwrap();
+    assert_eq!(context.compaction, None);
+    assert_eq!(context.messages, [message_of(U1), message_of(A_ALT)]);
+    assert_eq!(context.kept_entry_ids, ["u-1", "a-alt"]);
+}
+
+#[test]
+fn context_of_a_final_equals_messages_on_path() {
+    let all = extended(r#""u-2""#);
+    let context = both(&all, "a-final", &defaults()).unwrap();
+    let on_path: Vec<String> = messages_on_path(&entries_of(&all), "a-final")
+        .unwrap()
+        .iter()
+        .map(|m| m.json().to_owned())
+        .collect();
+    assert_eq!(context.messages, on_path);
+}
+
+#[test]
+fn appending_c1_keeping_from_a_tool_call_or_result_is_not_interaction_start() {
+    for first in [r#""a-pkg""#, r#""r-pkg""#] {
+        let all = extended(first);
+        assert_eq!(
+            compaction_fault(append_last(&all[..11])),
+            CompactionFault::NotInteractionStart,
+            "{first}"
+        );
+        // The pure form refuses the same compaction: never a silent fallback.
+        assert_eq!(
+            compaction_fault(build_context(&entries_of(&all), "u-3", &defaults())),
+            CompactionFault::NotInteractionStart
+        );
+    }
+}
+
+#[test]
+fn appending_c1_keeping_from_a_sibling_is_not_on_path() {
+    let all = extended(r#""a-alt""#);
+    assert_eq!(
+        compaction_fault(append_last(&all[..11])),
+        CompactionFault::NotOnPath
+    );
+}
+
+#[test]
+fn appending_c1_keeping_from_an_unknown_id_is_unknown_entry() {
+    let all = extended(r#""nope""#);
+    match append_last(&all[..11]) {
+        Err(Error::InvalidCompaction {
+            compaction_id,
+            first_kept_entry_id,
+            reason,
+        }) => {
+            assert_eq!(compaction_id, "c-1");
+            assert_eq!(first_kept_entry_id.as_deref(), Some("nope"));
+            assert_eq!(reason, CompactionFault::UnknownEntry);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn compaction_keeping_from_a_metadata_entry_keeps_from_the_next_message() {
+    let context = both(&extended(r#""meta-cwd""#), "u-3", &defaults()).unwrap();
+    assert_eq!(
+        context.kept_entry_ids,
+        ["u-2", "a-pkg", "r-pkg", "a-ver", "u-3"]
+    );
+}
+
+#[test]
+fn compaction_keeping_nothing_leaves_the_summary_and_what_follows() {
+    let context = both(&extended("null"), "u-3", &defaults()).unwrap();
+    assert_eq!(context.messages, [SUMMARY_MESSAGE, message_of(U3)]);
+    assert_eq!(context.kept_entry_ids, ["u-3"]);
+    assert_eq!(
+        context.metadata,
+        [("cwd".to_owned(), r#""/workspace/tiny-pi""#.to_owned())],
+        "state from before the cut is kept"
+    );
+}
+
+#[test]
+fn compaction_keeping_nothing_after_an_unanswered_call_is_pending_tool_calls() {
+    let mut all = extended("null");
+    all.truncate(8);
+    all.push(c1("a-pkg", "null"));
+    assert_eq!(
+        compaction_fault(append_last(&all)),
+        CompactionFault::PendingToolCalls
+    );
+}
+
+#[test]
+fn orphan_result_fails_pairing_and_skip_drops_its_interaction() {
+    let mut all = lines(&CHAPTER);
+    all.push(result("r-9", "a-final", "call-9"));
+    match both(&all, "r-9", &defaults()) {
+        Err(Error::ToolPairing {
+            entry_id,
+            tool_call_id,
+            reason,
+            interaction_start_id,
+        }) => {
+            assert_eq!(entry_id, "r-9");
+            assert_eq!(tool_call_id, "call-9");
+            assert_eq!(reason, PairingDefect::OrphanResult);
+            assert_eq!(interaction_start_id, "u-1");
+        }
+        other => panic!("{other:?}"),
+    }
+    let skipped = both(&all, "r-9", &options(r#"{"onDefect":"skip"}"#)).unwrap();
+    assert!(skipped.messages.is_empty());
+    assert_eq!(skipped.skipped.len(), 1);
+    assert_eq!(skipped.skipped[0].entry_id, "r-9");
+    assert_eq!(skipped.skipped[0].reason, PairingDefect::OrphanResult);
+}
+
+// --- Compaction rules -----------------------------------------------------------------
+
+#[test]
+fn first_message_of_the_path_is_a_cut_point_even_when_not_a_user_message() {
+    let all = lines(&[
+        &text_msg_root("a-0"),
+        &user_msg("u-1", "a-0"),
+        &compaction("c", "u-1", Some("a-0")),
+    ]);
+    append_last(&all).unwrap();
+    let context = both(&all, "c", &defaults()).unwrap();
+    assert_eq!(context.kept_entry_ids, ["a-0", "u-1"]);
+    assert!(context.interactions[0].cut_point);
+}
+
+fn text_msg_root(id: &str) -> String {
+    text_msg(id, "x").replace(r#""parentId":"x""#, r#""parentId":null"#)
+}
+
+#[test]
+fn compaction_pointing_at_itself_or_without_parent_is_invalid_entry() {
+    let own = compaction("c", "u", Some("c"));
+    assert!(
+        matches!(parse_entry(&own), Err(Error::InvalidEntry(e)) if e.pointer == "/firstKeptEntryId")
+    );
+    let root = compaction("c", "u", None).replace(r#""parentId":"u""#, r#""parentId":null"#);
+    assert!(matches!(parse_entry(&root), Err(Error::InvalidEntry(e)) if e.pointer == "/parentId"));
+    let negative = compaction("c", "u", None).replace("\"tokensBefore\":10", "\"tokensBefore\":-1");
+    assert!(
+        matches!(parse_entry(&negative), Err(Error::InvalidEntry(e)) if e.pointer == "/tokensBefore")
+    );
+    let empty = compaction("c", "u", None).replace("\"s-c\"", "\"\"");
+    assert!(matches!(parse_entry(&empty), Err(Error::InvalidEntry(e)) if e.pointer == "/summary"));
+    let object = compaction("c", "u", None).replace("\"s-c\"", r#"{"goal":"x"}"#);
+    assert!(parse_entry(&object).is_ok());
+}
+
+#[test]
+fn object_summary_becomes_its_normalised_json_with_prefix_and_suffix() {
+    let c = compaction("c", "u-1", None).replace("\"s-c\"", r#"{"goal":"a\"b"}"#);
+    let all = lines(&[&root_user("u-1"), &c]);
+    let context = both(
+        &all,
+        "c",
+        &options(r#"{"summaryPrefix":"<s>","summarySuffix":"</s>"}"#),
+    )
+    .unwrap();
+    assert_eq!(
+        context.messages,
+        [
+            r#"{"role":"user","content":[{"type":"text","text":"<s>{\"goal\":\"a\\\"b\"}</s>"}],"timestamp":5}"#
+        ]
+    );
+    let without = both(&all, "c", &options(r#"{"summaryMessage":false}"#)).unwrap();
+    assert!(without.messages.is_empty());
+    assert!(without.compaction.is_some());
+}
+
+#[test]
+fn only_the_latest_compaction_on_the_path_counts() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &text_msg("a-1", "u-1"),
+        &compaction("c-1", "a-1", Some("u-1")),
+        &user_msg("u-2", "c-1"),
+        &text_msg("a-2", "u-2"),
+        &compaction("c-2", "a-2", Some("u-2")),
+        &user_msg("u-3", "c-2"),
+    ]);
+    let context = both(&all, "u-3", &defaults()).unwrap();
+    assert_eq!(context.compaction.as_ref().unwrap().id, "c-2");
+    assert_eq!(context.kept_entry_ids, ["u-2", "a-2", "u-3"]);
+    assert!(context.messages[0].contains("s-c-2"));
+}
+
+#[test]
+fn invalid_compaction_on_an_unselected_branch_does_not_affect_a_healthy_path() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &result("r-1", "a-1", "k"),
+        &compaction("c-bad", "r-1", Some("r-1")),
+        &text_msg("a-ok", "r-1"),
+    ]);
+    // The pure form sees the bad compaction on another branch and ignores it.
+    let context = build_context(&entries_of(&all), "a-ok", &defaults()).unwrap();
+    assert_eq!(context.kept_entry_ids, ["u-1", "a-1", "r-1", "a-ok"]);
+    assert_eq!(
+        compaction_fault(build_context(&entries_of(&all), "c-bad", &defaults())),
+        CompactionFault::NotInteractionStart
+    );
+}
+
+#[test]
+fn open_time_replay_does_not_recheck_compactions() {
+    let dir = temp_dir("context-replay");
+    let path = dir.join("s.jsonl");
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &result("r-1", "a-1", "k"),
+        &compaction("c-bad", "r-1", Some("r-1")),
+        &text_msg("a-ok", "r-1"),
+    ]);
+    write_file(&path, format!("{}\n", all.join("\n")).as_bytes());
+    let (store, _) = Store::open_jsonl(&path).unwrap();
+    let context = store.build_context("a-ok", &defaults(), None).unwrap();
+    assert_eq!(context.kept_entry_ids, ["u-1", "a-1", "r-1", "a-ok"]);
+    assert_eq!(
+        compaction_fault(store.build_context("c-bad", &defaults(), None)),
+        CompactionFault::NotInteractionStart
+    );
+}
+
+// --- Pairing --------------------------------------------------------------------------
+
+#[test]
+fn results_in_reverse_order_with_an_assistant_between_pair() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["x", "y"]),
+        &result("r-y", "a-1", "y"),
+        &text_msg("a-mid", "r-y"),
+        &result("r-x", "a-mid", "x"),
+    ]);
+    let context = both(&all, "r-x", &defaults()).unwrap();
+    assert_eq!(
+        context.kept_entry_ids,
+        ["u-1", "a-1", "r-y", "a-mid", "r-x"]
+    );
+}
+
+/// A tree with each defect in its own interaction, after a healthy one.
+fn defect_tree(defect: PairingDefect) -> (Vec<String>, &'static str, &'static str) {
+    let mut all = lines(&[
+        &root_user("u-0"),
+        &text_msg("a-0", "u-0"),
+        &user_msg("u-1", "a-0"),
+    ]);
+    let (entry, call) = match defect {
+        PairingDefect::OrphanResult => {
+            all.push(result("r-1", "u-1", "k"));
+            ("r-1", "k")
+        }
+        PairingDefect::DuplicateToolCall => {
+            all.push(calls("a-1", "u-1", &["k"]));
+            all.push(result("r-1", "a-1", "k"));
+            // A result after the second call would also be a duplicate result.
+            all.push(calls("a-2", "r-1", &["k"]));
+            ("a-2", "k")
+        }
+        PairingDefect::DuplicateToolResult => {
+            all.push(calls("a-1", "u-1", &["k"]));
+            all.push(result("r-1", "a-1", "k"));
+            all.push(result("r-2", "r-1", "k"));
+            ("r-2", "k")
+        }
+        PairingDefect::MissingResult => {
+            all.push(calls("a-1", "u-1", &["k", "m"]));
+            all.push(result("r-1", "a-1", "k"));
+            ("a-1", "m")
+        }
+    };
+    (all, entry, call)
+}
+
+#[test]
+fn every_pairing_defect_under_each_on_defect() {
+    for defect in [
+        PairingDefect::OrphanResult,
+        PairingDefect::DuplicateToolCall,
+        PairingDefect::DuplicateToolResult,
+        PairingDefect::MissingResult,
+    ] {
+        let (all, entry, call) = defect_tree(defect);
+        let leaf = all.last().unwrap().clone();
+        let leaf = parse_entry(&leaf).unwrap().id().to_owned();
+        match both(&all, &leaf, &defaults()) {
+            Err(Error::ToolPairing {
+                entry_id,
+                tool_call_id,
+                reason,
+                interaction_start_id,
+            }) => {
+                assert_eq!(
+                    (entry_id.as_str(), tool_call_id.as_str(), reason),
+                    (entry, call, defect)
+                );
+                assert_eq!(interaction_start_id, "u-1");
+            }
+            other => panic!("{defect:?}: {other:?}"),
+        }
+        let skip = both(&all, &leaf, &options(r#"{"onDefect":"skip"}"#)).unwrap();
+        assert_eq!(skip.kept_entry_ids, ["u-0", "a-0"], "{defect:?}");
+        assert_eq!(skip.skipped.len(), 1, "{defect:?}");
+        assert_eq!(skip.skipped[0].entry_id, entry);
+        assert_eq!(skip.skipped[0].reason, defect);
+        assert!(skip.defects.is_empty());
+        let keep = both(&all, &leaf, &options(r#"{"onDefect":"keep"}"#)).unwrap();
+        assert_eq!(keep.kept_entry_ids.len(), all.len(), "{defect:?}");
+        assert_eq!(keep.defects.len(), 1);
+        assert_eq!(keep.defects[0].reason, defect);
+        assert_eq!(keep.defects[0].interaction_start_id, "u-1");
+        assert!(keep.skipped.is_empty());
+    }
+}
+
+#[test]
+fn the_defect_reported_is_the_first_in_path_order() {
+    // A missing result (held by a-1) comes before an orphan result later on.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["m"]),
+        &result("r-9", "a-1", "z"),
+    ]);
+    match both(&all, "r-9", &defaults()) {
+        Err(Error::ToolPairing {
+            entry_id, reason, ..
+        }) => assert_eq!(
+            (entry_id.as_str(), reason),
+            ("a-1", PairingDefect::MissingResult)
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn extension_messages_never_pair_tool_calls() {
+    let ext = message(
+        "x-1",
+        "u-1",
+        r#"{"role":"bashExecution","command":"ls","toolCallId":"k","output":"a"}"#,
+    );
+    let all = lines(&[&root_user("u-1"), &ext]);
+    let context = both(&all, "x-1", &defaults()).unwrap();
+    assert_eq!(context.kept_entry_ids, ["u-1", "x-1"]);
+}
+
+// --- Budget ---------------------------------------------------------------------------
+
+/// Three interactions; each message costs 10 with the estimator used below.
+fn three_interactions() -> Vec<String> {
+    lines(&[
+        &root_user("u-1"),
+        &text_msg("a-1", "u-1"),
+        &user_msg("u-2", "a-1"),
+        &text_msg("a-2", "u-2"),
+        &user_msg("u-3", "a-2"),
+        &text_msg("a-3", "u-3"),
+    ])
+}
+
+fn with_ten_each(lines: &[String], leaf: &str, options: &ContextOptions) -> Result<Context, Error> {
+    let mut calls = 0;
+    let built = build_context_with(&entries_of(lines), leaf, options, &mut |_m: &str| {
+        calls += 1;
+        Ok(10.0)
+    });
+    let store = store_of(lines);
+    let mut store_calls = 0;
+    let mut count = |_m: &str| {
+        store_calls += 1;
+        Ok(10.0)
+    };
+    let stored = store.build_context(leaf, options, Some(&mut count));
+    assert_eq!(built.as_ref().ok(), stored.as_ref().ok());
+    assert_eq!(calls, store_calls);
+    built
+}
+
+#[test]
+fn budget_within_keeps_everything() {
+    let c = with_ten_each(
+        &three_interactions(),
+        "a-3",
+        &options(r#"{"budget":{"maxTokens":60}}"#),
+    )
+    .unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::WithinBudget);
+    assert_eq!(
+        (b.available, b.used, b.dropped_interactions),
+        (60.0, 60.0, 0)
+    );
+    assert_eq!(b.suggested_first_kept_entry_id, None);
+    assert_eq!(
+        c.interactions.iter().map(|i| i.tokens).collect::<Vec<_>>(),
+        [Some(20.0); 3]
+    );
+}
+
+#[test]
+fn budget_trims_whole_interactions_from_the_oldest() {
+    let c = with_ten_each(
+        &three_interactions(),
+        "a-3",
+        &options(r#"{"budget":{"maxTokens":60,"reservedOutput":15,"safetyMargin":5}}"#),
+    )
+    .unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::Trimmed);
+    assert_eq!(
+        (b.available, b.used, b.dropped_interactions),
+        (40.0, 40.0, 1)
+    );
+    assert_eq!(b.suggested_first_kept_entry_id.as_deref(), Some("u-2"));
+    assert_eq!(c.kept_entry_ids, ["u-2", "a-2", "u-3", "a-3"]);
+    assert_eq!(c.interactions[0].start, 0);
+    assert_eq!(c.interactions[1].start, 2);
+}
+
+#[test]
+fn budget_keeps_the_newest_interaction_alone_over_budget() {
+    let c = with_ten_each(
+        &three_interactions(),
+        "a-3",
+        &options(r#"{"budget":{"maxTokens":5}}"#),
+    )
+    .unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
+    assert_eq!((b.used, b.dropped_interactions), (20.0, 2));
+    assert_eq!(c.kept_entry_ids, ["u-3", "a-3"]);
+}
+
+#[test]
+fn budget_counts_the_summary_and_estimates_each_message_once() {
+    let all = extended(r#""u-2""#);
+    let mut seen = Vec::new();
+    let c = build_context_with(
+        &entries_of(&all),
+        "u-3",
+        &options(r#"{"budget":{"maxTokens":1000}}"#),
+        &mut |m: &str| {
+            seen.push(m.to_owned());
+            Ok(1.0)
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        seen, c.messages,
+        "one call per emitted message, with its JSON"
+    );
+    assert_eq!(c.budget.unwrap().used, 6.0);
+}
+
+#[test]
+fn default_estimator_is_a_quarter_of_the_bytes_rounded_up() {
+    let all = lines(&[&root_user("u-1")]);
+    let c = both(&all, "u-1", &options(r#"{"budget":{"maxTokens":100}}"#)).unwrap();
+    let bytes = message_of(&all[0]).len();
+    assert_eq!(c.interactions[0].tokens, Some(bytes.div_ceil(4) as f64));
+}
+
+#[test]
+fn estimator_failure_nan_negative_or_panic_is_an_error_naming_the_entry() {
+    let all = three_interactions();
+    let entries = entries_of(&all);
+    let budget = options(r#"{"budget":{"maxTokens":100}}"#);
+    let results: Vec<Result<f64, String>> = vec![
+        Err("no model".to_owned()),
+        Ok(f64::NAN),
+        Ok(-1.0),
+        Ok(f64::INFINITY),
+    ];
+    for value in results {
+        let value_for = value.clone();
+        match build_context_with(&entries, "a-3", &budget, &mut |_m: &str| value_for.clone()) {
+            Err(Error::Estimator { entry_id, .. }) => assert_eq!(entry_id, "u-1", "{value:?}"),
+            other => panic!("{value:?}: {other:?}"),
+        }
+    }
+    let store = store_of(&all);
+    let mut panicking = |_m: &str| -> Result<f64, String> { panic!("estimator bug") };
+    match store.build_context("a-3", &budget, Some(&mut panicking)) {
+        Err(Error::Estimator { entry_id, .. }) => assert_eq!(entry_id, "u-1"),
+        other => panic!("{other:?}"),
+    }
+    // The store is still usable.
+    assert!(store.build_context("a-3", &defaults(), None).is_ok());
+}
+
+#[test]
+fn estimator_is_not_called_without_a_budget() {
+    let mut calls = 0;
+    build_context_with(
+        &entries_of(&three_interactions()),
+        "a-3",
+        &defaults(),
+        &mut |_m: &str| {
+            calls += 1;
+            Ok(1.0)
+        },
+    )
+    .unwrap();
+    assert_eq!(calls, 0);
+}
+
+#[test]
+fn bad_options_are_invalid_option() {
+    for bad in [
+        r#"{"nope":1}"#,
+        r#"{"onDefect":"ignore"}"#,
+        r#"{"budget":{"maxTokens":-1}}"#,
+        r#"{"budget":{}}"#,
+        r#"{"budget":{"maxTokens":1,"extra":2}}"#,
+        "[]",
+        r#"{"a":1,"a":1}"#,
+    ] {
+        assert!(
+            matches!(
+                ContextOptions::from_json(bad),
+                Err(Error::InvalidOption { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert_eq!(options("{}"), defaults());
+    assert_eq!(options(r#"{"onDefect":"keep"}"#).on_defect, OnDefect::Keep);
+}
+
+// --- Labels (§6.3) --------------------------------------------------------------------
+
+fn label(id: &str, parent: &str, target: &str, value: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"session.label","value":{{"targetId":"{target}","label":{value}}}}}"#
+    )
+}
+
+#[test]
+fn label_needs_a_committed_target_and_a_label_member() {
+    let store = store_of(&lines(&[&root_user("u-1")]));
+    store
+        .append(label("l-1", "u-1", "u-1", r#""start""#))
+        .unwrap();
+    store.append(label("l-2", "l-1", "u-1", "null")).unwrap();
+    match store.append(label("l-3", "l-2", "ghost", r#""x""#)) {
+        Err(Error::UnknownLeaf { id }) => assert_eq!(id, "ghost"),
+        other => panic!("{other:?}"),
+    }
+    let missing = r#"{"id":"l-4","parentId":"u-1","timestamp":1,"type":"metadata","key":"session.label","value":{"targetId":"u-1"}}"#;
+    assert!(
+        matches!(parse_entry(missing), Err(Error::InvalidEntry(e)) if e.pointer == "/value/label")
+    );
+    let empty = label("l-5", "u-1", "u-1", r#""""#);
+    assert!(
+        matches!(parse_entry(&empty), Err(Error::InvalidEntry(e)) if e.pointer == "/value/label")
+    );
+    // Labels never reach the context's metadata; other keys do.
+    let c = store.build_context("l-2", &defaults(), None).unwrap();
+    assert!(c.metadata.is_empty());
+}
+
+#[test]
+fn metadata_is_the_last_value_of_each_key_in_first_set_order() {
+    let meta = |id: &str, parent: &str, key: &str, value: &str| {
+        format!(
+            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"{key}","value":{value}}}"#
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &meta("m-1", "u-1", "cwd", r#""/a""#),
+        &meta("m-2", "m-1", "model", r#""x""#),
+        &meta("m-3", "m-2", "cwd", r#""/b""#),
+        &meta("m-4", "m-3", "session.future", "1"),
+        &compaction("c", "m-4", None),
+    ]);
+    let c = both(&all, "c", &defaults()).unwrap();
+    assert_eq!(
+        c.metadata,
+        [
+            ("cwd".to_owned(), r#""/b""#.to_owned()),
+            ("model".to_owned(), r#""x""#.to_owned())
+        ]
+    );
+}
+
+// --- Open roles, surrogates (§6.1) ----------------------------------------------------
+
+const EXT_ROLE: &str = r#"{"id":"x-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"bashExecution","command":"ls","output":"a\ud83d","exitCode":0,"weird":[1,{"z":null}]}}"#;
+const EXT_BLOCK: &str = r#"{"id":"a-1","parentId":"x-1","timestamp":3,"type":"message","message":{"role":"assistant","content":[{"type":"redacted_thinking","data":"abc"},{"type":"text","text":"cut \ud83d"}]}}"#;
+
+#[test]
+fn extension_roles_blocks_and_lone_surrogates_round_trip_byte_exact() {
+    let all = lines(&[&root_user("u-1"), EXT_ROLE, EXT_BLOCK]);
+    let dir = temp_dir("context-ext");
+    let path = dir.join("s.jsonl");
+    {
+        let (store, _) = Store::open_jsonl(&path).unwrap();
+        for line in &all {
+            store.append(line).unwrap();
+        }
+    }
+    assert_eq!(
+        read_file(&path),
+        format!("{}\n", all.join("\n")).into_bytes()
+    );
+    let (store, _) = Store::open_jsonl(&path).unwrap();
+    let path_entries = store.path_to("a-1").unwrap();
+    assert_eq!(path_entries[1].json(), EXT_ROLE);
+    assert_eq!(path_entries[1].kind(), EntryKind::Message(Role::Extension));
+    assert_eq!(path_entries[2].json(), EXT_BLOCK);
+    let messages = store.messages_on_path("a-1").unwrap();
+    assert_eq!(messages[1].json(), message_of(EXT_ROLE));
+    let context = store.build_context("a-1", &defaults(), None).unwrap();
+    assert_eq!(
+        context.messages,
+        [
+            message_of(&all[0]),
+            message_of(EXT_ROLE),
+            message_of(EXT_BLOCK)
+        ]
+    );
+}
+
+#[test]
+fn strict_roles_rejects_extension_roles_and_blocks() {
+    let store = Store::memory_with(&MemoryOptions { strict_roles: true });
+    store.append(root_user("u-1")).unwrap();
+    assert!(
+        matches!(store.append(EXT_ROLE), Err(Error::InvalidEntry(e)) if e.pointer == "/message/role")
+    );
+    let block = EXT_BLOCK.replace(r#""parentId":"x-1""#, r#""parentId":"u-1""#);
+    assert!(
+        matches!(store.append(&block), Err(Error::InvalidEntry(e)) if e.pointer == "/message/content/0/type")
+    );
+    // The JSONL option: a file holding an extension entry fails to open at that line.
+    let dir = temp_dir("context-strict");
+    let path = dir.join("s.jsonl");
+    write_file(
+        &path,
+        format!("{}\n{EXT_ROLE}\n", root_user("u-1")).as_bytes(),
+    );
+    let strict = session::JsonlOptions {
+        strict_roles: true,
+        ..Default::default()
+    };
+    match Store::open_jsonl_with(&path, &strict) {
+        Err(Error::CorruptLine { line, .. }) => assert_eq!(line, 2),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    // build_context's option.
+    let all = lines(&[&root_user("u-1"), EXT_ROLE]);
+    let strict = options(r#"{"strictRoles":true}"#);
+    assert!(matches!(
+        both(&all, "x-1", &strict),
+        Err(Error::InvalidEntry(_))
+    ));
+    assert!(parse_entries(format!("[{}]", all.join(","))).is_ok());
+}
+
+#[test]
+fn unknown_leaf_and_broken_path_come_before_compaction_checks() {
+    let all = extended(r#""a-pkg""#);
+    assert!(matches!(
+        build_context(&entries_of(&all), "ghost", &defaults()),
+        Err(Error::UnknownLeaf { .. })
+    ));
+}
+
+// --- Property: no compaction, no budget ⇒ messages == messages_on_path ----------------
+
+/// A random tree of well-paired interactions: each entry hangs under an earlier one.
+fn arb_tree() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec((any::<prop::sample::Index>(), 0u8..4), 1..40).prop_map(|steps| {
+        let mut out: Vec<String> = Vec::new();
+        for (i, (parent, kind)) in steps.into_iter().enumerate() {
+            let id = format!("e-{i}");
+            if out.is_empty() {
+                out.push(root_user(&id));
+                continue;
+            }
+            let parent = parse_entry(&out[parent.index(out.len())]).unwrap();
+            let parent_id = parent.id().to_owned();
+            match kind {
+                0 => out.push(user_msg(&id, &parent_id)),
+                1 => out.push(text_msg(&id, &parent_id)),
+                2 => out.push(format!(
+                    r#"{{"id":"{id}","parentId":"{parent_id}","timestamp":1,"type":"metadata","key":"k{}","value":{i}}}"#,
+                    i % 3
+                )),
+                _ => out.push(message(&id, &parent_id, r#"{"role":"custom","x":1}"#)),
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #[test]
+    fn without_compaction_or_budget_messages_equal_messages_on_path(tree in arb_tree(), leaf in any::<prop::sample::Index>()) {
+        let entries = entries_of(&tree);
+        let leaf = entries[leaf.index(entries.len())].id().to_owned();
+        let context = both(&tree, &leaf, &defaults()).unwrap();
+        let on_path: Vec<String> = messages_on_path(&entries, &leaf)
+            .unwrap()
+            .iter()
+            .map(|m| m.json().to_owned())
+            .collect();
+        prop_assert_eq!(&context.messages, &on_path);
+        prop_assert_eq!(context.kept_entry_ids.len(), on_path.len());
+    }
+}
+
+#[test]
+fn budget_overflows_when_what_must_stay_does_not_fit() {
+    // The summary always stays; with nothing kept after it, it alone can overflow.
+    let all = extended("null");
+    let c = with_ten_each(&all[..11], "c-1", &options(r#"{"budget":{"maxTokens":5}}"#)).unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
+    assert_eq!((b.used, b.dropped_interactions), (10.0, 0));
+    assert_eq!(c.messages, [SUMMARY_MESSAGE]);
+}
