@@ -11,7 +11,8 @@
 //! cargo bench --bench perf -- profile open|messages|path|append FILE [LEAF]
 //!                                               one operation in a loop, for `perf record -g`
 //! cargo bench --bench perf -- resume FILE      open -> depth-10 path with the session index
-//!                                               (`<FILE>.idx`) and without it, median of 9
+//!                                               (`<FILE>.idx`) and without it, median of 9,
+//!                                               then the path's ids for benches/sqlite_peer.c
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
 //!                                               compaction near the end (SPEC §7)
@@ -1049,8 +1050,24 @@ fn resume(args: &[String]) {
         without.as_secs_f64() * 1e3,
         without.as_secs_f64() / with.as_secs_f64()
     );
+    // The path's ids, root first, to check against a peer (benches/sqlite_peer.c).
+    println!("leaf {leaf}");
+    for entry in probe_path(&copy, &leaf) {
+        println!("{entry}");
+    }
     let _ = fs::remove_file(session::index_path(&copy));
     let _ = fs::remove_file(&copy);
+}
+
+fn probe_path(file: &Path, leaf: &str) -> Vec<String> {
+    let options = JsonlOptions::from_json(r#"{"readOnly":true}"#).unwrap();
+    let (store, _) = Store::open_jsonl_with(file, &options).unwrap();
+    store
+        .path_to(leaf)
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect()
 }
 
 /// `profile open|messages|path|append FILE [LEAF]`: one operation in a loop for about
