@@ -781,6 +781,49 @@ SessionStatus session_store_build_context(SessionStore *store,
 SessionStatus session_memory_store_open_with(const char *options_json, SessionStore **out_store);
 
 /**
+ * Converts the session file of another agent at `src_path` into a new libsession
+ * JSONL file at `out_path` and returns the import report.
+ *
+ * `format` is `"pi"` (pi's session file, versions 1–3), `"claude-code"` (a Claude
+ * Code transcript) or `"codex"` (a Codex rollout file). Every line of the source ends
+ * up in the output: as what it says (message, compaction, label, …) or, when it
+ * cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
+ * `<format>.unmapped` holding its raw text and line number. A compaction that the
+ * store would refuse at append is written as the source has it and listed in
+ * `refusedCompactions`. The file is written line by line and synced; `out_path` must
+ * not exist (an import never overwrites a file).
+ *
+ * The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
+ * "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
+ * "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
+ * "reason"}], "unterminatedTail":bool}`; `reason` of an unmapped line is
+ * `invalid_json`, `unknown_kind`, `invalid_shape`, `invalid_entry` or
+ * `duplicate_id`.
+ *
+ * `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
+ * `SESSION_ERR_INVALID_ARGUMENT`).
+ *
+ * Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read or the output
+ * cannot be created (it exists already: `op` `"open"`, OS error 17) or written;
+ * `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
+ * bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
+ *
+ * Ownership: every string is borrowed for the call. `out_json` may be NULL;
+ * otherwise `*out_json` is always set, to the report or to `{"error":{…}}`, and the
+ * caller frees it with `session_string_free`. Thread-safe; it touches no store.
+ *
+ * # Safety
+ *
+ * `format`, `src_path`, `out_path` and `options_json` are NULL or NUL-terminated;
+ * `out_json` is NULL or writable.
+ */
+SessionStatus session_import(const char *format,
+                             const char *src_path,
+                             const char *out_path,
+                             const char *options_json,
+                             char **out_json);
+
+/**
  * The direct children of the entry `id`, in commit order, as a JSON array of nodes.
  *
  * A node describes an entry without its body: `{"id", "parentId", "seq", "depth",

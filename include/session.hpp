@@ -8,6 +8,7 @@
  *   session::unique_string  std::unique_ptr<char> that calls session_string_free
  *   session::result         {status, json}: the result JSON, or {"error":{...}} on failure
  *   session::store          a movable owner of a store with the store calls as methods
+ *   session::token_estimator  std::function<double(std::string_view)> for build_context
  *
  *   session::store s;
  *   session::result r = session::store::open_jsonl("s.jsonl", s);
@@ -16,10 +17,12 @@
  *                   "message":{"role":"user","content":"hi"}})");
  *   r = s.messages_on_path("u-1");       // r.json == [{"role":"user","content":"hi"}]
  *
- * No exceptions are thrown by this header except std::bad_alloc from std::string. The
- * library's C strings are freed on every path, including that one. A std::string that
- * contains a NUL byte cannot be passed as a C string: such a call returns
- * SESSION_ERR_INVALID_ARGUMENT without calling the library.
+ * No exceptions are thrown by this header except std::bad_alloc from std::string and
+ * what a token_estimator of yours throws (caught inside the C call, which then fails,
+ * and rethrown once the library has returned). The library's C strings are freed on
+ * every path, including those. A std::string that contains a NUL byte cannot be passed
+ * as a C string: such a call returns SESSION_ERR_INVALID_ARGUMENT without calling the
+ * library.
  *
  * Threads: one session::store may be used from many threads at once (const and
  * non-const methods alike, except close(), reset and destruction, which must come last,
@@ -30,6 +33,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,7 +92,34 @@ inline result nul_argument()
                   R"("a string argument contains a NUL byte, which a C string cannot carry"}})"};
 }
 
+/** What the estimator trampoline needs: the std::function and, if it threw, the
+ *  exception to rethrow after the C call has returned (never through C frames). */
+struct estimator_call {
+    const std::function<double(std::string_view)> *estimate;
+    std::exception_ptr thrown;
+};
+
+/** The SessionTokenEstimator handed to the library; user_data is an estimator_call. */
+inline double estimate_trampoline(const char *message_json, size_t len, void *user_data) noexcept
+{
+    auto *call = static_cast<estimator_call *>(user_data);
+    try {
+        return (*call->estimate)(std::string_view(message_json, len));
+    } catch (...) {
+        call->thrown = std::current_exception();
+        return std::numeric_limits<double>::quiet_NaN(); // the library fails the call
+    }
+}
+
 } // namespace detail
+
+/** Tokens of one message for build_context's budget, given the message's JSON (valid only
+ *  during the call). Called on the calling thread, once per kept message and once for the
+ *  summary message, never after build_context returns. It must not call the same store
+ *  (the call runs inside the store's turn: it would deadlock). A negative or non-finite
+ *  return fails the call with SESSION_ERR_INVALID_ARGUMENT; so does a throw, after which
+ *  build_context rethrows the exception. */
+using token_estimator = std::function<double(std::string_view message_json)>;
 
 /** session_parse_entry: the normalised entry. */
 inline result parse_entry(const std::string &entry_json)
@@ -128,6 +161,31 @@ inline result repair(const std::string &path)
     return detail::call([&](char **out) { return session_jsonl_repair(path.c_str(), out); });
 }
 
+/** session_build_context over a JSON array of entries, with the default estimator
+ *  (ceil(bytes / 4) of each message's JSON): what the model should see for leaf_id.
+ *  options_json: e.g. R"({"onDefect":"skip","budget":{"maxTokens":8000}})"; "" for the
+ *  defaults. The result is the context object of the contract (docs/contract.md, §7.3). */
+inline result build_context(const std::string &entries_json, const std::string &leaf_id,
+                            const std::string &options_json = std::string())
+{
+    if (detail::has_nul(entries_json) || detail::has_nul(leaf_id) || detail::has_nul(options_json))
+        return detail::nul_argument();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) {
+        return session_build_context(entries_json.c_str(), leaf_id.c_str(), options, out);
+    });
+}
+
+/** session_list_sessions: {"sessions":[…]}, one record per *.jsonl file in dir, read
+ *  from its head and last committed line. options_json e.g.
+ *  R"({"recursive":true,"limit":50,"sort":"path"})" ("" for the defaults). */
+inline result list_sessions(const std::string &dir, const std::string &options_json = std::string())
+{
+    if (detail::has_nul(dir) || detail::has_nul(options_json)) return detail::nul_argument();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) { return session_list_sessions(dir.c_str(), options, out); });
+}
+
 /** An open store; closes it when destroyed. Movable, not copyable. */
 class store {
 public:
@@ -144,6 +202,21 @@ public:
         if (status == SESSION_OK) return result{};
         return result{status, std::string(R"({"error":{"code":")") + session_status_name(status) +
                                   R"(","message":"session_memory_store_open failed"}})"};
+    }
+
+    /** session_memory_store_open_with into `out`: options as a JSON object, e.g.
+     *  R"({"strictRoles":true})" ("" for the defaults). */
+    static result open_memory(const std::string &options_json, store &out)
+    {
+        if (detail::has_nul(options_json)) return detail::nul_argument();
+        SessionStore *raw = nullptr;
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        // session_memory_store_open_with reports failures through its status only.
+        const SessionStatus status = session_memory_store_open_with(options, &raw);
+        out.handle_.reset(raw);
+        if (status == SESSION_OK) return result{};
+        return result{status, std::string(R"({"error":{"code":")") + session_status_name(status) +
+                                  R"(","message":"session_memory_store_open_with failed"}})"};
     }
 
     /** session_jsonl_store_open into `out`; the result is {"state":…,"warnings":[…]}. */
@@ -197,6 +270,59 @@ public:
         return detail::call([&](char **out) {
             return session_store_messages_on_path(get(), leaf_id.c_str(), out);
         });
+    }
+    /** session_store_build_context: what the model should see for leaf_id, through the
+     *  store's index. options_json as for session::build_context. With an estimator,
+     *  a budget's tokens are counted by it; without one (an empty std::function), by
+     *  the default ceil(bytes / 4). */
+    result build_context(const std::string &leaf_id, const std::string &options_json = std::string(),
+                         const token_estimator &estimate = token_estimator()) const
+    {
+        if (detail::has_nul(leaf_id) || detail::has_nul(options_json)) return detail::nul_argument();
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        detail::estimator_call state{&estimate, nullptr};
+        result r = detail::call([&](char **out) {
+            return session_store_build_context(get(), leaf_id.c_str(), options,
+                                               estimate ? detail::estimate_trampoline : nullptr,
+                                               estimate ? &state : nullptr, out);
+        });
+        if (state.thrown) std::rethrow_exception(state.thrown);
+        return r;
+    }
+    /** session_store_children: the direct children of id, in commit order, as an array
+     *  of nodes (an entry's place in the tree, never its message body). */
+    result children(const std::string &id) const
+    {
+        if (detail::has_nul(id)) return detail::nul_argument();
+        return detail::call([&](char **out) { return session_store_children(get(), id.c_str(), out); });
+    }
+    /** session_store_roots: the nodes without a parent, in commit order. */
+    result roots() const
+    {
+        return detail::call([&](char **out) { return session_store_roots(get(), out); });
+    }
+    /** session_store_leaves: {"leaves":[…],"latestBySeq":id|null,"latestByTimestamp":id|null}. */
+    result leaves() const
+    {
+        return detail::call([&](char **out) { return session_store_leaves(get(), out); });
+    }
+    /** session_store_latest_leaf: the node of the last committed entry, or null. */
+    result latest_leaf() const
+    {
+        return detail::call([&](char **out) { return session_store_latest_leaf(get(), out); });
+    }
+    /** session_store_tree: a page of nodes in commit order; options_json e.g.
+     *  R"({"afterSeq":99,"limit":100,"leaf":"a-1","previewChars":40})" ("" for all). */
+    result tree(const std::string &options_json = std::string()) const
+    {
+        if (detail::has_nul(options_json)) return detail::nul_argument();
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        return detail::call([&](char **out) { return session_store_tree(get(), options, out); });
+    }
+    /** session_store_labels: [{"targetId","label","entryId","seq"}, …]. */
+    result labels() const
+    {
+        return detail::call([&](char **out) { return session_store_labels(get(), out); });
     }
     /** SESSION_STATE_*; a closed (empty) store reports SESSION_STATE_TAINTED, as NULL does. */
     SessionState state() const noexcept { return session_store_state(get()); }

@@ -15,6 +15,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "prerequisites (scripts/prereqs.sh)"
 scripts/prereqs.sh
 
+step "npm ci in tests/interop (pi 0.73.1, for the pi interop test tests/interop_pi.rs)"
+(cd tests/interop && npm ci --no-audit --no-fund)
+
 step "cargo test"
 cargo test --all-targets
 

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
 use crate::error::{CompactionFault, Error, PairingDefect};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
+use crate::json_writer::{self, Object};
 use crate::tree::{IdIndex, PathEntry, project_messages};
 
 /// A host's token estimator: given a message's normalised JSON, its cost in tokens,
@@ -199,109 +200,80 @@ impl Context {
     /// `compaction`, `messages`, `keptEntryIds`, `interactions`, `metadata`, `budget`
     /// (null without a budget), `skipped`, `defects`.
     pub fn to_json(&self) -> String {
-        let mut out =
-            String::with_capacity(self.messages.iter().map(|m| m.len() + 1).sum::<usize>() + 256);
-        out.push_str("{\"leafId\":");
-        json::push_string(&mut out, &self.leaf_id);
-        out.push_str(",\"compaction\":");
-        match &self.compaction {
-            None => out.push_str("null"),
+        let compaction = match &self.compaction {
+            None => "null".to_owned(),
             Some(c) => {
-                out.push_str("{\"id\":");
-                json::push_string(&mut out, &c.id);
-                out.push_str(",\"firstKeptEntryId\":");
-                push_optional_string(&mut out, c.first_kept_entry_id.as_deref());
-                out.push_str(",\"tokensBefore\":");
-                out.push_str(&c.tokens_before);
-                out.push_str(",\"summary\":");
-                out.push_str(&c.summary);
-                if let Some(details) = &c.details {
-                    out.push_str(",\"details\":");
-                    out.push_str(details);
+                let object = Object::new()
+                    .string("id", &c.id)
+                    .string_or_null("firstKeptEntryId", c.first_kept_entry_id.as_deref())
+                    .raw("tokensBefore", &c.tokens_before)
+                    .raw("summary", &c.summary);
+                match &c.details {
+                    Some(details) => object.raw("details", details),
+                    None => object,
                 }
-                out.push('}');
+                .finish()
             }
-        }
-        out.push_str(",\"messages\":[");
-        push_joined(&mut out, self.messages.iter(), |out, m| out.push_str(m));
-        out.push_str("],\"keptEntryIds\":[");
-        push_joined(&mut out, self.kept_entry_ids.iter(), |out, id| {
-            json::push_string(out, id)
-        });
-        out.push_str("],\"interactions\":[");
-        push_joined(&mut out, self.interactions.iter(), |out, i| {
-            out.push_str(&format!(
-                "{{\"start\":{},\"count\":{},\"firstEntryId\":",
-                i.start, i.count
-            ));
-            json::push_string(out, &i.first_entry_id);
-            out.push_str(&format!(",\"cutPoint\":{}", i.cut_point));
-            if let Some(tokens) = i.tokens {
-                out.push_str(&format!(",\"tokens\":{}", number(tokens)));
+        };
+        let interactions = json_writer::array(self.interactions.iter().map(|i| {
+            let object = Object::new()
+                .number("start", i.start)
+                .number("count", i.count)
+                .string("firstEntryId", &i.first_entry_id)
+                .boolean("cutPoint", i.cut_point);
+            match i.tokens {
+                Some(tokens) => object.raw("tokens", &number(tokens)),
+                None => object,
             }
-            out.push('}');
-        });
-        out.push_str("],\"metadata\":{");
-        push_joined(&mut out, self.metadata.iter(), |out, (key, value)| {
-            json::push_string(out, key);
-            out.push(':');
-            out.push_str(value);
-        });
-        out.push_str("},\"budget\":");
-        match &self.budget {
-            None => out.push_str("null"),
-            Some(b) => {
-                out.push_str(&format!(
-                    "{{\"maxTokens\":{},\"reservedOutput\":{},\"safetyMargin\":{},\"available\":{},\"used\":{},\"reason\":\"{}\",\"droppedInteractions\":{},\"suggestedFirstKeptEntryId\":",
-                    number(b.budget.max_tokens),
-                    number(b.budget.reserved_output),
-                    number(b.budget.safety_margin),
-                    number(b.available),
-                    number(b.used),
-                    b.reason.as_str(),
-                    b.dropped_interactions,
-                ));
-                push_optional_string(&mut out, b.suggested_first_kept_entry_id.as_deref());
-                out.push('}');
-            }
-        }
-        out.push_str(",\"skipped\":[");
-        push_joined(&mut out, self.skipped.iter(), push_defect);
-        out.push_str("],\"defects\":[");
-        push_joined(&mut out, self.defects.iter(), push_defect);
-        out.push_str("]}");
-        out
+            .finish()
+        }));
+        let metadata = self
+            .metadata
+            .iter()
+            .fold(Object::new(), |object, (key, value)| object.raw(key, value))
+            .finish();
+        let budget = match &self.budget {
+            None => "null".to_owned(),
+            Some(b) => Object::new()
+                .raw("maxTokens", &number(b.budget.max_tokens))
+                .raw("reservedOutput", &number(b.budget.reserved_output))
+                .raw("safetyMargin", &number(b.budget.safety_margin))
+                .raw("available", &number(b.available))
+                .raw("used", &number(b.used))
+                .string("reason", b.reason.as_str())
+                .number("droppedInteractions", b.dropped_interactions)
+                .string_or_null(
+                    "suggestedFirstKeptEntryId",
+                    b.suggested_first_kept_entry_id.as_deref(),
+                )
+                .finish(),
+        };
+        Object::new()
+            .string("leafId", &self.leaf_id)
+            .raw("compaction", &compaction)
+            .raw("messages", &json_writer::array(self.messages.iter()))
+            .raw(
+                "keptEntryIds",
+                &json_writer::string_array(self.kept_entry_ids.iter()),
+            )
+            .raw("interactions", &interactions)
+            .raw("metadata", &metadata)
+            .raw("budget", &budget)
+            .raw("skipped", &defects(&self.skipped))
+            .raw("defects", &defects(&self.defects))
+            .finish()
     }
 }
 
-fn push_joined<T>(
-    out: &mut String,
-    items: impl Iterator<Item = T>,
-    mut f: impl FnMut(&mut String, T),
-) {
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        f(out, item);
-    }
-}
-
-fn push_optional_string(out: &mut String, value: Option<&str>) {
-    match value {
-        Some(s) => json::push_string(out, s),
-        None => out.push_str("null"),
-    }
-}
-
-fn push_defect(out: &mut String, d: &Defect) {
-    out.push_str("{\"interactionStartId\":");
-    json::push_string(out, &d.interaction_start_id);
-    out.push_str(",\"entryId\":");
-    json::push_string(out, &d.entry_id);
-    out.push_str(",\"toolCallId\":");
-    json::push_string(out, &d.tool_call_id);
-    out.push_str(&format!(",\"reason\":\"{}\"}}", d.reason.as_str()));
+fn defects(list: &[Defect]) -> String {
+    json_writer::array(list.iter().map(|d| {
+        Object::new()
+            .string("interactionStartId", &d.interaction_start_id)
+            .string("entryId", &d.entry_id)
+            .string("toolCallId", &d.tool_call_id)
+            .string("reason", d.reason.as_str())
+            .finish()
+    }))
 }
 
 /// A finite number as JSON: integers without a fraction, others in Rust's shortest

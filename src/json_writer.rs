@@ -84,14 +84,27 @@ impl Object {
     }
 }
 
-/// `[a,b,…]` from JSON texts this module wrote.
-pub(crate) fn array(items: impl Iterator<Item = String>) -> String {
+/// `[a,b,…]` from JSON texts (written by this module, or an entry's canonical text).
+pub(crate) fn array<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
     let mut out = String::from("[");
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&item);
+        out.push_str(item.as_ref());
+    }
+    out.push(']');
+    out
+}
+
+/// `["a","b",…]`: each string escaped.
+pub(crate) fn string_array<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
+    let mut out = String::from("[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json::push_string(&mut out, item.as_ref());
     }
     out.push(']');
     out
@@ -125,7 +138,7 @@ mod tests {
     #[test]
     fn an_empty_object_and_an_empty_array() {
         assert_eq!(Object::new().finish(), "{}");
-        assert_eq!(array(std::iter::empty()), "[]");
+        assert_eq!(array(std::iter::empty::<String>()), "[]");
         assert_eq!(
             array(["1".to_owned(), "{}".to_owned()].into_iter()),
             "[1,{}]"

@@ -43,6 +43,7 @@
 pub mod context;
 pub mod entry;
 pub mod error;
+pub mod interop;
 pub mod json;
 mod json_writer;
 pub mod list;

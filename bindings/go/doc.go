@@ -15,6 +15,25 @@
 //	    "type":"message","message":{"role":"user","content":"hi"}}`))
 //	msgs, err := store.MessagesOnPath("u-1") // [{"role":"user","content":"hi"}]
 //
+// # What the model sees, and moving around the tree
+//
+// BuildContext (pure, over a JSON array of entries) and Store.BuildContext return
+// what to send to the model for a leaf: the latest compaction's summary, the messages
+// it keeps, tool pairing checked per interaction (ContextOptions.OnDefect), metadata
+// replayed over the whole path and, with a Budget, whole interactions kept from the
+// newest backwards. Store.BuildContext counts tokens with a TokenEstimator of yours
+// (called on the calling goroutine, once per message; it must not call the same
+// store) or, when nil, the library's ceil(bytes / 4):
+//
+//	c, err := store.BuildContext(leaf, session.ContextOptions{
+//	    Budget: &session.Budget{MaxTokens: 128000, ReservedOutput: 8000},
+//	}, func(m json.RawMessage) (float64, error) { return tok.Count(m) })
+//	send(c.Messages)
+//
+// Children, Roots, Leaves, LatestLeaf, Tree (paged) and Labels answer from the
+// store's index in time proportional to the answer; ListSessions lists the session
+// files of a folder from each file's head and last line.
+//
 // # Building
 //
 // The package links libsession through pkg-config (`#cgo pkg-config: session`), the
@@ -46,7 +65,7 @@
 // value), Code (the status name, e.g. "missing_parent"), Message, the details the
 // library gives for that code (Pointer, ID, ChildID, ParentID, Line, Warnings, Cause,
 // OSError, …) and the raw error JSON. errors.Is matches an *Error against the sentinels
-// ErrInvalidArgument … ErrWrongProcess by status (their numbers are read from the
+// ErrInvalidArgument … ErrToolPairing by status (their numbers are read from the
 // library's status table at start-up, never copied; ErrorForCode gives the sentinel of
 // any code, including ones newer than this binding), and errors.As extracts it:
 //

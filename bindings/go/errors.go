@@ -37,7 +37,22 @@ type Error struct {
 	Cause json.RawMessage
 	// Raw is the whole error JSON, {"error":{"code":…,"message":…,…}}.
 	Raw json.RawMessage
+
+	CompactionID     string // invalid_compaction: the compaction
+	FirstKeptEntryID string // invalid_compaction: its firstKeptEntryId ("" when null)
+	// EntryID is, for tool_pairing, the defective entry; for invalid_argument from a
+	// failing estimator, the message it was counting.
+	EntryID            string
+	ToolCallID         string // tool_pairing
+	InteractionStartID string // tool_pairing: the first entry of the defective interaction
+	// EstimatorErr is the error a TokenEstimator returned, which made the library fail
+	// the call (ErrInvalidArgument); Unwrap returns it.
+	EstimatorErr error
 }
+
+// Unwrap returns EstimatorErr, so that errors.Is and errors.As reach a TokenEstimator's
+// error through the library's.
+func (e *Error) Unwrap() error { return e.EstimatorErr }
 
 // Error implements error: "session: <code>: <message>".
 func (e *Error) Error() string {
@@ -92,6 +107,14 @@ var (
 	ErrFileChanged     = named("file_changed")
 	ErrReadOnly        = named("read_only")
 	ErrWrongProcess    = named("wrong_process")
+	// ErrInvalidCompaction: a compaction's firstKeptEntryId is not a valid cut on its
+	// path (Reason "unknown_entry", "not_on_path", "not_interaction_start" or
+	// "pending_tool_calls"; CompactionID, FirstKeptEntryID).
+	ErrInvalidCompaction = named("invalid_compaction")
+	// ErrToolPairing: a tool call and its result do not pair (Reason "orphan_result",
+	// "duplicate_tool_call", "duplicate_tool_result" or "missing_result"; EntryID,
+	// ToolCallID, InteractionStartID).
+	ErrToolPairing = named("tool_pairing")
 )
 
 // ErrClosed is returned by every call on a Store after Close.
@@ -237,6 +260,12 @@ func newError(status int32, raw []byte) *Error {
 			PID          int             `json:"pid"`
 			Warnings     []Warning       `json:"warnings"`
 			Cause        json.RawMessage `json:"cause"`
+
+			CompactionID       string `json:"compactionId"`
+			FirstKeptEntryID   string `json:"firstKeptEntryId"`
+			EntryID            string `json:"entryId"`
+			ToolCallID         string `json:"toolCallId"`
+			InteractionStartID string `json:"interactionStartId"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil || env.Error == nil {
@@ -251,6 +280,8 @@ func newError(status int32, raw []byte) *Error {
 	e.Line, e.Reason, e.Argument, e.Op, e.OSError = d.Line, d.Reason, d.Argument, d.Op, d.OSError
 	e.Path, e.ExpectedSize, e.ActualSize, e.OwnerPID, e.PID = d.Path, d.ExpectedSize, d.ActualSize, d.OwnerPID, d.PID
 	e.Warnings, e.Cause = d.Warnings, d.Cause
+	e.CompactionID, e.FirstKeptEntryID, e.EntryID = d.CompactionID, d.FirstKeptEntryID, d.EntryID
+	e.ToolCallID, e.InteractionStartID = d.ToolCallID, d.InteractionStartID
 	if d.Offset != nil {
 		e.Offset = *d.Offset
 	}

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -60,4 +61,32 @@ func ExampleRecoverJSONL() {
 	r, err := session.RecoverJSONL(data)
 	fmt.Println(len(r.Entries), r.Warnings[0].Code, r.Warnings[0].Line, err)
 	// Output: 1 unterminated_tail 2 <nil>
+}
+
+func ExampleStore_BuildContext() {
+	store, _, err := session.OpenWith("../../examples/tiny-pi-compacted.jsonl", session.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+
+	// A host's tokenizer would go here; this one counts 10 tokens per message.
+	perMessage := func(json.RawMessage) (float64, error) { return 10, nil }
+	c, err := store.BuildContext("u-3", session.ContextOptions{
+		Budget: &session.Budget{MaxTokens: 40},
+	}, perMessage)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("compaction:", c.Compaction.ID, "keeps from", *c.Compaction.FirstKeptEntryID)
+	fmt.Println("send", len(c.Messages), "messages:", c.KeptEntryIDs)
+	fmt.Println(c.Budget.Reason, "used", c.Budget.Used, "of", c.Budget.Available)
+	fmt.Println("next compaction could keep from", *c.Budget.SuggestedFirstKeptEntryID)
+	// Output:
+	// compaction: c-1 keeps from u-2
+	// send 2 messages: [u-3]
+	// trimmed used 20 of 40
+	// next compaction could keep from u-3
 }

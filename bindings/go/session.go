@@ -111,6 +111,9 @@ type Options struct {
 	// the file being written and that its size is what this writer left
 	// (ErrFileChanged).
 	NoCheckIdentity bool
+	// StrictRoles rejects extension roles and blocks (ErrInvalidEntry); a file that
+	// already holds one fails to open with ErrCorruptLine at that line.
+	StrictRoles bool
 }
 
 // toJSON is the options object for session_jsonl_store_open_with: only what differs from
@@ -123,7 +126,8 @@ func (o Options) toJSON() []byte {
 		ReadOnly      bool       `json:"readOnly,omitempty"`
 		Salvage       bool       `json:"salvage,omitempty"`
 		CheckIdentity *bool      `json:"checkIdentity,omitempty"`
-	}{Durability: o.Durability, ReadOnly: o.ReadOnly, Salvage: o.Salvage}
+		StrictRoles   bool       `json:"strictRoles,omitempty"`
+	}{Durability: o.Durability, ReadOnly: o.ReadOnly, Salvage: o.Salvage, StrictRoles: o.StrictRoles}
 	if o.NoLock {
 		v.Lock = &no
 	}

@@ -290,6 +290,7 @@ func TestErrors(t *testing.T) {
 		if e.Pointer != "/timestamp" || e.Offset != -1 {
 			t.Fatalf("pointer %q offset %d", e.Pointer, e.Offset)
 		}
+		// Round 2 (docs/contract.md §6.1): an unknown role is an extension message; an empty one is not.
 		_, err = session.ParseEntry([]byte(`{"id":"x","parentId":null,"timestamp":1,"type":"message","message":{"role":""}}`))
 		if e = asError(t, err, session.ErrInvalidEntry); e.Pointer != "/message/role" {
 			t.Fatalf("pointer %q", e.Pointer)

@@ -8,6 +8,7 @@
 mod boundary;
 mod context;
 mod errors;
+mod interop;
 mod nav;
 mod status;
 
@@ -15,6 +16,7 @@ use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
 
 pub use context::*;
+pub use interop::*;
 pub use nav::*;
 pub use status::*;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# C++ test: builds tests/cpp/test_session.cpp (C++17, -Wall -Wextra -Werror -pedantic)
+# C++ tests: builds each tests/cpp/test_*.cpp (C++17, -Wall -Wextra -Werror -pedantic)
 # against libsession installed by scripts/install.sh, found through pkg-config, and runs
-# it -- under valgrind (leaks are errors) when valgrind is installed.
+# each -- under valgrind (leaks are errors) when valgrind is installed.
 #
 #   tests/cpp/run.sh [PREFIX]     PREFIX defaults to target/stage, installed first;
 #                                 with SESSION_SKIP_INSTALL=1 an existing PREFIX is used.
@@ -30,14 +30,18 @@ printf '#include <session.h>\nint main() { return session_version() ? 0 : 1; }\n
        $(pkg-config --cflags --libs session) -Wl,-rpath,"$prefix/lib"
 "$work/header_only"
 
-# shellcheck disable=SC2046
-"$cxx" "${flags[@]}" -DSESSION_EXPECTED_VERSION="\"$version\"" \
-       -o "$work/test_session" tests/cpp/test_session.cpp \
-       $(pkg-config --cflags --libs session) -pthread -Wl,-rpath,"$prefix/lib"
-
-if command -v valgrind >/dev/null 2>&1; then
-  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-           --show-leak-kinds=definite,indirect "$work/test_session"
-else
-  "$work/test_session"
-fi
+# Every tests/cpp/test_*.cpp is one program.
+for source in tests/cpp/test_*.cpp; do
+  name="$(basename "$source" .cpp)"
+  # shellcheck disable=SC2046
+  "$cxx" "${flags[@]}" -DSESSION_EXPECTED_VERSION="\"$version\"" \
+         -DSESSION_EXAMPLES_DIR="\"$repo/examples\"" -Itests/cpp \
+         -o "$work/$name" "$source" \
+         $(pkg-config --cflags --libs session) -pthread -Wl,-rpath,"$prefix/lib"
+  if command -v valgrind >/dev/null 2>&1; then
+    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+             --show-leak-kinds=definite,indirect "$work/$name"
+  else
+    "$work/$name"
+  fi
+done

@@ -21,13 +21,25 @@ pub const USAGE: &str = "usage:
   session label FILE TARGET TEXT
                                label TARGET with TEXT (empty TEXT clears the label);
                                the label entry is appended under the latest entry
+  session context FILE LEAF [--max-tokens N] [--reserved-output N]
+                  [--safety-margin N] [--on-defect error|skip|keep]
+                               what the model sees for LEAF (compaction, tool
+                               pairing, budget): one JSON line on stdout, and on
+                               stderr what was used, trimmed or skipped and why
   session verify FILE          state, entry count and warnings
   session salvage FILE         read a damaged file: every good entry is counted and
                                every bad line reported
   session repair FILE          move an unterminated tail to a backup file and cut
                                the file to its committed lines
+  session import --from pi|claude-code|codex SRC OUT
+                               convert another agent's session file into a new
+                               libsession file OUT; the report (JSON) on stderr
+  session export --to pi FILE LEAF OUT
+                               write FILE's tree as a new pi session file OUT that
+                               resumes at LEAF
 
-Every verb but repair and label opens FILE read-only. Text read from the file is
+Every verb but repair and label opens FILE read-only (import and export create a new
+OUT and never overwrite one). Text read from the file is
 shown with control characters escaped (\\xHH, \\u{HHHH}); JSON output stays JSON.
 
 exit codes (the same for every verb):
@@ -77,6 +89,7 @@ pub enum Command<'a> {
         target: &'a str,
         text: &'a str,
     },
+    Context(crate::context::Request<'a>),
     Verify {
         file: &'a Path,
     },
@@ -85,6 +98,16 @@ pub enum Command<'a> {
     },
     Repair {
         file: &'a Path,
+    },
+    Import {
+        format: session::interop::Format,
+        source: &'a Path,
+        out: &'a Path,
+    },
+    ExportPi {
+        file: &'a Path,
+        leaf: &'a str,
+        out: &'a Path,
     },
     /// `-h`, `--help`, `help`: the usage text on stdout, exit 0.
     Help,
@@ -101,6 +124,10 @@ pub fn parse(args: &[OsString]) -> Command<'_> {
     let file = |i: usize| rest.get(i).map(Path::new);
     let leaf = |i: usize| rest.get(i).map(|s| s.to_str().ok_or(LEAF_NOT_UTF8));
     let (verb, file0, leaf1) = (verb.to_str(), file(0), leaf(1));
+    if verb == Some("context") {
+        return crate::context::parse(rest)
+            .map_or_else(|r| Command::Usage(Some(r)), Command::Context);
+    }
     match (verb, rest.len(), file0, leaf1) {
         (Some("show" | "path" | "messages" | "children" | "label"), _, _, Some(Err(reason))) => {
             Command::Usage(Some(reason))
@@ -125,8 +152,38 @@ pub fn parse(args: &[OsString]) -> Command<'_> {
         (Some("verify"), 1, Some(file), None) => Command::Verify { file },
         (Some("salvage"), 1, Some(file), None) => Command::Salvage { file },
         (Some("repair"), 1, Some(file), None) => Command::Repair { file },
+        (Some("import"), 4, _, _) => import_args(rest),
+        (Some("export"), 5, _, _) => export_args(rest),
         (Some("-h" | "--help" | "help"), 0, _, _) => Command::Help,
         _ => Command::Usage(None),
+    }
+}
+
+/// `--from pi|claude-code|codex SRC OUT`.
+fn import_args(rest: &[OsString]) -> Command<'_> {
+    let format = rest[1]
+        .to_str()
+        .and_then(session::interop::Format::from_name);
+    match (rest[0].to_str(), format) {
+        (Some("--from"), Some(format)) => Command::Import {
+            format,
+            source: Path::new(&rest[2]),
+            out: Path::new(&rest[3]),
+        },
+        _ => Command::Usage(Some("import takes --from pi|claude-code|codex SRC OUT")),
+    }
+}
+
+/// `--to pi FILE LEAF OUT`.
+fn export_args(rest: &[OsString]) -> Command<'_> {
+    match (rest[0].to_str(), rest[1].to_str(), rest[3].to_str()) {
+        (Some("--to"), Some("pi"), Some(leaf)) => Command::ExportPi {
+            file: Path::new(&rest[2]),
+            leaf,
+            out: Path::new(&rest[4]),
+        },
+        (Some("--to"), Some("pi"), None) => Command::Usage(Some(LEAF_NOT_UTF8)),
+        _ => Command::Usage(Some("export takes --to pi FILE LEAF OUT")),
     }
 }
 

@@ -1,18 +1,21 @@
 //! `session`: restore, inspect and repair libsession JSONL files.
 //!
-//! Every command but `repair` and `label` opens the file read-only: it never creates, locks or
+//! Every command but `repair`, `label`, `import` and `export` (which write new files)
+//! opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
 //! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `label`).
+//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export).
 
 mod args;
 mod check;
 mod children;
+mod context;
 mod exit;
+mod interop;
 mod label;
 mod leaves;
 mod ls;
@@ -41,9 +44,16 @@ fn main() -> ExitCode {
         Command::Leaves { file } => leaves::leaves(&mut out, file),
         Command::Ls { dir, options } => ls::ls(&mut out, dir, &options),
         Command::Label { file, target, text } => label::label(&mut out, file, target, text),
+        Command::Context(request) => context::context(&mut out, &request),
         Command::Verify { file } => check::verify(&mut out, file),
         Command::Salvage { file } => check::salvage(&mut out, file),
         Command::Repair { file } => check::repair(&mut out, file),
+        Command::Import {
+            format,
+            source,
+            out,
+        } => interop::import(format, source, out),
+        Command::ExportPi { file, leaf, out } => interop::export_pi(file, leaf, out),
         Command::Help => writeln!(out, "{}", args::USAGE)
             .map(|()| ExitCode::SUCCESS)
             .map_err(Into::into),

@@ -17,9 +17,36 @@ fn describe(entry: &Entry) -> String {
             entry.id(),
             entry.metadata().map(|(k, _)| k).unwrap_or_default()
         ),
+        EntryKind::Compaction => match first_kept(entry) {
+            Some(id) => format!("{} (compaction, keeps from {id})", entry.id()),
+            None => format!("{} (compaction, keeps nothing before it)", entry.id()),
+        },
         // EntryKind is non_exhaustive: a kind this tool predates still prints its id.
         _ => entry.id().to_owned(),
     }
+}
+
+/// A compaction's `firstKeptEntryId`; `None` when it is null.
+fn first_kept(entry: &Entry) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(entry.json()).ok()?;
+    value["firstKeptEntryId"].as_str().map(str::to_owned)
+}
+
+/// The line `show` adds when a compaction decides what the model sees: the latest one
+/// on the path counts (the contract, §7.1).
+fn compaction_in_force(path: &[Entry]) -> Option<String> {
+    let c = path
+        .iter()
+        .rev()
+        .find(|e| matches!(e.kind(), EntryKind::Compaction))?;
+    let kept = match first_kept(c) {
+        Some(id) => format!("the messages from {id} on"),
+        None => "the messages after it".to_owned(),
+    };
+    Some(format!(
+        "compaction in force: {} (the model sees its summary, then {kept}: session context FILE LEAF)",
+        c.id()
+    ))
 }
 
 pub fn show(out: &mut Out, file: &Path, leaf: &str) -> Outcome {
@@ -34,6 +61,9 @@ pub fn show(out: &mut Out, file: &Path, leaf: &str) -> Outcome {
         path.len(),
         term::escape(&steps.join(" -> "))
     )?;
+    if let Some(line) = compaction_in_force(&path) {
+        writeln!(out, "{}", term::escape(&line))?;
+    }
     writeln!(out, "messages ({}):", messages.len())?;
     let safe: Vec<_> = messages.iter().map(|m| term::json(m.json())).collect();
     print_lines(out, safe.iter().map(|m| m.as_ref()))?;

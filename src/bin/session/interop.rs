@@ -1,0 +1,25 @@
+//! `import` and `export`: sessions of other agents in, pi sessions out.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use session::interop::{Format, export_pi_file, import_file};
+
+use crate::output::{Outcome, open};
+
+/// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
+/// file `out` (never overwriting one); the report goes to stderr as one JSON line.
+pub fn import(format: Format, source: &Path, out: &Path) -> Outcome {
+    let report = import_file(format, source, out)?;
+    let _ = writeln!(std::io::stderr().lock(), "{}", report.to_json());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the tree of `file` as a new pi session file `out` that resumes at `leaf`.
+pub fn export_pi(file: &Path, leaf: &str, out: &Path) -> Outcome {
+    let (store, _) = open(file, false)?;
+    let entries = store.entries()?;
+    export_pi_file(&entries, leaf, out)?;
+    Ok(ExitCode::SUCCESS)
+}

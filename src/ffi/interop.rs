@@ -1,0 +1,93 @@
+//! The C function of session import (issue 14): another agent's session file in, a
+//! new libsession file out.
+
+use std::ffi::c_char;
+use std::path::Path;
+
+use super::boundary::{guard, str_arg};
+use super::errors::FfiError;
+use super::status::SessionStatus;
+use crate::error::Error;
+use crate::interop::{Format, import_file};
+
+/// Converts the session file of another agent at `src_path` into a new libsession
+/// JSONL file at `out_path` and returns the import report.
+///
+/// `format` is `"pi"` (pi's session file, versions 1–3), `"claude-code"` (a Claude
+/// Code transcript) or `"codex"` (a Codex rollout file). Every line of the source ends
+/// up in the output: as what it says (message, compaction, label, …) or, when it
+/// cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
+/// `<format>.unmapped` holding its raw text and line number. A compaction that the
+/// store would refuse at append is written as the source has it and listed in
+/// `refusedCompactions`. The file is written line by line and synced; `out_path` must
+/// not exist (an import never overwrites a file).
+///
+/// The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
+/// "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
+/// "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
+/// "reason"}], "unterminatedTail":bool}`; `reason` of an unmapped line is
+/// `invalid_json`, `unknown_kind`, `invalid_shape`, `invalid_entry` or
+/// `duplicate_id`.
+///
+/// `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
+/// `SESSION_ERR_INVALID_ARGUMENT`).
+///
+/// Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read or the output
+/// cannot be created (it exists already: `op` `"open"`, OS error 17) or written;
+/// `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
+/// bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
+///
+/// Ownership: every string is borrowed for the call. `out_json` may be NULL;
+/// otherwise `*out_json` is always set, to the report or to `{"error":{…}}`, and the
+/// caller frees it with `session_string_free`. Thread-safe; it touches no store.
+///
+/// # Safety
+///
+/// `format`, `src_path`, `out_path` and `options_json` are NULL or NUL-terminated;
+/// `out_json` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_import(
+    format: *const c_char,
+    src_path: *const c_char,
+    out_path: *const c_char,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees each string is NULL or NUL-terminated.
+            let format = str_arg(format, "format")?;
+            // SAFETY: as above.
+            let src = str_arg(src_path, "src_path")?;
+            // SAFETY: as above.
+            let out = str_arg(out_path, "out_path")?;
+            if !options_json.is_null() {
+                // SAFETY: as above.
+                check_no_options(str_arg(options_json, "options_json")?)?;
+            }
+            let format = Format::from_name(format).ok_or(FfiError::Argument {
+                name: "format",
+                problem: "is not \"pi\", \"claude-code\" or \"codex\"",
+            })?;
+            let report = import_file(format, Path::new(src), Path::new(out))?;
+            Ok(report.to_json().into_bytes())
+        })
+    }
+}
+
+/// `options_json` must be an empty object: no options are defined yet.
+fn check_no_options(text: &str) -> Result<(), Error> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(o)) if o.is_empty() => Ok(()),
+        Ok(serde_json::Value::Object(o)) => Err(Error::InvalidOption {
+            message: format!(
+                "unknown option {:?}",
+                o.keys().next().unwrap_or(&String::new())
+            ),
+        }),
+        _ => Err(Error::InvalidOption {
+            message: "options_json must be a JSON object".to_owned(),
+        }),
+    }
+}

@@ -1,0 +1,342 @@
+//! Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! | transcript line | libsession entry |
+//! |---|---|
+//! | `user`, text or image content | `message` user (blocks: `text`, `image` from a base64 `source`) |
+//! | `user`, `tool_result` blocks | one `toolResult` per block (`toolName` looked up from the call), then the rest as a user message |
+//! | `assistant` | `message` assistant: `text`, `thinking`, `tool_use` → `toolCall`; `model`, `usage`, `stop_reason` → `stopReason`, `message.id` → `responseId` |
+//! | `system` `compact_boundary` | `compaction` under its `logicalParentUuid`, summary from the `isCompactSummary` user line under it, `preTokens` → `tokensBefore` |
+//! | `user` with `isCompactSummary` | `metadata` `claude.compact_summary` (its text is the compaction's summary) |
+//! | other `system`, `progress`, `summary`, `file-history-snapshot`, `queue-operation` | `metadata` `claude.<type>`, value = the line |
+//!
+//! Ids are the lines' `uuid`s; a line without one gets `claude-line-N`. Members of a
+//! line other than the message (`isSidechain`, `cwd`, `sessionId`, `gitBranch`,
+//! `toolUseResult`, …) are kept on the entry as `claude`. When one line becomes
+//! several entries (tool results), the last one carries the `uuid` so that the
+//! line's children find it, the others `uuid#1`, `uuid#2`, ….
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{Builder, SourceLine, entry_head, timestamp_of};
+
+/// Line kinds kept as `claude.<type>` metadata, value = the whole line.
+const METADATA_KINDS: [&str; 5] = [
+    "system",
+    "progress",
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+];
+
+/// Members of a line that the mapping consumes; the rest go to the entry's `claude`.
+const CONSUMED: [&str; 5] = ["type", "uuid", "parentUuid", "timestamp", "message"];
+
+pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
+    let parsed: Vec<Option<Value>> = lines.iter().map(|line| out.parse(line)).collect();
+    let summaries = compact_summaries(&parsed);
+    let first = parsed.iter().flatten().find_map(Value::as_object);
+    let (millis, iso) = timestamp_of(first.and_then(|o| o.get("timestamp")));
+    let session = first
+        .and_then(|o| o.get("sessionId"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut extra = Map::new();
+    if let Some(iso) = iso {
+        extra.insert("isoTimestamp".into(), Value::String(iso));
+    }
+    out.set_root(
+        "claude-transcript",
+        "transcript",
+        json!({"sessionId": session}),
+        millis,
+        extra,
+    );
+    let mut tool_names: HashMap<String, String> = HashMap::new();
+    for (line, value) in lines.iter().zip(&parsed) {
+        out.begin(line.number);
+        let Some(Value::Object(object)) = value else {
+            out.count_kind("invalid_json");
+            out.raw(line.number, line.text, "invalid_json", None);
+            continue;
+        };
+        let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+        out.count_kind(if kind.is_empty() { "(none)" } else { kind });
+        match map_line(object, line, &summaries, &mut tool_names, out) {
+            Ok(entries) => {
+                for entry in entries {
+                    out.push(line, entry);
+                }
+            }
+            Err(reason) => out.raw(line.number, line.text, reason, None),
+        }
+    }
+}
+
+/// The summary text of each compact boundary: the text of the `isCompactSummary`
+/// user line whose parent is the boundary.
+fn compact_summaries(parsed: &[Option<Value>]) -> HashMap<String, String> {
+    parsed
+        .iter()
+        .flatten()
+        .filter(|v| v.get("isCompactSummary") == Some(&Value::Bool(true)))
+        .filter_map(|v| {
+            let parent = v.get("parentUuid")?.as_str()?.to_owned();
+            Some((parent, content_text(v.get("message")?.get("content")?)))
+        })
+        .collect()
+}
+
+/// The text of a content value: the string, or its text blocks joined.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text")?.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn map_line(
+    object: &Map<String, Value>,
+    line: &SourceLine<'_>,
+    summaries: &HashMap<String, String>,
+    tool_names: &mut HashMap<String, String>,
+    out: &mut Builder,
+) -> Result<Vec<Map<String, Value>>, &'static str> {
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+    let (millis, iso) = timestamp_of(object.get("timestamp"));
+    let id = match object.get("uuid") {
+        Some(Value::String(id)) if !id.is_empty() => {
+            if out.has_id(id) {
+                return Err("duplicate_id");
+            }
+            id.clone()
+        }
+        None => out.fresh_id(&format!("claude-line-{}", line.number)),
+        Some(_) => return Err("invalid_shape"),
+    };
+    let mut parent = match object.get("parentUuid") {
+        Some(Value::String(p)) if !p.is_empty() => p.clone(),
+        _ => out.root(millis),
+    };
+    let rest: Map<String, Value> = object
+        .iter()
+        .filter(|(k, _)| !CONSUMED.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let finish = |mut entry: Map<String, Value>| {
+        if let Some(iso) = &iso {
+            entry.insert("isoTimestamp".into(), Value::String(iso.clone()));
+        }
+        if !rest.is_empty() {
+            entry.insert("claude".into(), Value::Object(rest.clone()));
+        }
+        entry
+    };
+    let message = object.get("message").and_then(Value::as_object);
+    let is_boundary = kind == "system"
+        && object.get("subtype").and_then(Value::as_str) == Some("compact_boundary");
+    if is_boundary {
+        if let Some(Value::String(logical)) = object.get("logicalParentUuid") {
+            parent = logical.clone();
+        }
+        let summary = summaries
+            .get(&id)
+            .cloned()
+            .or_else(|| {
+                object
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "Conversation compacted".to_owned());
+        let tokens = object
+            .get("compactMetadata")
+            .and_then(|m| m.get("preTokens"))
+            .and_then(Value::as_f64)
+            .filter(|t| *t >= 0.0)
+            .unwrap_or(0.0);
+        let mut entry = entry_head(&id, Some(&parent), millis, "compaction");
+        entry.insert("summary".into(), Value::String(summary));
+        entry.insert("firstKeptEntryId".into(), Value::Null);
+        entry.insert("tokensBefore".into(), super::number(tokens));
+        return Ok(vec![finish(entry)]);
+    }
+    if METADATA_KINDS.contains(&kind)
+        || (kind == "user" && object.get("isCompactSummary") == Some(&Value::Bool(true)))
+    {
+        let key = if kind == "user" {
+            "compact_summary"
+        } else {
+            kind
+        };
+        let mut entry = entry_head(&id, Some(&parent), millis, "metadata");
+        entry.insert("key".into(), Value::String(format!("claude.{key}")));
+        entry.insert("value".into(), Value::Object(object.clone()));
+        if let Some(iso) = &iso {
+            entry.insert("isoTimestamp".into(), Value::String(iso.clone()));
+        }
+        return Ok(vec![entry]);
+    }
+    let message = match (kind, message) {
+        ("user" | "assistant", Some(m)) => m,
+        ("user" | "assistant", None) => return Err("invalid_shape"),
+        _ => return Err("unknown_kind"),
+    };
+    let messages = if kind == "assistant" {
+        vec![assistant(message, tool_names)]
+    } else {
+        user(message, tool_names)
+    };
+    let count = messages.len();
+    let mut entries = Vec::with_capacity(count);
+    for (index, message) in messages.into_iter().enumerate() {
+        let entry_id = if index + 1 == count {
+            id.clone()
+        } else {
+            out.fresh_id(&format!("{id}#{}", index + 1))
+        };
+        let mut entry = entry_head(&entry_id, Some(&parent), millis, "message");
+        entry.insert("message".into(), Value::Object(message));
+        entries.push(finish(entry));
+        parent = entry_id;
+    }
+    Ok(entries)
+}
+
+/// An Anthropic API reply (or one block of it, as Claude Code writes one line per
+/// block) as an assistant message.
+fn assistant(
+    message: &Map<String, Value>,
+    tool_names: &mut HashMap<String, String>,
+) -> Map<String, Value> {
+    let blocks = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| assistant_block(b, tool_names))
+            .collect(),
+        Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+        _ => Vec::new(),
+    };
+    let mut out = Map::new();
+    out.insert("role".into(), Value::String("assistant".into()));
+    out.insert("content".into(), Value::Array(blocks));
+    out.insert("api".into(), Value::String("anthropic-messages".into()));
+    out.insert("provider".into(), Value::String("anthropic".into()));
+    for (from, to) in [
+        ("model", "model"),
+        ("usage", "usage"),
+        ("stop_reason", "stopReason"),
+        ("id", "responseId"),
+    ] {
+        if let Some(v) = message.get(from).filter(|v| !v.is_null()) {
+            out.insert(to.into(), v.clone());
+        }
+    }
+    out
+}
+
+fn assistant_block(block: &Value, tool_names: &mut HashMap<String, String>) -> Value {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "tool_use" => {
+            let id = block.get("id").cloned().unwrap_or(Value::Null);
+            let name = block.get("name").cloned().unwrap_or(Value::Null);
+            if let (Some(id), Some(name)) = (id.as_str(), name.as_str()) {
+                tool_names.insert(id.to_owned(), name.to_owned());
+            }
+            let arguments = block.get("input").cloned().unwrap_or_else(|| json!({}));
+            json!({"type": "toolCall", "id": id, "name": name, "arguments": arguments})
+        }
+        "thinking" => {
+            let mut out = json!({"type": "thinking", "thinking": block.get("thinking").cloned().unwrap_or(Value::Null)});
+            if let Some(signature) = block.get("signature") {
+                out["thinkingSignature"] = signature.clone();
+            }
+            out
+        }
+        // `text` keeps its own shape (citations and all); anything else is an
+        // extension block, kept as written.
+        _ => block.clone(),
+    }
+}
+
+/// A user line: each `tool_result` block becomes a tool result message, the other
+/// blocks one user message after them.
+fn user(
+    message: &Map<String, Value>,
+    tool_names: &HashMap<String, String>,
+) -> Vec<Map<String, Value>> {
+    let blocks = match message.get("content") {
+        Some(Value::Array(blocks)) => blocks,
+        other => {
+            let mut out = Map::new();
+            out.insert("role".into(), Value::String("user".into()));
+            out.insert(
+                "content".into(),
+                other.cloned().unwrap_or(Value::String(String::new())),
+            );
+            return vec![out];
+        }
+    };
+    let mut messages = Vec::new();
+    let mut rest = Vec::new();
+    for block in blocks {
+        if block.get("type").and_then(Value::as_str) == Some("tool_result") {
+            let call = block.get("tool_use_id").cloned().unwrap_or(Value::Null);
+            let name = call
+                .as_str()
+                .and_then(|c| tool_names.get(c))
+                .cloned()
+                .unwrap_or_default();
+            let content = match block.get("content") {
+                Some(Value::Array(items)) => items.iter().map(content_block).collect(),
+                Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+                _ => Vec::new(),
+            };
+            let is_error = block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let mut out = Map::new();
+            out.insert("role".into(), Value::String("toolResult".into()));
+            out.insert("toolCallId".into(), call);
+            out.insert("toolName".into(), Value::String(name));
+            out.insert("content".into(), Value::Array(content));
+            out.insert("isError".into(), Value::Bool(is_error));
+            messages.push(out);
+        } else {
+            rest.push(content_block(block));
+        }
+    }
+    if !rest.is_empty() || messages.is_empty() {
+        let mut out = Map::new();
+        out.insert("role".into(), Value::String("user".into()));
+        out.insert("content".into(), Value::Array(rest));
+        messages.push(out);
+    }
+    messages
+}
+
+/// A user-side content block: a base64 image becomes an `image` block; anything
+/// else is kept as written (`text` as it is, others as extension blocks).
+fn content_block(block: &Value) -> Value {
+    let source = block.get("source");
+    let is_base64 = source.and_then(|s| s.get("type")).and_then(Value::as_str) == Some("base64");
+    if block.get("type").and_then(Value::as_str) == Some("image") && is_base64 {
+        let get = |k: &str| {
+            source
+                .and_then(|s| s.get(k))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        return json!({"type": "image", "data": get("data"), "mimeType": get("media_type")});
+    }
+    block.clone()
+}

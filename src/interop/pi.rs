@@ -1,0 +1,471 @@
+//! pi's session file (`@mariozechner/pi-coding-agent`, session format version 3;
+//! versions 1 and 2 are migrated first, the way pi's `SessionManager` migrates them).
+//!
+//! | pi line | libsession entry |
+//! |---|---|
+//! | header `{"type":"session",…}` | root `metadata` `pi.session`, value = the header |
+//! | `message` | `message`, the message as written (extension roles kept) |
+//! | `compaction` | `compaction` (members as written) |
+//! | `label` | `metadata` `session.label` `{targetId, label}` (`undefined` → null) |
+//! | `model_change`, `thinking_level_change`, `custom`, `session_info` | `metadata` `pi.<type>`, value = the entry's own members |
+//! | `branch_summary` | `message` with role `branchSummary` (as pi's context builds it), `piType` marks it |
+//! | `custom_message` | `message` with role `custom` (as pi's context builds it), `piType` marks it |
+//!
+//! Every entry keeps its id; a pi root (`parentId: null`) hangs under the header's
+//! entry. ISO timestamps become Unix milliseconds, the text kept as `isoTimestamp`.
+
+use serde_json::{Map, Value};
+
+use super::lenient::Lenient;
+use super::time::{iso_to_millis, millis_to_iso};
+use super::{Builder, SourceLine, entry_head, number, timestamp_of};
+use crate::entry::Entry;
+use crate::error::Error;
+
+/// The session format version pi 0.73.1 writes.
+const CURRENT_VERSION: u64 = 3;
+
+/// Members of a pi entry that every entry has; the rest are the entry's own.
+const HEAD: [&str; 4] = ["type", "id", "parentId", "timestamp"];
+
+/// Members the importer adds to an entry; the exporter removes them again.
+const IMPORT_MARKS: [&str; 3] = ["isoTimestamp", "piType", "importedParentId"];
+
+/// The `custom` entry type under which the exporter writes a libsession metadata
+/// entry that has no pi equivalent.
+const METADATA_CUSTOM_TYPE: &str = "libsession.metadata";
+
+pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
+    let mut parsed: Vec<(u64, Option<Value>)> = lines
+        .iter()
+        .map(|line| (line.number, out.parse(line)))
+        .collect();
+    migrate(&mut parsed);
+    let mut header_seen = false;
+    for (index, (number, value)) in parsed.iter().enumerate() {
+        let text = lines[index].text;
+        out.begin(*number);
+        let Some(Value::Object(object)) = value else {
+            out.count_kind("invalid_json");
+            out.raw(*number, text, "invalid_json", None);
+            continue;
+        };
+        let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+        out.count_kind(if kind.is_empty() { "(none)" } else { kind });
+        if kind == "session" && !header_seen {
+            header_seen = true;
+            let (millis, iso) = timestamp_of(object.get("timestamp"));
+            let id = object
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("pi-session");
+            out.set_root(
+                id,
+                "session",
+                Value::Object(object.clone()),
+                millis,
+                iso_mark(iso),
+            );
+            continue;
+        }
+        match map_entry(object, out) {
+            Ok(entry) => out.push(&lines[index], entry),
+            Err(reason) => out.raw(*number, text, reason, None),
+        }
+    }
+}
+
+/// Mirrors pi's `migrateToCurrentVersion`: a version-1 file gets ids and a linear
+/// chain (and `firstKeptEntryIndex` becomes `firstKeptEntryId`); version 2's
+/// `hookMessage` role becomes `custom`. Unparseable lines take no part, as in pi.
+fn migrate(parsed: &mut [(u64, Option<Value>)]) {
+    let version = parsed
+        .iter()
+        .filter_map(|(_, v)| v.as_ref()?.as_object())
+        .find(|o| o.get("type").and_then(Value::as_str) == Some("session"))
+        .map_or(1, |header| {
+            header.get("version").and_then(Value::as_u64).unwrap_or(1)
+        });
+    if version >= CURRENT_VERSION {
+        return;
+    }
+    let entries: Vec<&mut Map<String, Value>> = parsed
+        .iter_mut()
+        .filter_map(|(_, v)| v.as_mut()?.as_object_mut())
+        .collect();
+    let mut entries = entries;
+    if version < 2 {
+        let ids: Vec<String> = (0..entries.len()).map(|i| format!("v1-{i:08x}")).collect();
+        let mut previous: Option<String> = None;
+        for i in 0..entries.len() {
+            if entries[i].get("type").and_then(Value::as_str) == Some("session") {
+                continue;
+            }
+            let target = entries[i]
+                .get("firstKeptEntryIndex")
+                .and_then(Value::as_u64)
+                .and_then(|t| usize::try_from(t).ok())
+                .filter(|&t| t < entries.len());
+            let entry = &mut *entries[i];
+            entry.insert("id".into(), Value::String(ids[i].clone()));
+            entry.insert(
+                "parentId".into(),
+                previous.map_or(Value::Null, Value::String),
+            );
+            previous = Some(ids[i].clone());
+            if entry.get("type").and_then(Value::as_str) == Some("compaction")
+                && entry.contains_key("firstKeptEntryIndex")
+            {
+                entry.remove("firstKeptEntryIndex");
+                if let Some(t) = target {
+                    // pi sets it only when the target is not the header; the
+                    // target's id is the one assigned above (or its own if it is
+                    // the header, which pi skips).
+                    let is_header =
+                        entries[t].get("type").and_then(Value::as_str) == Some("session");
+                    if !is_header {
+                        let id = ids[t].clone();
+                        entries[i].insert("firstKeptEntryId".into(), Value::String(id));
+                    }
+                }
+            }
+        }
+    }
+    for entry in entries.iter_mut() {
+        let is_message = entry.get("type").and_then(Value::as_str) == Some("message");
+        if let Some(Value::Object(message)) = entry.get_mut("message")
+            && is_message
+            && message.get("role").and_then(Value::as_str) == Some("hookMessage")
+        {
+            message.insert("role".into(), Value::String("custom".into()));
+        }
+    }
+}
+
+fn iso_mark(iso: Option<String>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    if let Some(iso) = iso {
+        extra.insert("isoTimestamp".into(), Value::String(iso));
+    }
+    extra
+}
+
+/// The libsession entry for one pi entry, or why it has none.
+fn map_entry(
+    object: &Map<String, Value>,
+    out: &mut Builder,
+) -> Result<Map<String, Value>, &'static str> {
+    let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+    let id = match object.get("id") {
+        Some(Value::String(id)) if !id.is_empty() => id.as_str(),
+        _ => return Err("invalid_shape"),
+    };
+    if out.has_id(id) {
+        return Err("duplicate_id");
+    }
+    let (millis, iso) = timestamp_of(object.get("timestamp"));
+    let parent = match object.get("parentId") {
+        Some(Value::String(p)) if !p.is_empty() => p.clone(),
+        None | Some(Value::Null) => out.root(millis),
+        Some(_) => return Err("invalid_shape"),
+    };
+    let own = |skip: &[&str]| -> Map<String, Value> {
+        object
+            .iter()
+            .filter(|(k, _)| !HEAD.contains(&k.as_str()) && !skip.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let mut entry;
+    match kind {
+        "message" => {
+            entry = entry_head(id, Some(&parent), millis, "message");
+            entry.extend(own(&[]));
+        }
+        "compaction" => {
+            entry = entry_head(id, Some(&parent), millis, "compaction");
+            entry.extend(own(&[]));
+        }
+        "label" => {
+            let target = object
+                .get("targetId")
+                .filter(|t| t.is_string())
+                .ok_or("invalid_shape")?;
+            let label = object.get("label").cloned().unwrap_or(Value::Null);
+            entry = metadata(id, &parent, millis, "session.label");
+            entry.insert(
+                "value".into(),
+                serde_json::json!({"targetId": target, "label": label}),
+            );
+            entry.extend(own(&["targetId", "label"]));
+        }
+        "model_change" | "thinking_level_change" | "custom" | "session_info" => {
+            entry = metadata(id, &parent, millis, &format!("pi.{kind}"));
+            entry.insert("value".into(), Value::Object(own(&[])));
+        }
+        "branch_summary" => match object.get("summary") {
+            Some(Value::String(summary)) if !summary.is_empty() => {
+                // pi's createBranchSummaryMessage: {role, summary, fromId, timestamp}.
+                let mut message = Map::new();
+                message.insert("role".into(), Value::String("branchSummary".into()));
+                message.insert("summary".into(), Value::String(summary.clone()));
+                if let Some(from) = object.get("fromId") {
+                    message.insert("fromId".into(), from.clone());
+                }
+                message.insert("timestamp".into(), number(millis));
+                entry = entry_head(id, Some(&parent), millis, "message");
+                entry.insert("message".into(), Value::Object(message));
+                entry.insert("piType".into(), Value::String(kind.into()));
+                entry.extend(own(&["summary", "fromId"]));
+            }
+            // pi leaves an empty summary out of the context: so does metadata.
+            _ => {
+                entry = metadata(id, &parent, millis, "pi.branch_summary");
+                entry.insert("value".into(), Value::Object(own(&[])));
+            }
+        },
+        "custom_message" => {
+            // pi's createCustomMessage: {role, customType, content, display, details,
+            // timestamp}; `details` is absent when the entry has none.
+            let mut message = Map::new();
+            message.insert("role".into(), Value::String("custom".into()));
+            for member in ["customType", "content", "display", "details"] {
+                if let Some(value) = object.get(member) {
+                    message.insert(member.into(), value.clone());
+                }
+            }
+            message.insert("timestamp".into(), number(millis));
+            entry = entry_head(id, Some(&parent), millis, "message");
+            entry.insert("message".into(), Value::Object(message));
+            entry.insert("piType".into(), Value::String(kind.into()));
+            entry.extend(own(&["customType", "content", "display", "details"]));
+        }
+        _ => return Err("unknown_kind"),
+    }
+    entry.extend(iso_mark(iso));
+    Ok(entry)
+}
+
+fn metadata(id: &str, parent: &str, millis: f64, key: &str) -> Map<String, Value> {
+    let mut entry = entry_head(id, Some(parent), millis, "metadata");
+    entry.insert("key".into(), Value::String(key.into()));
+    entry
+}
+
+/// Writes the whole tree of `entries` as a pi session file (version 3), every entry
+/// in commit order except `leaf`, which comes last: pi resumes at the last line of a
+/// file. Fails with [`Error::UnknownLeaf`] when no entry has id `leaf`.
+///
+/// Lossy only where pi has no equivalent: a metadata entry outside `pi.*` and
+/// `session.label` becomes a pi `custom` entry (`customType`
+/// `"libsession.metadata"`, `data` `{key, value}`); an object summary is written as
+/// its JSON text; a null `firstKeptEntryId` becomes the compaction's own id, which
+/// pi's context builder never finds before the compaction, so it keeps nothing, as
+/// null means.
+pub fn export_pi(entries: &[Entry], leaf: &str) -> Result<String, Error> {
+    let Some(leaf_index) = entries.iter().position(|e| e.id() == leaf) else {
+        return Err(Error::UnknownLeaf {
+            id: leaf.to_owned(),
+        });
+    };
+    let joined: Vec<u8> = entries
+        .iter()
+        .flat_map(|e| e.json().bytes().chain(std::iter::once(b'\n')))
+        .collect();
+    let lenient = Lenient::for_input(&joined);
+    let mut objects = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match lenient.parse(entry.json().as_bytes()) {
+            Ok(Value::Object(o)) => objects.push(o),
+            _ => return Err(Error::internal("a committed entry is not a JSON object")),
+        }
+    }
+    let header_index = objects.iter().position(|o| {
+        o.get("parentId").is_some_and(Value::is_null)
+            && o.get("type").and_then(Value::as_str) == Some("metadata")
+            && o.get("key").and_then(Value::as_str) == Some("pi.session")
+            && o.get("value").is_some_and(Value::is_object)
+    });
+    let header_id = header_index.and_then(|i| objects[i].get("id")?.as_str().map(str::to_owned));
+    let mut lines = Vec::with_capacity(entries.len() + 1);
+    lines.push(lenient.write(&Value::Object(header(
+        header_index.map(|i| &objects[i]),
+        &objects,
+    ))));
+    let order = (0..objects.len())
+        .filter(|&i| i != leaf_index)
+        .chain(std::iter::once(leaf_index));
+    for i in order {
+        if Some(i) == header_index {
+            continue;
+        }
+        lines.push(export_entry(&objects[i], header_id.as_deref(), &lenient));
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    Ok(text)
+}
+
+/// The header: the imported one (version 3, as pi would migrate it), or a new one
+/// whose `cwd` is the last `cwd` metadata value, if any.
+fn header(
+    imported: Option<&Map<String, Value>>,
+    objects: &[Map<String, Value>],
+) -> Map<String, Value> {
+    if let Some(Value::Object(header)) = imported.and_then(|o| o.get("value")) {
+        let mut header = header.clone();
+        header.insert("type".into(), Value::String("session".into()));
+        header.insert("version".into(), Value::from(CURRENT_VERSION));
+        return header;
+    }
+    let cwd = objects
+        .iter()
+        .filter(|o| o.get("key").and_then(Value::as_str) == Some("cwd"))
+        .filter_map(|o| o.get("value")?.as_str())
+        .next_back()
+        .unwrap_or("");
+    let first = objects.first();
+    let id = first
+        .and_then(|o| o.get("id")?.as_str())
+        .unwrap_or("session");
+    let millis = first
+        .and_then(|o| o.get("timestamp")?.as_f64())
+        .unwrap_or(0.0);
+    let mut header = Map::new();
+    header.insert("type".into(), Value::String("session".into()));
+    header.insert("version".into(), Value::from(CURRENT_VERSION));
+    header.insert("id".into(), Value::String(format!("libsession-{id}")));
+    header.insert("timestamp".into(), Value::String(iso_of(millis, None)));
+    header.insert("cwd".into(), Value::String(cwd.into()));
+    header
+}
+
+/// The ISO text of an entry's timestamp: the imported text when it still names the
+/// same instant, else `toISOString` of the number.
+fn iso_of(millis: f64, imported: Option<&str>) -> String {
+    if let Some(text) = imported
+        && iso_to_millis(text) == Some(millis)
+    {
+        return text.to_owned();
+    }
+    millis_to_iso(millis).unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned())
+}
+
+/// One libsession entry as one pi line.
+fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &Lenient) -> String {
+    let get = |k: &str| object.get(k);
+    let kind = get("type").and_then(Value::as_str).unwrap_or("");
+    let id = get("id").cloned().unwrap_or(Value::Null);
+    let millis = get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
+    let timestamp = iso_of(millis, get("isoTimestamp").and_then(Value::as_str));
+    let parent = match (get("importedParentId"), get("parentId")) {
+        (Some(original), _) => original.clone(),
+        (None, Some(Value::String(p))) if Some(p.as_str()) == header_id => Value::Null,
+        (None, p) => p.cloned().unwrap_or(Value::Null),
+    };
+    let own = |skip: &[&str]| -> Map<String, Value> {
+        object
+            .iter()
+            .filter(|(k, _)| {
+                !HEAD.contains(&k.as_str())
+                    && !IMPORT_MARKS.contains(&k.as_str())
+                    && !skip.contains(&k.as_str())
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let head = |pi_type: &str| -> Map<String, Value> {
+        let mut line = Map::new();
+        line.insert("type".into(), Value::String(pi_type.into()));
+        line.insert("id".into(), id.clone());
+        line.insert("parentId".into(), parent.clone());
+        line.insert("timestamp".into(), Value::String(timestamp.clone()));
+        line
+    };
+    let message = get("message").and_then(Value::as_object);
+    let key = get("key").and_then(Value::as_str).unwrap_or("");
+    let value = get("value");
+    let mut line;
+    match (kind, get("piType").and_then(Value::as_str)) {
+        ("message", Some("branch_summary")) => {
+            line = head("branch_summary");
+            for member in ["fromId", "summary"] {
+                if let Some(v) = message.and_then(|m| m.get(member)) {
+                    line.insert(member.into(), v.clone());
+                }
+            }
+            line.extend(own(&["message"]));
+        }
+        ("message", Some("custom_message")) => {
+            line = head("custom_message");
+            for member in ["customType", "content", "display", "details"] {
+                if let Some(v) = message.and_then(|m| m.get(member)) {
+                    line.insert(member.into(), v.clone());
+                }
+            }
+            line.extend(own(&["message"]));
+        }
+        ("compaction", _) => {
+            line = head("compaction");
+            line.extend(own(&[]));
+            match line.get("summary") {
+                Some(Value::String(_)) => {}
+                Some(other) => {
+                    let text = lenient.write(other);
+                    line.insert("summary".into(), Value::String(text));
+                }
+                None => {}
+            }
+            if line.get("firstKeptEntryId").is_none_or(Value::is_null) {
+                line.insert("firstKeptEntryId".into(), id.clone());
+            }
+        }
+        ("metadata", _) if key == "session.label" => {
+            line = head("label");
+            if let Some(Value::Object(v)) = value {
+                line.insert(
+                    "targetId".into(),
+                    v.get("targetId").cloned().unwrap_or(Value::Null),
+                );
+                if let Some(label) = v.get("label").filter(|l| !l.is_null()) {
+                    line.insert("label".into(), label.clone());
+                }
+            }
+            line.extend(own(&["key", "value"]));
+        }
+        ("metadata", _) if key == "pi.unmapped" => {
+            if let Some(Value::String(raw)) = value.and_then(|v| v.get("raw")) {
+                return raw.clone();
+            }
+            line = custom_metadata(head("custom"), key, value);
+        }
+        ("metadata", _) if key.starts_with("pi.") && value.is_some_and(Value::is_object) => {
+            line = head(&key["pi.".len()..]);
+            if let Some(Value::Object(v)) = value {
+                line.extend(v.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        ("metadata", _) => line = custom_metadata(head("custom"), key, value),
+        _ => {
+            line = head("message");
+            line.extend(own(&[]));
+        }
+    }
+    lenient.write(&Value::Object(line))
+}
+
+fn custom_metadata(
+    mut line: Map<String, Value>,
+    key: &str,
+    value: Option<&Value>,
+) -> Map<String, Value> {
+    line.insert(
+        "customType".into(),
+        Value::String(METADATA_CUSTOM_TYPE.into()),
+    );
+    line.insert(
+        "data".into(),
+        serde_json::json!({"key": key, "value": value.cloned().unwrap_or(Value::Null)}),
+    );
+    line
+}

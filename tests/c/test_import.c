@@ -1,0 +1,121 @@
+/*
+ * test_import.c -- session_import (issue 14): a pi session file with a corrupt line
+ * imports into a new libsession file that opens; every line is accounted for in the
+ * report; bad arguments fail without creating anything.
+ */
+#include "check.h"
+
+static char g_dir[256];
+
+static void path_in(char *buf, size_t size, const char *name)
+{
+    snprintf(buf, size, "%s/%s", g_dir, name);
+}
+
+static const char PI_SESSION[] =
+    "{\"type\":\"session\",\"version\":3,\"id\":\"s-1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\","
+    "\"cwd\":\"/workspace/tiny-pi\"}\n"
+    "{\"type\":\"message\",\"id\":\"u-1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\","
+    "\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1735689601000}}\n"
+    "{\"type\":\"model_change\",\"id\":\"m-1\",\"parentId\":\"u-1\",\"timestamp\":"
+    "\"2025-01-01T00:00:02.000Z\",\"provider\":\"anthropic\",\"modelId\":\"claude-sonnet-4-5\"}\n"
+    "{\"type\":\"message\",\"id\":\"a-1\",\"parentId\":\"m-1\",\"timestamp\":\"2025-01-01T00:00:03.000Z\","
+    "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\n"
+    "{\"type\":\"message\",\"id\":\"torn\n";
+
+static void imports_pi_and_reports_every_line(void)
+{
+    char src[512], out[512];
+    char *json = NULL;
+    SessionStore *store = NULL;
+    SessionStatus st;
+
+    SECTION("a pi file imports; the torn last line is kept raw and reported");
+    path_in(src, sizeof src, "pi.jsonl");
+    path_in(out, sizeof out, "pi-imported.jsonl");
+    write_file(src, PI_SESSION, sizeof PI_SESSION - 1);
+    st = session_import("pi", src, out, NULL, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "import");
+    CHECK_JSON(json, "linesRead", "5", "five physical lines");
+    CHECK_JSON(json, "entriesWritten", "5", "header root, three entries, the raw line");
+    CHECK_JSON(json, "entryTypes.message", "2", "two messages");
+    CHECK_JSON(json, "entryTypes.metadata", "3", "pi.session, pi.model_change, pi.unmapped");
+    CHECK_JSON(json, "unmapped.0.line", "5", "the torn line is listed by number");
+    CHECK_JSON(json, "unmapped.0.reason", "\"invalid_json\"", "as invalid JSON");
+    CHECK_JSON(json, "unmapped.0.entryId", "\"pi-line-5\"", "with the entry that keeps it");
+    session_string_free(json);
+
+    SECTION("the output opens clean and keeps pi's ids under the header's entry");
+    st = session_jsonl_store_open(out, &store, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "open the import");
+    CHECK_JSON(json, "state", "\"ready\"", "a clean file");
+    session_string_free(json);
+    st = session_store_path_to(store, "a-1", &json);
+    CHECK_STATUS(st, SESSION_OK, json, "path to a-1");
+    CHECK_JSON_LENGTH(json, "", 4, "s-1, u-1, m-1, a-1");
+    CHECK_JSON(json, "0.key", "\"pi.session\"", "the header is the root");
+    CHECK_JSON(json, "1.parentId", "\"s-1\"", "pi's root hangs under it");
+    CHECK_JSON(json, "1.timestamp", "1735689601000", "ISO time as Unix milliseconds");
+    CHECK_JSON(json, "1.isoTimestamp", "\"2025-01-01T00:00:01.000Z\"", "the text kept");
+    CHECK_JSON(json, "2.key", "\"pi.model_change\"", "model_change as pi.* metadata");
+    session_string_free(json);
+    session_store_close(store);
+
+    SECTION("an existing output is never overwritten");
+    st = session_import("pi", src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_IO, json, "out_path exists");
+    CHECK_JSON(json, "error.op", "\"open\"", "creating the output fails (EEXIST)");
+    session_string_free(json);
+}
+
+static void bad_arguments_fail_and_create_nothing(void)
+{
+    char src[512], out[512];
+    char *json = NULL;
+    struct stat sb;
+    SessionStatus st;
+
+    path_in(src, sizeof src, "pi.jsonl");
+    path_in(out, sizeof out, "never.jsonl");
+
+    SECTION("an unknown format names the argument");
+    st = session_import("gemini", src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "unknown format");
+    CHECK_JSON(json, "error.argument", "\"format\"", "names format");
+    session_string_free(json);
+
+    SECTION("unknown options and NULL strings are invalid arguments");
+    st = session_import("pi", src, out, "{\"overwrite\":true}", &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "unknown option");
+    session_string_free(json);
+    st = session_import("pi", src, out, "{}", NULL);
+    CHECK(st == SESSION_OK, "empty options are the defaults (and out_json may be NULL)");
+    CHECK(unlink(out) == 0, "remove the output");
+    st = session_import(NULL, src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "NULL format");
+    session_string_free(json);
+    st = session_import("codex", NULL, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "NULL src_path");
+    session_string_free(json);
+    st = session_import("codex", src, NULL, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "NULL out_path");
+    session_string_free(json);
+    CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
+
+    SECTION("a missing source is an I/O error and creates nothing");
+    path_in(src, sizeof src, "missing.jsonl");
+    st = session_import("claude-code", src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_IO, json, "missing source");
+    session_string_free(json);
+    CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
+}
+
+int main(void)
+{
+    make_tmpdir(g_dir, sizeof g_dir, "import");
+    imports_pi_and_reports_every_line();
+    bad_arguments_fail_and_create_nothing();
+    remove_tmpdir(g_dir);
+    check_done("test_import");
+    return 0;
+}

@@ -1,0 +1,79 @@
+//! The property every import path must have, for any bytes at all: no panic, and a
+//! report that accounts for every line, with output that libsession opens. Shared by
+//! tests/interop_fuzz.rs (proptest) and the cargo-fuzz target fuzz/fuzz_targets/import.rs.
+
+use std::collections::HashSet;
+
+use session::interop::{Format, export_pi, import};
+use session::parse_entries;
+
+pub const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
+
+/// Imports `data` in every format and checks the result.
+pub fn check_import(data: &[u8]) {
+    for format in FORMATS {
+        check_import_as(format, data);
+    }
+}
+
+pub fn check_import_as(format: Format, data: &[u8]) {
+    let imported = import(format, data);
+    let report = &imported.report;
+    let physical = data.split(|&b| b == b'\n').count() as u64
+        - u64::from(data.is_empty() || data.ends_with(b"\n"));
+    assert_eq!(
+        report.lines_read, physical,
+        "{format:?}: every physical line is counted"
+    );
+    let non_blank = data
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')))
+        .count() as u64;
+    assert_eq!(
+        report.source_kinds.values().sum::<u64>(),
+        non_blank,
+        "{format:?}: every non-blank line has a kind"
+    );
+    assert_eq!(report.entries_written, imported.lines.len() as u64);
+    assert_eq!(
+        report.entry_types.values().sum::<u64>(),
+        imported.lines.len() as u64
+    );
+    for unmapped in &report.unmapped {
+        assert!(unmapped.line >= 1 && unmapped.line <= report.lines_read);
+    }
+    // The output is a valid file: every line an entry, ids unique, every parent on an
+    // earlier line.
+    let entries = parse_entries(format!("[{}]", imported.lines.join(",")))
+        .expect("every output line is an entry");
+    let mut seen = HashSet::new();
+    for entry in &entries {
+        if let Some(parent) = entry.parent_id() {
+            assert!(
+                seen.contains(parent),
+                "{format:?}: parent {parent} of {} comes first",
+                entry.id()
+            );
+        }
+        assert!(
+            seen.insert(entry.id().to_owned()),
+            "{format:?}: id {} is unique",
+            entry.id()
+        );
+    }
+    if let Some(last) = entries.last() {
+        let text = export_pi(&entries, last.id()).expect("export of an imported tree");
+        // A header line (the imported one, or a new one), then one line per entry
+        // but the imported header's.
+        let count = text.lines().count();
+        assert!(
+            count == entries.len() || count == entries.len() + 1,
+            "{format:?}: {count} lines for {} entries",
+            entries.len()
+        );
+        assert!(
+            text.starts_with("{\"type\":\"session\""),
+            "{format:?}: the export starts with a header"
+        );
+    }
+}

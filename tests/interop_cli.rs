@@ -1,0 +1,121 @@
+//! The CLI verbs of issue 14: `session import --from FORMAT SRC OUT` writes a new file
+//! and its report on stderr, never overwrites; `session export --to pi FILE LEAF OUT`
+//! writes a pi file that resumes at LEAF.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn session(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_session"))
+        .args(args)
+        .output()
+        .expect("the CLI runs")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/fixtures")
+        .join(name)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("interop-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
+    let dir = scratch("import");
+    let out = dir.join("codex.jsonl");
+    let import = |out: &Path| {
+        session(&[
+            Path::new("import"),
+            Path::new("--from"),
+            Path::new("codex"),
+            &fixture("codex-rollout.jsonl"),
+            out,
+        ])
+    };
+    let first = import(&out);
+    assert_eq!(first.status.code(), Some(0));
+    assert!(first.stdout.is_empty());
+    let report: serde_json::Value = serde_json::from_slice(&first.stderr).unwrap();
+    assert_eq!(report["linesRead"], 23);
+    assert_eq!(report["entriesWritten"], 25);
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 25);
+
+    let before = std::fs::read(&out).unwrap();
+    let again = import(&out);
+    assert_eq!(
+        again.status.code(),
+        Some(3),
+        "an existing OUT is an I/O error"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "and is left as it was"
+    );
+
+    let export = dir.join("pi.jsonl");
+    let exported = session(&[
+        Path::new("export"),
+        Path::new("--to"),
+        Path::new("pi"),
+        &out,
+        Path::new("codex-22"),
+        &export,
+    ]);
+    assert_eq!(
+        exported.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let text = std::fs::read_to_string(&export).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with(r#"{"type":"session","version":3,"#));
+    assert!(
+        lines.last().unwrap().contains(r#""id":"codex-22""#),
+        "pi resumes at the leaf"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_format_and_unknown_leaf_are_refused() {
+    let dir = scratch("refused");
+    let out = dir.join("out.jsonl");
+    let unknown = session(&[
+        Path::new("import"),
+        Path::new("--from"),
+        Path::new("gemini"),
+        &fixture("codex-rollout.jsonl"),
+        &out,
+    ]);
+    assert_eq!(unknown.status.code(), Some(64));
+    assert!(!out.exists());
+
+    let file = dir.join("claude.jsonl");
+    let import = session(&[
+        Path::new("import"),
+        Path::new("--from"),
+        Path::new("claude-code"),
+        &fixture("claude-code-session.jsonl"),
+        &file,
+    ]);
+    assert_eq!(import.status.code(), Some(0));
+    let export = session(&[
+        Path::new("export"),
+        Path::new("--to"),
+        Path::new("pi"),
+        &file,
+        Path::new("nope"),
+        &out,
+    ]);
+    assert_eq!(export.status.code(), Some(2), "no such leaf");
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
