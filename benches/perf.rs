@@ -10,6 +10,9 @@
 //!                                               navigation and session listing (navbench)
 //! cargo bench --bench perf -- profile open|messages|path|append FILE [LEAF]
 //!                                               one operation in a loop, for `perf record -g`
+//! cargo bench --bench perf -- resume FILE      open -> depth-10 path with the session index
+//!                                               (`<FILE>.idx`) and without it, median of 9,
+//!                                               then the path's ids for benches/sqlite_peer.c
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
 //!                                               compaction near the end (SPEC §7)
@@ -122,6 +125,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("rss-child") => rss_child(Path::new(&args[1])),
         Some("profile") => profile(&args[1..]),
+        Some("resume") => resume(&args[1..]),
         Some("gen") => {
             let o = parse_options(&args[1..]);
             generate(&o);
@@ -993,6 +997,77 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
     for p in [rust_copy, ffi_copy, plain_copy, floor_copy] {
         fs::remove_file(p).ok();
     }
+}
+
+/// `resume FILE`: open a copy of FILE read-only and read the path to an entry at depth
+/// 10, with the session index present and with `{"index":false}`; medians of 9 runs.
+fn resume(args: &[String]) {
+    let Some(file) = args.first().map(PathBuf::from) else {
+        die("resume FILE");
+    };
+    let copy = file.with_extension("resume.jsonl");
+    fs::copy(&file, &copy).unwrap();
+    let _ = fs::remove_file(session::index_path(&copy));
+    // A writer's open writes the index.
+    drop(Store::open_jsonl(&copy).unwrap());
+    assert!(session::index_path(&copy).exists());
+    let (probe, _) = Store::open_jsonl_with(
+        &copy,
+        &JsonlOptions::from_json(r#"{"readOnly":true,"index":false}"#).unwrap(),
+    )
+    .unwrap();
+    let page = probe.tree(&session::TreeOptions::default()).unwrap();
+    let leaf = page
+        .nodes
+        .iter()
+        .find(|n| n.depth == 10)
+        .map(|n| n.id.clone())
+        .unwrap_or_else(|| die("no entry at depth 10"));
+    let expected = probe.path_to_json(&leaf).unwrap();
+    drop(probe);
+    let run = |index: bool| {
+        let options =
+            JsonlOptions::from_json(&format!(r#"{{"readOnly":true,"index":{index}}}"#)).unwrap();
+        let mut times: Vec<Duration> = (0..9)
+            .map(|_| {
+                let t = Instant::now();
+                let (store, _) = Store::open_jsonl_with(&copy, &options).unwrap();
+                let path = store.path_to_json(&leaf).unwrap();
+                let d = t.elapsed();
+                assert_eq!(path, expected, "the same path with index {index}");
+                d
+            })
+            .collect();
+        times.sort();
+        times[4]
+    };
+    let (with, without) = (run(true), run(false));
+    let bytes = fs::metadata(&copy).unwrap().len();
+    println!(
+        "open -> depth-10 path, {:.1} MB: with index {:.2} ms, without {:.2} ms ({:.2}x)",
+        bytes as f64 / 1e6,
+        with.as_secs_f64() * 1e3,
+        without.as_secs_f64() * 1e3,
+        without.as_secs_f64() / with.as_secs_f64()
+    );
+    // The path's ids, root first, to check against a peer (benches/sqlite_peer.c).
+    println!("leaf {leaf}");
+    for entry in probe_path(&copy, &leaf) {
+        println!("{entry}");
+    }
+    let _ = fs::remove_file(session::index_path(&copy));
+    let _ = fs::remove_file(&copy);
+}
+
+fn probe_path(file: &Path, leaf: &str) -> Vec<String> {
+    let options = JsonlOptions::from_json(r#"{"readOnly":true}"#).unwrap();
+    let (store, _) = Store::open_jsonl_with(file, &options).unwrap();
+    store
+        .path_to(leaf)
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect()
 }
 
 /// `profile open|messages|path|append FILE [LEAF]`: one operation in a loop for about

@@ -501,6 +501,14 @@ SessionStatus session_jsonl_store_open(const char *path, SessionStore **out_stor
  *   still names the file being written and that its size is what this writer left;
  *   otherwise fail with `SESSION_ERR_FILE_CHANGED` and taint the store, writing
  *   nothing.
+ * - `"index"` (default `true`): use and keep the session index `<path>.idx`, a
+ *   disposable cache that lets open skip parsing the lines it covers. It is used only
+ *   when it matches the file (device, inode, and a checksum of the covered prefix read
+ *   back at open); otherwise the file is replayed as without it, so answers never
+ *   differ. A writer writes it after open, every 65,536 appends or 64 MiB, and at
+ *   `session_store_close` (best effort: a failure there only costs the next open a
+ *   full replay); readers never write it. Only a file that is exactly its entries'
+ *   lines (as the library writes them) gets one.
  * - `"strictRoles"` (default `false`): reject extension roles and content blocks
  *   (any `role` but `user`, `assistant`, `toolResult`; any block `type` but `text`,
  *   `thinking`, `image`, `toolCall`) with `SESSION_ERR_INVALID_ENTRY` at append; a

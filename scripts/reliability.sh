@@ -81,11 +81,11 @@ fuzz_one() { # target seconds
 }
 
 if [ "$fuzz_seconds" -gt 0 ]; then
-  step "fuzzing: $fuzz_seconds s per target (parse_entry, recover_jsonl, path_to, build_context, import)"
+  step "fuzzing: $fuzz_seconds s per target (parse_entry, recover_jsonl, path_to, build_context, import, index_reader)"
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
   RUSTC_BOOTSTRAP=1 cargo fuzz build ${FUZZ_SANITIZER:+-s "$FUZZ_SANITIZER"} >"$logs/fuzz-build.log" 2>&1 \
     || { echo "cargo fuzz build failed: see $logs/fuzz-build.log (try FUZZ_SANITIZER=none)"; exit 1; }
-  # Two targets at once on two cores, then the other two.
+  # Two targets at once on two cores, three times.
   fuzz_one parse_entry "$fuzz_seconds" >"$logs/fuzz-parse_entry.summary" &
   first=$!
   fuzz_one recover_jsonl "$fuzz_seconds" >"$logs/fuzz-recover_jsonl.summary" || status=1
@@ -94,7 +94,10 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   first=$!
   fuzz_one build_context "$fuzz_seconds" >"$logs/fuzz-build_context.summary" || status=1
   wait "$first" || status=1
-  fuzz_one import "$fuzz_seconds" >"$logs/fuzz-import.summary" || status=1
+  fuzz_one import "$fuzz_seconds" >"$logs/fuzz-import.summary" &
+  first=$!
+  fuzz_one index_reader "$fuzz_seconds" >"$logs/fuzz-index_reader.summary" || status=1
+  wait "$first" || status=1
 else
   step "fuzzing skipped (FUZZ_SECONDS=0); the corpus replay (T15) ran above"
 fi

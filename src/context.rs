@@ -313,7 +313,18 @@ pub fn build_context_with(
     options: &ContextOptions,
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
-    let index = IdIndex::new(entries)?;
+    build_context_indexed(&IdIndex::new(entries)?, leaf_id, options, estimate)
+}
+
+/// [`build_context_with`] over an id index built once, for callers that build many
+/// contexts over the same entries (the id index is the cost that grows with the
+/// entries, not with the path).
+pub(crate) fn build_context_indexed(
+    index: &IdIndex<'_>,
+    leaf_id: &str,
+    options: &ContextOptions,
+    estimate: &mut Estimator<'_>,
+) -> Result<Context, Error> {
     let path = index.path(leaf_id)?;
     build(&path, leaf_id, options, &|id| index.contains(id), estimate)
 }
@@ -538,10 +549,9 @@ pub(crate) fn build(
     // K: the kept messages, in path order.
     let mut reader = ToolReader::default();
     let mut kept = Vec::new();
-    for (i, message) in project_messages(path) {
-        if i < kept_from {
-            continue;
-        }
+    // Only the entries from the cut on are visited: before it, nothing is kept.
+    for (k, message) in project_messages(&path[kept_from..]) {
+        let i = kept_from + k;
         let entry = path[i];
         let role = entry.facts.role().unwrap_or(Role::Extension);
         let tools = reader.read(&entry, message)?;

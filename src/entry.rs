@@ -70,6 +70,16 @@ pub(crate) struct Span {
 }
 
 impl Span {
+    /// A span from its start and length (the session index stores spans this way).
+    pub(crate) fn from_parts(start: u32, len: u32) -> Span {
+        Span { start, len }
+    }
+
+    /// The span's start and length.
+    pub(crate) fn parts(&self) -> (u32, u32) {
+        (self.start, self.len)
+    }
+
     pub(crate) fn bytes<'a>(&self, json: &'a [u8]) -> &'a [u8] {
         let start = self.start as usize;
         json.get(start..start + self.len as usize)

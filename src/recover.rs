@@ -131,6 +131,17 @@ impl LineScanner {
         }
     }
 
+    /// A scanner that continues after a committed prefix of `offset` bytes holding
+    /// `lines` physical lines (the part of a file a session index covered).
+    pub(crate) fn resume(max_line: usize, lines: u64, offset: u64) -> LineScanner {
+        LineScanner {
+            lines,
+            fed: offset,
+            committed_bytes: offset,
+            ..LineScanner::new(max_line)
+        }
+    }
+
     /// Feeds the next bytes of the stream, calling `on_line(line, text)` for each
     /// committed non-blank line: `Ok(text)` without its `\n`, or the fault of a line
     /// longer than the limit (whose bytes were not kept).

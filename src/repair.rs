@@ -133,6 +133,9 @@ pub fn repair_jsonl_with_io(
         });
     }
     let backup = back_up_tail(&file, path, committed, io)?;
+    // The session index goes first. Best effort: an index that no longer matches the
+    // file is never used anyway (docs/contract.md §3).
+    let _ = crate::store::remove_index(path);
     io.truncate(&file, committed)
         .map_err(|e| io_error(IoOp::Truncate, path, &e))?;
     io.sync_file(&file)

@@ -190,3 +190,55 @@ fn every_reference_to_docs_names_a_file_and_section_that_exist() {
     );
     assert!(references >= 20, "only {references} references found");
 }
+
+/// Every repository path that docs/architecture.md names (`src/…`, `tests/…`,
+/// `bindings/…`, …) exists, so the map of where each rule lives cannot go stale. A
+/// module folder `src/x/` also counts as present when the module is still one file
+/// `src/x.rs`: Rust resolves the module either way.
+#[test]
+fn every_path_named_in_the_architecture_page_exists() {
+    let root = root();
+    let text = fs::read_to_string(root.join("docs/architecture.md")).expect("the page");
+    let prefixes = [
+        "src/",
+        "tests/",
+        "bindings/",
+        "include/",
+        "fuzz/",
+        "scripts/",
+        "benches/",
+        "bench/",
+    ];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '-' | '_');
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for prefix in prefixes {
+        for (at, _) in text.match_indices(prefix) {
+            if text[..at].chars().next_back().is_some_and(is_path_char) {
+                continue;
+            }
+            let path: String = text[at..]
+                .chars()
+                .take_while(|&c| is_path_char(c))
+                .collect();
+            let path = path.trim_end_matches('.');
+            named += 1;
+            let present = root.join(path).exists()
+                || path
+                    .strip_suffix('/')
+                    .is_some_and(|module| root.join(format!("{module}.rs")).is_file());
+            if !present {
+                missing.push(path.to_owned());
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names paths that do not exist:\n{}",
+        missing.join("\n")
+    );
+    assert!(
+        named >= 40,
+        "only {named} paths found: is the scanner broken?"
+    );
+}

@@ -26,9 +26,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::context::{ContextOptions, OnDefect, build_context};
+use crate::context::{ContextOptions, OnDefect, build_context_indexed, default_estimate};
 use crate::entry::EntryKind;
 use crate::error::{Error, IoFailure, IoOp};
+use crate::tree::IdIndex;
 use lenient::Lenient;
 
 pub use pi::export_pi;
@@ -228,12 +229,17 @@ fn refused_compactions(lines: &[String], line_of: &[u64]) -> Vec<RefusedCompacti
         on_defect: OnDefect::Keep,
         ..ContextOptions::default()
     };
+    // One id index for every compaction: rebuilding it per call is quadratic.
+    let Ok(index) = IdIndex::new(&entries) else {
+        return Vec::new();
+    };
+    let mut estimate = |m: &str| Ok(default_estimate(m));
     entries
         .iter()
         .zip(line_of)
         .filter(|(entry, _)| entry.kind() == EntryKind::Compaction)
-        .filter_map(
-            |(entry, &line)| match build_context(&entries, entry.id(), &options) {
+        .filter_map(|(entry, &line)| {
+            match build_context_indexed(&index, entry.id(), &options, &mut estimate) {
                 Err(Error::InvalidCompaction {
                     compaction_id,
                     reason,
@@ -244,8 +250,8 @@ fn refused_compactions(lines: &[String], line_of: &[u64]) -> Vec<RefusedCompacti
                     reason: reason.as_str().to_owned(),
                 }),
                 _ => None,
-            },
-        )
+            }
+        })
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //! writer's view of its file (durability, identity checks). Reading the lines back is
 //! [`super::replay`]'s.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::file::{self, SessionFile, io_error};
+use super::index;
 use super::log::Log;
 use super::replay::{Diagnostic, Replay};
 use crate::entry::ParseOptions;
@@ -57,6 +58,11 @@ pub struct JsonlOptions {
     /// that its size is what this writer left; on a mismatch the store is tainted with
     /// a [`FileChange`] instead of writing. Default: on.
     pub check_identity: bool,
+    /// Use and keep the session index `<file>.idx` (a cache beside the file that lets
+    /// open skip parsing the lines it covers; see [`super::index_path`]). Readers use it
+    /// and never write it; a writer writes it after open, every
+    /// 65,536 appends or 64 MiB, and at close (best effort). Default: on.
+    pub index: bool,
     /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
     /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
     #[serde(default)]
@@ -71,6 +77,7 @@ impl Default for JsonlOptions {
             read_only: false,
             salvage: false,
             check_identity: true,
+            index: true,
             strict_roles: false,
         }
     }
@@ -139,9 +146,28 @@ pub(crate) fn open(
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
-    let mut replay = Replay::new(&file, options.salvage).with_parse_options(options.parse());
+    // A strict open checks every line: an index written without those checks is not used.
+    let use_index = options.index && !options.salvage && !options.strict_roles;
+    let meta = file
+        .metadata()
+        .map_err(|e| io_error(IoOp::Open, path, &e))?;
+    let from_index = if use_index {
+        load_index(&file, path, &meta)?
+    } else {
+        None
+    };
+    let indexed_count = from_index.as_ref().map_or(0, |(log, _)| log.len() as u64);
+    let mut replay = match from_index {
+        Some((log, covered)) => {
+            let lines = log.len() as u64;
+            Replay::resume(&file, log, covered, lines)
+        }
+        None => Replay::new(&file, options.salvage).with_parse_options(options.parse()),
+    };
     let end = replay.run(&file, path)?;
     let blank_tail = replay.scanner.has_blank_tail();
+    // The committed prefix is exactly the entries' lines: an index can describe it.
+    let indexable = use_index && replay.scanner.committed_bytes() == replay.log.line_bytes();
     let Replay {
         log,
         diagnostics,
@@ -153,10 +179,7 @@ pub(crate) fn open(
         let writer = file
             .try_clone()
             .map_err(|e| io_error(IoOp::Open, path, &e))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| io_error(IoOp::Open, path, &e))?;
-        Some(FileSink {
+        let mut sink = FileSink {
             writer: wrap(writer),
             file,
             path: path.to_owned(),
@@ -167,7 +190,12 @@ pub(crate) fn open(
             end,
             blank_tail,
             owner: options.lock.then(std::process::id),
-        })
+            indexable,
+            indexed_count,
+            since_index: (0, 0),
+        };
+        sink.write_index(&log);
+        Some(sink)
     } else {
         None
     };
@@ -177,6 +205,22 @@ pub(crate) fn open(
         diagnostics,
         sink,
     })
+}
+
+/// The log of the prefix of `file` that its session index covers, and that prefix's
+/// size, when an index exists and matches the file; `None` to replay it all.
+fn load_index(file: &File, path: &Path, meta: &fs::Metadata) -> Result<Option<(Log, u64)>, Error> {
+    let Some(decoded) = index::read(path, meta.len()) else {
+        return Ok(None);
+    };
+    let header = &decoded.header;
+    if (header.dev, header.ino) != (meta.dev(), meta.ino()) || header.covered > meta.len() {
+        return Ok(None);
+    }
+    use std::os::unix::fs::FileExt;
+    let loaded = index::load(&decoded, |buf, at| file.read_at(buf, at))
+        .map_err(|e| io_error(IoOp::Read, path, &e))?;
+    Ok(loaded.map(|log| (log, decoded.header.covered)))
 }
 
 /// Opens the file (creating it for a writer) on a descriptor of 3 or more, and says
@@ -315,6 +359,12 @@ pub(crate) struct FileSink {
     blank_tail: bool,
     /// The process that opened the file and took the lock; `None` without a lock.
     owner: Option<u32>,
+    /// The file is exactly its entries' lines, so a session index can describe it.
+    indexable: bool,
+    /// Entries the index on disk covers (0 when there is none).
+    indexed_count: u64,
+    /// Appends and bytes since the index was last written.
+    since_index: (u64, u64),
 }
 
 impl Drop for FileSink {
@@ -375,11 +425,41 @@ impl FileSink {
         } else {
             line
         };
+        if self.blank_tail {
+            // The `\n` that ends the blank piece is not an entry's line.
+            self.indexable = false;
+        }
         file::write_all(self.writer.as_mut(), bytes)
             .map_err(|e| IoFailure::new(IoOp::Write, "appending a line", &e))?;
         self.end += bytes.len() as u64;
         self.blank_tail = false;
+        self.since_index.0 += 1;
+        self.since_index.1 += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Whether enough was appended since the index was written to write it again.
+    pub(crate) fn index_due(&self) -> bool {
+        self.indexable
+            && (self.since_index.0 >= index::REWRITE_EVERY_APPENDS
+                || self.since_index.1 >= index::REWRITE_EVERY_BYTES)
+    }
+
+    /// Writes the session index of `log`, the committed entries of this file, unless
+    /// the index on disk already covers them all or the file is not exactly their
+    /// lines. Best effort: a failure only costs a later open a full replay.
+    pub(crate) fn write_index(&mut self, log: &Log) {
+        if !self.indexable || log.len() as u64 == self.indexed_count {
+            return;
+        }
+        let Some(bytes) = index::encode(log, self.identity.0, self.identity.1) else {
+            return;
+        };
+        let durable = self.durability != Durability::None;
+        if index::write(&self.path, &bytes, durable).is_ok() {
+            self.indexed_count = log.len() as u64;
+            self.since_index = (0, 0);
+        }
     }
 
     /// Makes every written line durable.

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 
+use super::index::Hash64;
 use super::nav::NavIndex;
 use crate::entry::{Body, Entry, Facts, Message, utf8};
 use crate::error::Error;
@@ -68,6 +69,11 @@ pub(crate) struct Log {
     hasher: RandomState,
     /// Child links, depth, leaves, roots and labels (docs/contract.md §8), kept per commit.
     nav: NavIndex,
+    /// The committed entries as the lines a file store writes (`json + "\n"`), back to
+    /// back: their total size and running checksum. When the file is exactly those
+    /// lines, they describe its committed prefix (the session index relies on it).
+    line_bytes: u64,
+    line_hash: Hash64,
 }
 
 impl Log {
@@ -171,6 +177,9 @@ impl Log {
         let same_hash = self.by_hash.insert(admitted.hash, seq).unwrap_or(NONE);
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
+        self.line_hash.update(json);
+        self.line_hash.update(b"\n");
+        self.line_bytes += json.len() as u64 + 1;
         self.nav.add(seq, admitted.parent);
         if let Some((target, label)) = label {
             self.nav.set_label(target, label, seq);
@@ -198,6 +207,21 @@ impl Log {
         }
         let (target_id, label) = read_label(value.bytes(json))?;
         Some((self.find(&target_id)?, label))
+    }
+
+    /// The total size of the committed entries' lines (`json + "\n"` each).
+    pub(crate) fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+
+    /// The checksum of those lines, back to back.
+    pub(crate) fn line_hash(&self) -> u64 {
+        self.line_hash.finish()
+    }
+
+    /// The canonical JSON and facts of every committed entry, in commit order.
+    pub(crate) fn jsons_and_facts(&self) -> impl Iterator<Item = (&[u8], &Facts)> {
+        self.records.iter().map(|r| (self.json_at(r), &r.facts))
     }
 
     pub(crate) fn len(&self) -> usize {

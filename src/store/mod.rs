@@ -16,6 +16,7 @@
 
 mod fifo;
 mod file;
+mod index;
 mod jsonl;
 mod log;
 mod nav;
@@ -39,6 +40,7 @@ use crate::recover::MAX_LINE_BYTES;
 pub use file::SessionFile;
 pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
+pub use index::{fuzz_index, index_checksum, index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions};
 pub(crate) use jsonl::{lock, open_regular, open_regular_with, sync_dir};
 pub use replay::{Diagnostic, Problem};
@@ -568,6 +570,11 @@ impl Store {
         }
         let PendingAppend { line, facts } = pending;
         let seq = inner.log.push(&line[..line.len() - 1], facts, admitted)?;
+        if let Some(sink) = &mut inner.file
+            && sink.index_due()
+        {
+            sink.write_index(&inner.log);
+        }
         Ok(Receipt { id, seq })
     }
 
@@ -782,6 +789,24 @@ impl Store {
         self.inner.lock().map_err(|_| {
             Error::internal("the store was poisoned by a panic in an earlier operation")
         })
+    }
+}
+
+impl Drop for Store {
+    /// A writer brings its session index up to date at close, best effort: close
+    /// reports nothing, and a failure here only costs the next open a longer replay.
+    fn drop(&mut self) {
+        if std::process::id() != self.owner {
+            return;
+        }
+        let Ok(inner) = self.inner.get_mut() else {
+            return;
+        };
+        if inner.tainted.is_none()
+            && let Some(sink) = &mut inner.file
+        {
+            sink.write_index(&inner.log);
+        }
     }
 }
 

@@ -87,8 +87,10 @@ pub(crate) struct Replay {
     salvage: bool,
     /// How lines are parsed (`strictRoles`).
     parse: ParseOptions,
-    /// The file's size at open: large files are parsed in parallel.
+    /// The bytes left to replay at open: large files are parsed in parallel.
     size: u64,
+    /// Where the replay starts: after the prefix a session index covered, else 0.
+    start: u64,
 }
 
 /// Where a framed line's bytes are: in the batch's chunk, or copied (a line that
@@ -132,7 +134,19 @@ impl Replay {
             salvage,
             parse: ParseOptions::default(),
             size,
+            start: 0,
         }
+    }
+
+    /// A replay that continues after the first `lines` lines (`start` bytes) of the
+    /// file, already committed to `log` (from a session index).
+    pub(crate) fn resume(file: &File, log: Log, start: u64, lines: u64) -> Replay {
+        let mut replay = Replay::new(file, false);
+        replay.size = replay.size.saturating_sub(start);
+        replay.log = log;
+        replay.scanner = LineScanner::resume(MAX_LINE_BYTES, lines, start);
+        replay.start = start;
+        replay
     }
 
     /// Parses every line with `parse` (a strict store rejects extension entries as
@@ -199,7 +213,7 @@ impl Replay {
         let mut parser = EntryParser::new(self.parse);
         let mut scanner = std::mem::replace(&mut self.scanner, LineScanner::new(MAX_LINE_BYTES));
         let mut buf = vec![0u8; CHUNK];
-        let mut reader = Reader::new(file, path, 0);
+        let mut reader = Reader::new(file, path, self.start);
         let result = loop {
             let n = match reader.next(&mut buf) {
                 Ok(Piece::End) => break Ok(reader.pos),
@@ -257,7 +271,7 @@ impl Replay {
         let mut applied = 0usize;
         let mut arrived: BTreeMap<usize, Parsed> = BTreeMap::new();
         let mut free_chunks: Vec<Vec<u8>> = Vec::new();
-        let mut reader = Reader::new(file, path, 0);
+        let mut reader = Reader::new(file, path, self.start);
         let result = loop {
             let mut chunk = free_chunks.pop().unwrap_or_default();
             chunk.resize(CHUNK, 0);

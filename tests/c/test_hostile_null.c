@@ -17,7 +17,7 @@
 static SessionStore *g_store;  /* the store the store functions run on */
 static SessionStore *g_opened; /* what an open function returns through out_store */
 static char *g_out;            /* what a function returns through out_json */
-static char g_entry[160], g_path[600];
+static char g_entry[160], g_path[600], g_import_out[600];
 static long g_serial;
 
 /* A valid value for each parameter name. */
@@ -35,6 +35,11 @@ static long g_serial;
 #define VALUE_s ((char *)NULL)
 #define VALUE_user_data ((void *)NULL)
 #define VALUE_estimate ((SessionTokenEstimator)0)
+/* session_import: the source does not exist (a fresh name each call), so even the call
+ * with no NULL fails on the file, never on an argument, and writes nothing. */
+#define VALUE_format "pi"
+#define VALUE_src_path ((const char *)g_path)
+#define VALUE_out_path ((const char *)g_import_out)
 #define SCALAR_len (sizeof LINE1) /* the line and its newline */
 #define SCALAR_status 9999
 
@@ -53,6 +58,9 @@ static long g_serial;
 #define OPTIONAL_out_json 1
 #define OPTIONAL_user_data 1
 #define OPTIONAL_estimate 1
+#define OPTIONAL_format 0
+#define OPTIONAL_src_path 0
+#define OPTIONAL_out_path 0
 
 #define P(i, name) (((mask >> (i)) & 1u) ? NULL : VALUE_##name)
 #define S(name) SCALAR_##name
@@ -120,6 +128,7 @@ static void sweep_one(const struct function *f, unsigned mask, const char *kind)
              "{\"id\":\"n%ld\",\"parentId\":\"r\",\"timestamp\":1,\"type\":\"metadata\",\"key\":\"k\",\"value\":1}",
              g_serial);
     snprintf(g_path, sizeof g_path, "%s/null-%ld.jsonl", g_dir, g_serial);
+    snprintf(g_import_out, sizeof g_import_out, "%s/null-%ld-imported.jsonl", g_dir, g_serial);
     g_out = NULL;
     g_opened = sentinel;
     snprintf(what, sizeof what, "%s%s with NULL in mask 0x%x", f->name, kind, mask);
@@ -144,6 +153,7 @@ static void sweep_one(const struct function *f, unsigned mask, const char *kind)
         if (out_store >= 0 && !(mask & bit(out_store)))
             CHECK(g_opened == NULL, "%s: *out_store is NULL after the failure", what);
         if (has_path) CHECK(!file_exists(g_path), "%s: no file is created", what);
+        CHECK(!file_exists(g_import_out), "%s: no imported file is created", what);
     } else {
         /* only optional pointers are NULL: never an invalid argument */
         CHECK(st != SESSION_ERR_INVALID_ARGUMENT, "%s: a NULL optional pointer is not an invalid argument (%s)",

@@ -1,0 +1,355 @@
+//! The session index `<file>.idx` (issue 15): a cache that open uses only when it matches
+//! the file. Every test compares an open that may use an index with an open that may not
+//! (`{"index":false}`): same entries, same state, same warnings, same error — for every
+//! truncation offset, tail fill and write fault of a small fixture, and for damaged,
+//! truncated, swapped and stale indexes.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use session::{JsonlOptions, Store, TreeOptions, index_path};
+
+/// A small session written by the library: messages of every role (an extension role
+/// too), tool calls and a result, branches, a label and other metadata, and ids with
+/// escapes (facts the index cannot hold as spans).
+fn fixture(path: &Path) {
+    let (store, _) = Store::open_jsonl(path).unwrap();
+    let lines = [
+        user("a", None, "hello"),
+        r#"{"id":"b","parentId":"a","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#.to_owned(),
+        user("c", Some("b"), "more \\n text"),
+        r#"{"id":"\u0064","parentId":"b","timestamp":4,"type":"message","message":{"role":"user","content":"branch"}}"#.to_owned(),
+        r#"{"id":"e","parentId":"c","timestamp":5,"type":"metadata","key":"session.label","value":{"targetId":"a","label":"start"}}"#.to_owned(),
+        r#"{"id":"f","parentId":"\u0065","timestamp":6,"type":"message","message":{"role":"user","content":"after"}}"#.to_owned(),
+        user("g", Some("d"), "end"),
+    ];
+    for line in &lines {
+        store.append(line).unwrap();
+    }
+    // A second tree: tool calls and their result, metadata, an extension role.
+    for line in CHAPTER {
+        store.append(line).unwrap();
+    }
+    store
+        .append(r#"{"id":"x-ext","parentId":"u-1","timestamp":7,"type":"message","message":{"role":"bashExecution","command":"ls","output":"a"}}"#)
+        .unwrap();
+}
+
+fn options(index: bool) -> JsonlOptions {
+    JsonlOptions::from_json(&format!(r#"{{"readOnly":true,"index":{index}}}"#)).unwrap()
+}
+
+/// Everything an open tells: its report, the entries, the navigation, or its error.
+fn outcome(path: &Path, index: bool) -> String {
+    match Store::open_jsonl_with(path, &options(index)) {
+        Ok((store, report)) => {
+            let read = String::from_utf8(store.read_json().unwrap()).unwrap();
+            let tree = store.tree_json(&TreeOptions::default()).unwrap();
+            let leaves = store.leaves_json().unwrap();
+            let labels = store.labels_json().unwrap();
+            let path = store
+                .latest_leaf()
+                .unwrap()
+                .map(|leaf| String::from_utf8(store.path_to_json(&leaf.id).unwrap()).unwrap());
+            // Tool pairing and roles, through the context of every leaf.
+            let contexts: Vec<String> = store
+                .leaves()
+                .unwrap()
+                .leaves
+                .iter()
+                .map(|leaf| {
+                    store
+                        .build_context(&leaf.id, &session::ContextOptions::default(), None)
+                        .map_or_else(|e| format!("{e:?}"), |c| c.to_json())
+                })
+                .collect();
+            format!(
+                "{}\n{read}\n{tree}\n{leaves}\n{labels}\n{path:?}\n{contexts:?}",
+                report.to_json()
+            )
+        }
+        Err(e) => format!("error: {e:?}"),
+    }
+}
+
+fn assert_same(path: &Path, what: &str) {
+    assert_eq!(outcome(path, true), outcome(path, false), "{what}");
+}
+
+#[test]
+fn a_writer_leaves_an_index_and_open_answers_the_same_with_it() {
+    let dir = temp_dir("index-written");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let idx = index_path(&path);
+    assert!(idx.exists(), "the writer wrote {}", idx.display());
+    assert!(!idx.to_string_lossy().ends_with(".jsonl"));
+    assert_same(&path, "clean");
+    // The reader accepts what the writer wrote, every entry (not a silent fallback).
+    let (file, idx_bytes) = (read_file(&path), read_file(&idx));
+    assert_eq!(
+        session::store::fuzz_index(&idx_bytes, &file, false),
+        Some(14)
+    );
+    let answer = outcome(&path, true);
+    assert!(answer.contains(r#""state":"ready""#), "{answer}");
+    assert!(answer.contains(r#""label":"start""#), "{answer}");
+    // A writer that opens with the index and appends keeps answering the same.
+    let (store, _) = Store::open_jsonl(&path).unwrap();
+    store.append(user("h", Some("g"), "one more")).unwrap();
+    drop(store);
+    assert_same(&path, "after a reopen and an append");
+    assert!(outcome(&path, true).contains(r#""id":"h""#));
+}
+
+#[test]
+fn every_truncation_under_a_full_index_opens_as_without_it() {
+    let dir = temp_dir("index-truncation");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let full = read_file(&path);
+    let idx = read_file(&index_path(&path));
+    for cut in 0..=full.len() {
+        write_file(&path, &full[..cut]);
+        write_file(&index_path(&path), &idx);
+        assert_same(&path, &format!("file cut at {cut}"));
+    }
+}
+
+#[test]
+fn every_tail_after_the_covered_prefix_is_replayed_as_without_an_index() {
+    let dir = temp_dir("index-tail");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let full = read_file(&path);
+    // An index that covers the first four lines only.
+    let prefix_end = full
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(3)
+        .unwrap()
+        .0
+        + 1;
+    write_file(&path, &full[..prefix_end]);
+    {
+        // A writer that appends nothing still indexes what it found.
+        let (_store, _) = Store::open_jsonl(&path).unwrap();
+    }
+    let prefix_idx = read_file(&index_path(&path));
+    let rest = &full[prefix_end..];
+    let mut tails: Vec<Vec<u8>> = (0..=rest.len()).map(|n| rest[..n].to_vec()).collect();
+    tails.extend([
+        b"\n\n  \r\n".to_vec(),
+        vec![0u8; 100],
+        b"{\"id\":\n".to_vec(),
+        b"not json\n".to_vec(),
+        format!("{}\n", user("a", None, "duplicate")).into_bytes(),
+        format!("{}\n", user("z", Some("missing"), "orphan")).into_bytes(),
+        format!("\n{}\n", user("z", Some("c"), "after a blank line")).into_bytes(),
+        user("z", Some("c"), "torn").into_bytes(),
+    ]);
+    for tail in &tails {
+        // The file must be the same inode as the one indexed: rewrite it in place.
+        let mut bytes = full[..prefix_end].to_vec();
+        bytes.extend_from_slice(tail);
+        write_file(&path, &bytes);
+        write_file(&index_path(&path), &prefix_idx);
+        assert_same(&path, &format!("tail {:?}", String::from_utf8_lossy(tail)));
+    }
+}
+
+#[test]
+fn a_damaged_or_truncated_index_always_falls_back() {
+    let dir = temp_dir("index-damaged");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let idx = read_file(&index_path(&path));
+    let expected = outcome(&path, false);
+    for at in 0..idx.len() {
+        let mut bad = idx.clone();
+        bad[at] ^= 0x41;
+        write_file(&index_path(&path), &bad);
+        assert_eq!(outcome(&path, true), expected, "byte {at} flipped");
+    }
+    for len in 0..idx.len() {
+        write_file(&index_path(&path), &idx[..len]);
+        assert_eq!(outcome(&path, true), expected, "index cut at {len}");
+    }
+    let mut longer = idx.clone();
+    longer.extend_from_slice(&[0; 48]);
+    write_file(&index_path(&path), &longer);
+    assert_eq!(outcome(&path, true), expected, "index with extra bytes");
+}
+
+#[test]
+fn a_swapped_stale_or_other_version_index_falls_back() {
+    let dir = temp_dir("index-swapped");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let own = read_file(&index_path(&path));
+    // Another session's index.
+    let other = dir.join("o.jsonl");
+    {
+        let (store, _) = Store::open_jsonl(&other).unwrap();
+        store.append(user("x", None, "other")).unwrap();
+    }
+    write_file(&index_path(&path), &read_file(&index_path(&other)));
+    assert_same(&path, "another file's index");
+    // The same entries in another file (another inode): not used, same answers.
+    write_file(&index_path(&path), &own);
+    let copy = dir.join("copy.jsonl");
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::copy(index_path(&path), index_path(&copy)).unwrap();
+    assert_same(&copy, "a copied file and index");
+    // A stale index: the file rewritten in place with other bytes of the same size.
+    let full = read_file(&path);
+    let changed = String::from_utf8(full.clone())
+        .unwrap()
+        .replace("hello", "HELLO");
+    write_file(&path, changed.as_bytes());
+    write_file(&index_path(&path), &own);
+    assert_same(&path, "same size, other bytes");
+    assert!(outcome(&path, true).contains("HELLO"));
+    // A newer format version.
+    write_file(&path, &full);
+    let mut newer = own.clone();
+    newer[8] = 2;
+    let body = newer.len() - 8;
+    let seal = session::store::index_checksum(&newer[..body]);
+    newer[body..].copy_from_slice(&seal.to_le_bytes());
+    write_file(&index_path(&path), &newer);
+    assert_same(&path, "another version");
+}
+
+#[test]
+fn a_write_fault_never_leaves_an_index_that_answers_differently() {
+    for fault in [
+        Fault::Errno(libc::ENOSPC),
+        Fault::ShortThenEio,
+        Fault::EioAfterFullWrite,
+    ] {
+        let dir = temp_dir("index-fault");
+        let path = dir.join("s.jsonl");
+        fixture(&path);
+        let plan = FaultPlan::new();
+        plan.fail_write(2, fault);
+        let (store, _) = open_faulty(&path, &plan);
+        store.append(user("h", Some("g"), "written")).unwrap();
+        assert!(store.append(user("i", Some("h"), "faulty")).is_err());
+        drop(store);
+        assert_same(&path, &format!("{fault:?}"));
+    }
+}
+
+#[test]
+fn readers_and_index_false_never_write_an_index() {
+    let dir = temp_dir("index-readers");
+    let path = dir.join("s.jsonl");
+    write_file(&path, format!("{}\n", user("a", None, "x")).as_bytes());
+    let (_reader, _) = Store::open_jsonl_with(&path, &options(true)).unwrap();
+    assert!(!index_path(&path).exists(), "a reader wrote the index");
+    let off = JsonlOptions::from_json(r#"{"index":false}"#).unwrap();
+    {
+        let (store, _) = Store::open_jsonl_with(&path, &off).unwrap();
+        store.append(user("b", Some("a"), "y")).unwrap();
+    }
+    assert!(!index_path(&path).exists(), "index:false wrote the index");
+    {
+        let (_store, _) = Store::open_jsonl(&path).unwrap();
+    }
+    assert!(
+        index_path(&path).exists(),
+        "a writer indexes what it opened"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_exactly_its_entries_lines_gets_no_index() {
+    let dir = temp_dir("index-impure");
+    let path = dir.join("s.jsonl");
+    let a = user("a", None, "x");
+    write_file(&path, format!("{a}\n\n").as_bytes());
+    {
+        let (_store, _) = Store::open_jsonl(&path).unwrap();
+    }
+    assert!(!index_path(&path).exists(), "a blank line");
+    write_file(&path, format!("{} \n", a).as_bytes());
+    {
+        let (_store, _) = Store::open_jsonl(&path).unwrap();
+    }
+    assert!(!index_path(&path).exists(), "whitespace in a line");
+    assert_same(&path, "no index");
+}
+
+#[test]
+fn repair_removes_the_index() {
+    let dir = temp_dir("index-repair");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    let mut bytes = read_file(&path);
+    bytes.extend_from_slice(b"{\"id\":\"torn");
+    write_file(&path, &bytes);
+    assert!(index_path(&path).exists());
+    let report = session::repair_jsonl(&path).unwrap();
+    assert_eq!(report.entries, 14);
+    assert!(!index_path(&path).exists(), "repair left the index");
+    assert_same(&path, "after repair");
+}
+
+#[test]
+fn the_index_reader_fuzz_corpus_keeps_its_property() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
+    let mut seen = 0;
+    for kind in ["corpus", "artifacts"] {
+        let Ok(files) = std::fs::read_dir(dir.join(kind).join("index_reader")) else {
+            continue;
+        };
+        for file in files {
+            let data = std::fs::read(file.unwrap().path()).unwrap();
+            let [flags, lo, hi, rest @ ..] = &data[..] else {
+                continue;
+            };
+            let len = usize::from(u16::from_le_bytes([*lo, *hi])).min(rest.len());
+            let (index, file) = rest.split_at(len);
+            if let Some(entries) = session::store::fuzz_index(index, file, flags & 1 == 1) {
+                assert!(entries <= file.len() / 3);
+            }
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "the seed corpus is committed");
+    // The seed is a real index and its file: it loads whole, sealed or resealed.
+    let seed = std::fs::read(dir.join("corpus/index_reader/seed-fixture")).unwrap();
+    let len = usize::from(u16::from_le_bytes([seed[1], seed[2]]));
+    let (index, file) = seed[3..].split_at(len);
+    assert_eq!(session::store::fuzz_index(index, file, false), Some(8));
+    assert_eq!(session::store::fuzz_index(index, file, true), Some(8));
+    // One byte of the file changed: the prefix checksum refuses it.
+    let mut changed = file.to_vec();
+    changed[10] ^= 1;
+    assert_eq!(session::store::fuzz_index(index, &changed, false), None);
+}
+
+#[test]
+fn a_strict_open_checks_every_line_whatever_the_index() {
+    let dir = temp_dir("index-strict");
+    let path = dir.join("s.jsonl");
+    fixture(&path);
+    assert!(index_path(&path).exists());
+    let strict = |index: bool| {
+        let options = JsonlOptions::from_json(&format!(
+            r#"{{"readOnly":true,"strictRoles":true,"index":{index}}}"#
+        ))
+        .unwrap();
+        match Store::open_jsonl_with(&path, &options) {
+            Ok(_) => "opened".to_owned(),
+            Err(e) => format!("{e:?}"),
+        }
+    };
+    let without = strict(false);
+    assert!(without.contains("CorruptLine"), "{without}");
+    assert_eq!(strict(true), without);
+}
