@@ -298,16 +298,17 @@ impl CompactionFault {
     }
 
     fn explain(self, first_kept: Option<&str>) -> String {
-        let first = first_kept.unwrap_or("null");
+        // A missing id prints as the JSON `null` it was written as, not as the id "null".
+        let first = first_kept.map_or_else(|| "null".to_owned(), |id| format!("{id:?}"));
         match self {
             CompactionFault::UnknownEntry => {
-                format!("firstKeptEntryId {first:?} names no committed entry")
+                format!("firstKeptEntryId {first} names no committed entry")
             }
             CompactionFault::NotOnPath => {
-                format!("firstKeptEntryId {first:?} is not an ancestor of the compaction")
+                format!("firstKeptEntryId {first} is not an ancestor of the compaction")
             }
             CompactionFault::NotInteractionStart => format!(
-                "the first message kept from {first:?} is not a user message or the first message of the path; the cut would separate a tool call from its result"
+                "the first message kept from {first} is not a user message or the first message of the path; the cut would separate a tool call from its result"
             ),
             CompactionFault::PendingToolCalls => {
                 "nothing is kept while the last interaction has an unanswered tool call".to_owned()
@@ -364,5 +365,35 @@ impl Error {
         Error::Internal {
             message: message.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compaction(first_kept: Option<&str>, reason: CompactionFault) -> String {
+        Error::InvalidCompaction {
+            compaction_id: "c-1".to_owned(),
+            first_kept_entry_id: first_kept.map(str::to_owned),
+            reason,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn invalid_compaction_message_quotes_the_first_kept_id_without_option_debug() {
+        assert_eq!(
+            compaction(Some("nope"), CompactionFault::UnknownEntry),
+            r#"compaction "c-1": firstKeptEntryId "nope" names no committed entry"#
+        );
+    }
+
+    #[test]
+    fn invalid_compaction_message_prints_a_missing_first_kept_id_as_bare_null() {
+        assert_eq!(
+            compaction(None, CompactionFault::NotOnPath),
+            r#"compaction "c-1": firstKeptEntryId null is not an ancestor of the compaction"#
+        );
     }
 }

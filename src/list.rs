@@ -15,7 +15,7 @@
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -27,7 +27,7 @@ use crate::json;
 use crate::json_writer::{self, Object};
 use crate::nav::{options_from_json, preview};
 use crate::recover::MAX_LINE_BYTES;
-use crate::store::State;
+use crate::store::{State, open_regular_with};
 
 /// At most this much of a file's start is read for its first user text.
 pub const HEAD_BYTES: usize = 64 * 1024;
@@ -234,24 +234,12 @@ impl ListIo for RealListIo {
     }
 
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .custom_flags(
-                (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-            )
-            .open(path)?;
+        let file = open_regular_with(
+            OpenOptions::new().read(true),
+            rustix::fs::OFlags::NOFOLLOW,
+            path,
+        )?;
         let meta = file.metadata()?;
-        let kind = meta.file_type();
-        if !meta.is_file() {
-            let what = if kind.is_fifo() {
-                "a FIFO"
-            } else if kind.is_dir() {
-                "a folder"
-            } else {
-                "not a regular file"
-            };
-            return Err(io::Error::other(format!("{what}, not a session file")));
-        }
         let modified_ms = meta
             .modified()
             .ok()

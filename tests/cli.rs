@@ -408,3 +408,16 @@ fn json_output_stays_the_same_json() {
     let messages: serde_json::Value = serde_json::from_str(messages).expect("JSON");
     assert_eq!(messages[0]["content"], "hi \u{1b}[2J\u{9b}\u{202e}");
 }
+
+#[test]
+fn show_prints_an_extension_role_by_its_own_name() {
+    let path = temp_dir("extension-role").join("s.jsonl");
+    let root = r#"{"id":"u","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi"}}"#;
+    let ext = r#"{"id":"x","parentId":"u","timestamp":2,"type":"message","message":{"role":"bashExecution","command":"ls"}}"#;
+    write_file(&path, format!("{root}\n{ext}\n").as_bytes());
+    let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new("x")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("u (user) -> x (bashExecution)"), "{shown}");
+    assert!(!shown.contains("extension"), "{shown}");
+}

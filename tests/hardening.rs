@@ -21,24 +21,6 @@ use session::{
     recover_jsonl, repair_jsonl, repair_jsonl_with_io,
 };
 
-fn lines(items: &[&str]) -> String {
-    items.iter().map(|l| format!("{l}\n")).collect()
-}
-
-fn read_only() -> JsonlOptions {
-    JsonlOptions {
-        read_only: true,
-        ..JsonlOptions::default()
-    }
-}
-
-fn salvage() -> JsonlOptions {
-    JsonlOptions {
-        salvage: true,
-        ..JsonlOptions::default()
-    }
-}
-
 /// The entries of the file at `path`, opened read-only; panics unless it is ready.
 fn reopened_ids(path: &Path) -> Vec<String> {
     let (store, report) = Store::open_jsonl_with(path, &read_only()).unwrap();

@@ -9,10 +9,6 @@ use std::thread;
 use common::*;
 use session::{Error, IoOp, LineFault, State, Store, Warning};
 
-fn lines(items: &[&str]) -> String {
-    items.iter().map(|l| format!("{l}\n")).collect()
-}
-
 #[test]
 fn open_creates_a_missing_file_but_not_its_folders() {
     let dir = temp_dir("create");

@@ -249,6 +249,14 @@ fn links_fifos_and_non_utf8_names_are_listed_with_an_error_never_followed() {
             "{name}"
         );
     }
+    // The store's one refusal of non-regular files, shared with the listing.
+    let pipe = by_name(&sessions, "pipe.jsonl").error.as_ref().unwrap();
+    assert!(
+        pipe.message
+            .ends_with("pipe.jsonl is a FIFO, not a regular file"),
+        "{}",
+        pipe.message
+    );
     let bad = by_name(&sessions, "bad\u{fffd}.jsonl");
     assert_eq!(bad.error.as_ref().map(|e| e.code), Some("invalid_argument"));
     assert_eq!(by_name(&sessions, "real.jsonl").error, None);

@@ -14,10 +14,6 @@ use session::{
     Error, RealRepairIo, RepairIo, SessionFile, State, Store, repair_jsonl, repair_jsonl_with_io,
 };
 
-fn lines(items: &[&str]) -> String {
-    items.iter().map(|l| format!("{l}\n")).collect()
-}
-
 #[test]
 fn repair_moves_the_tail_to_a_backup_and_keeps_the_committed_prefix() {
     let dir = temp_dir("repair");

@@ -8,24 +8,6 @@ use std::process::Command;
 use common::*;
 use session::{Error, FileChange, IoOp, JsonlOptions, Problem, State, Store, Warning};
 
-fn lines(items: &[&str]) -> String {
-    items.iter().map(|l| format!("{l}\n")).collect()
-}
-
-fn read_only() -> JsonlOptions {
-    JsonlOptions {
-        read_only: true,
-        ..JsonlOptions::default()
-    }
-}
-
-fn salvage() -> JsonlOptions {
-    JsonlOptions {
-        salvage: true,
-        ..JsonlOptions::default()
-    }
-}
-
 #[test]
 fn a_second_writer_in_this_process_fails_with_locked() {
     let dir = temp_dir("lock");

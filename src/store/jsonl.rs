@@ -259,6 +259,16 @@ fn open_file(path: &Path, options: &JsonlOptions) -> Result<(File, bool), Error>
 /// that is not a regular file before a byte is read: a FIFO, a device such as
 /// `/dev/zero` (endless) or a directory. Used by every open of a session file.
 pub(crate) fn open_regular(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    open_regular_with(options, rustix::fs::OFlags::empty(), path)
+}
+
+/// [`open_regular`] with `extra` flags ORed in (such as `NOFOLLOW`):
+/// `OpenOptions::custom_flags` replaces earlier custom flags, so they are passed here.
+pub(crate) fn open_regular_with(
+    options: &OpenOptions,
+    extra: rustix::fs::OFlags,
+    path: &Path,
+) -> io::Result<File> {
     let not_regular = |what: &str| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -267,7 +277,7 @@ pub(crate) fn open_regular(options: &OpenOptions, path: &Path) -> io::Result<Fil
     };
     let file = match options
         .clone()
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .custom_flags((rustix::fs::OFlags::NONBLOCK | extra).bits() as i32)
         .open(path)
     {
         Err(e) if e.kind() == io::ErrorKind::IsADirectory => {

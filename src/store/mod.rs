@@ -42,7 +42,7 @@ pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
 pub use index::{fuzz_index, index_checksum, index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions};
-pub(crate) use jsonl::{lock, open_regular, sync_dir};
+pub(crate) use jsonl::{lock, open_regular, open_regular_with, sync_dir};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 

@@ -181,3 +181,24 @@ pub fn truncate_to_committed(path: &Path) {
         .expect("open for repair");
     file.set_len(keep as u64).expect("truncate");
 }
+
+/// The text of a file holding `items`, one per line, each ended by `\n`.
+pub fn lines(items: &[&str]) -> String {
+    items.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// Options for a read-only open (no lock, no writes).
+pub fn read_only() -> session::JsonlOptions {
+    session::JsonlOptions {
+        read_only: true,
+        ..session::JsonlOptions::default()
+    }
+}
+
+/// Options for a salvage open (load every good entry of a damaged file).
+pub fn salvage() -> session::JsonlOptions {
+    session::JsonlOptions {
+        salvage: true,
+        ..session::JsonlOptions::default()
+    }
+}

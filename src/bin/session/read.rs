@@ -11,7 +11,11 @@ use crate::term;
 
 fn describe(entry: &Entry) -> String {
     match entry.kind() {
-        EntryKind::Message(role) => format!("{} ({})", entry.id(), role.as_str()),
+        EntryKind::Message(role) => {
+            // Role::as_str says only "extension" for an extension role: print the name.
+            let name = role_name(entry).unwrap_or_else(|| role.as_str().to_owned());
+            format!("{} ({name})", entry.id())
+        }
         EntryKind::Metadata => format!(
             "{} (metadata {})",
             entry.id(),
@@ -24,6 +28,12 @@ fn describe(entry: &Entry) -> String {
         // EntryKind is non_exhaustive: a kind this tool predates still prints its id.
         _ => entry.id().to_owned(),
     }
+}
+
+/// A message's `role` as written in the entry (an extension role's own name).
+fn role_name(entry: &Entry) -> Option<String> {
+    let message: serde_json::Value = serde_json::from_str(entry.message_json()?).ok()?;
+    message["role"].as_str().map(str::to_owned)
 }
 
 /// A compaction's `firstKeptEntryId`; `None` when it is null.
