@@ -5,6 +5,7 @@
 //! rewrites the golden files (review the diff before committing it).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use session::interop::{Format, import};
 use session::{Store, parse_entries};
@@ -52,10 +53,13 @@ fn assert_opens(lines: &[String]) {
             .len(),
         lines.len()
     );
+    // One name per call: the tests run in parallel, and two imports of the same length
+    // once shared a name, so one open found the other's lock.
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let tmp = std::env::temp_dir().join(format!(
         "interop-golden-{}-{}.jsonl",
         std::process::id(),
-        lines.len()
+        NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_file(&tmp);
     std::fs::write(&tmp, text).unwrap();
