@@ -8,8 +8,9 @@ mod common;
 
 use std::path::Path;
 
+use common::index::{assert_same, outcome, read_only_with_index};
 use common::*;
-use session::{JsonlOptions, Store, TreeOptions, index_path};
+use session::{JsonlOptions, Store, index_path};
 
 /// A small session written by the library: messages of every role (an extension role
 /// too), tool calls and a result, branches, a label and other metadata, and ids with
@@ -35,47 +36,6 @@ fn fixture(path: &Path) {
     store
         .append(r#"{"id":"x-ext","parentId":"u-1","timestamp":7,"type":"message","message":{"role":"bashExecution","command":"ls","output":"a"}}"#)
         .unwrap();
-}
-
-fn options(index: bool) -> JsonlOptions {
-    JsonlOptions::from_json(&format!(r#"{{"readOnly":true,"index":{index}}}"#)).unwrap()
-}
-
-/// Everything an open tells: its report, the entries, the navigation, or its error.
-fn outcome(path: &Path, index: bool) -> String {
-    match Store::open_jsonl_with(path, &options(index)) {
-        Ok((store, report)) => {
-            let read = String::from_utf8(store.read_json().unwrap()).unwrap();
-            let tree = store.tree_json(&TreeOptions::default()).unwrap();
-            let leaves = store.leaves_json().unwrap();
-            let labels = store.labels_json().unwrap();
-            let path = store
-                .latest_leaf()
-                .unwrap()
-                .map(|leaf| String::from_utf8(store.path_to_json(&leaf.id).unwrap()).unwrap());
-            // Tool pairing and roles, through the context of every leaf.
-            let contexts: Vec<String> = store
-                .leaves()
-                .unwrap()
-                .leaves
-                .iter()
-                .map(|leaf| {
-                    store
-                        .build_context(&leaf.id, &session::ContextOptions::default(), None)
-                        .map_or_else(|e| format!("{e:?}"), |c| c.to_json())
-                })
-                .collect();
-            format!(
-                "{}\n{read}\n{tree}\n{leaves}\n{labels}\n{path:?}\n{contexts:?}",
-                report.to_json()
-            )
-        }
-        Err(e) => format!("error: {e:?}"),
-    }
-}
-
-fn assert_same(path: &Path, what: &str) {
-    assert_eq!(outcome(path, true), outcome(path, false), "{what}");
 }
 
 #[test]
@@ -249,7 +209,7 @@ fn readers_and_index_false_never_write_an_index() {
     let dir = temp_dir("index-readers");
     let path = dir.join("s.jsonl");
     write_file(&path, format!("{}\n", user("a", None, "x")).as_bytes());
-    let (_reader, _) = Store::open_jsonl_with(&path, &options(true)).unwrap();
+    let (_reader, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
     assert!(!index_path(&path).exists(), "a reader wrote the index");
     let off = JsonlOptions::from_json(r#"{"index":false}"#).unwrap();
     {

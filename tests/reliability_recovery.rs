@@ -171,56 +171,6 @@ fn t1_every_truncation_offset_opens_with_the_committed_prefix_and_the_right_stat
 // ---------------------------------------------------------------------------------------
 // T2 — ALICE-style tail fills
 
-#[derive(Clone, Copy, Debug)]
-enum Fill {
-    Zeros,
-    Ff,
-    /// Random bytes without `\n`: a torn write of garbage.
-    Random,
-    /// Random bytes that may hold `\n`: garbage that commits a line.
-    RandomWithNewlines,
-    Whitespace,
-    Bom,
-    TruncatedUtf8,
-}
-
-const FILLS: [Fill; 7] = [
-    Fill::Zeros,
-    Fill::Ff,
-    Fill::Random,
-    Fill::RandomWithNewlines,
-    Fill::Whitespace,
-    Fill::Bom,
-    Fill::TruncatedUtf8,
-];
-
-fn fill_bytes(fill: Fill, len: usize, rng: &mut Rng) -> Vec<u8> {
-    let pattern = |p: &[u8]| p.iter().copied().cycle().take(len).collect::<Vec<u8>>();
-    match fill {
-        Fill::Zeros => vec![0; len],
-        Fill::Ff => vec![0xFF; len],
-        Fill::Random => rng
-            .bytes(len)
-            .into_iter()
-            .map(|b| if b == b'\n' { b'?' } else { b })
-            .collect(),
-        Fill::RandomWithNewlines => rng.bytes(len),
-        Fill::Whitespace => pattern(b" \t\r"),
-        Fill::Bom => pattern(&[0xEF, 0xBB, 0xBF]),
-        Fill::TruncatedUtf8 => {
-            // Whole three-byte characters, ending in the first byte of one more.
-            let mut bytes = pattern("日".as_bytes());
-            if let Some(last) = bytes.last_mut() {
-                *last = 0xE6;
-            }
-            if len >= 2 {
-                bytes[len - 2] = b'x';
-            }
-            bytes
-        }
-    }
-}
-
 /// What a file must do, decided from its structure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Expect {

@@ -265,6 +265,61 @@ pub fn chapter_session() -> Session {
 }
 
 // ---------------------------------------------------------------------------------------
+// ALICE-style tail fills (T2)
+
+/// What a torn or damaged tail holds (ALICE's zero and garbage states, and more).
+#[derive(Clone, Copy, Debug)]
+pub enum Fill {
+    Zeros,
+    Ff,
+    /// Random bytes without `\n`: a torn write of garbage.
+    Random,
+    /// Random bytes that may hold `\n`: garbage that commits a line.
+    RandomWithNewlines,
+    Whitespace,
+    Bom,
+    TruncatedUtf8,
+}
+
+pub const FILLS: [Fill; 7] = [
+    Fill::Zeros,
+    Fill::Ff,
+    Fill::Random,
+    Fill::RandomWithNewlines,
+    Fill::Whitespace,
+    Fill::Bom,
+    Fill::TruncatedUtf8,
+];
+
+/// `len` bytes of `fill` (random ones drawn from `rng`).
+pub fn fill_bytes(fill: Fill, len: usize, rng: &mut Rng) -> Vec<u8> {
+    let pattern = |p: &[u8]| p.iter().copied().cycle().take(len).collect::<Vec<u8>>();
+    match fill {
+        Fill::Zeros => vec![0; len],
+        Fill::Ff => vec![0xFF; len],
+        Fill::Random => rng
+            .bytes(len)
+            .into_iter()
+            .map(|b| if b == b'\n' { b'?' } else { b })
+            .collect(),
+        Fill::RandomWithNewlines => rng.bytes(len),
+        Fill::Whitespace => pattern(b" \t\r"),
+        Fill::Bom => pattern(&[0xEF, 0xBB, 0xBF]),
+        Fill::TruncatedUtf8 => {
+            // Whole three-byte characters, ending in the first byte of one more.
+            let mut bytes = pattern("日".as_bytes());
+            if let Some(last) = bytes.last_mut() {
+                *last = 0xE6;
+            }
+            if len >= 2 {
+                bytes[len - 2] = b'x';
+            }
+            bytes
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Running checks
 
 /// Runs `check` over `items` on every core, collecting what it reports.

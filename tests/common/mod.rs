@@ -7,6 +7,8 @@
 
 pub mod faults;
 pub mod harness;
+pub mod index;
+pub mod powerloss;
 pub mod properties;
 
 use std::path::{Path, PathBuf};
