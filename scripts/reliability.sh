@@ -7,7 +7,9 @@
 #                                     tests (reported, not failing), and FUZZ_SECONDS
 #                                     (default 0: skipped) per fuzz target.
 #   SOAK=1 scripts/reliability.sh     soak tier, release build: T1 every offset, the full
-#                                     T3 census, 20,000 kill -9 cycles, 16 x 10,000
+#                                     T3 census (also with the session index), 20,000
+#                                     kill -9 cycles (each compared with and without the
+#                                     session index), 16 x 10,000
 #                                     appends, 100,000 state-machine cases, and 600 s
 #                                     (10 CPU-minutes) per fuzz target, two at once.
 #
@@ -41,6 +43,7 @@ tests=(
   --test reliability_resources   # T17
   --test reliability_limits      # T18
   --test fuzz_corpus             # T15
+  --test index_reliability       # T27: T1-T4, T7 with the session index
 )
 
 : >"$logs/tests.log"
