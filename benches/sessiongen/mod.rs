@@ -91,29 +91,11 @@ fn push_micros(out: &mut String, micros: u64) {
     let _ = write!(out, "{}", micros as f64 / 1e6);
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, as `Date.prototype.toISOString`.
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, as `Date.prototype.toISOString` (the library's writer
+/// of pi's timestamps).
 pub fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let sod = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60,
-        ms % 1000
-    )
+    session::interop::millis_to_iso(ms as f64)
+        .unwrap_or_else(|| panic!("sessiongen: {ms} ms is past the year 9999"))
 }
 
 const WORDS: &[&str] = &[
