@@ -4,6 +4,7 @@
  *
  *   cc -O2 -o target/sqlite_peer benches/sqlite_peer.c -lsqlite3 -lpthread
  *
+ *   version                       the library's version: version 3.x.y
  *   load JSONL DB                 every line into entries, one transaction, then a
  *                                 checkpoint (TRUNCATE): entries, load_ms, db_bytes,
  *                                 wal_bytes
@@ -394,6 +395,7 @@ static int append_threads(const char *path, const char *file, int threads) {
 int main(int argc, char **argv) {
     const char *cmd = argc > 1 ? argv[1] : "";
     if (argc == 5 && atoi(argv[4]) < 1) cmd = ""; /* RUNS and THREADS are at least 1 */
+    if (argc == 2 && strcmp(cmd, "version") == 0) return printf("version %s\n", sqlite3_libversion()) < 0;
     if (argc == 4 && strcmp(cmd, "load") == 0) return load(argv[2], argv[3]);
     if (argc == 5 && strcmp(cmd, "path") == 0) return path(argv[2], argv[3], atoi(argv[4]));
     if (argc == 5 && strcmp(cmd, "deepest") == 0)
@@ -408,7 +410,7 @@ int main(int argc, char **argv) {
     if (argc == 5 && strcmp(cmd, "append-threads") == 0)
         return append_threads(argv[2], argv[3], atoi(argv[4]));
     fprintf(stderr,
-            "usage: sqlite_peer load JSONL DB | path|deepest|messages DB LEAF RUNS | rss DB LEAF\n"
+            "usage: sqlite_peer version | load JSONL DB | path|deepest|messages DB LEAF RUNS | rss DB LEAF\n"
             "       | append-normal|append-full DB LINES | append-threads DB LINES THREADS\n");
     return 2;
 }

@@ -749,7 +749,12 @@ pub fn run(args: &[String]) {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "\n### libsession vs SQLite (WAL, recursive CTE), {} entries\n",
+        "\n### libsession vs SQLite {} (WAL, recursive CTE), {} entries\n",
+        peer.run(&[&"version"])
+            .kv
+            .get("version")
+            .cloned()
+            .unwrap_or_default(),
         s.entries
     );
     let _ = writeln!(
