@@ -760,7 +760,12 @@ pub fn run(args: &[String]) {
     let _ = writeln!(
         table,
         "Ratio: libsession ÷ SQLite (time, bytes, memory): below 1 libsession is ahead. \
-         Medians of {runs} runs ({append_runs} for appends), files in the page cache.\n"
+         Medians of {runs} runs ({append_runs} for appends), files in the page cache.{}\n",
+        if big {
+            format!(" The 1 GB rows: a generated session of {big_entries} entries.")
+        } else {
+            String::new()
+        }
     );
     table.push_str(
         "| figure | libsession | SQLite | ratio (libsession ÷ SQLite) | goal (issue 15) |\n",
