@@ -15,7 +15,8 @@
 //!   generated session of `--big-entries` entries (about 1 GB; generated and loaded once,
 //!   then reused).
 //! - RSS: a fresh child process each (this binary re-executed with `sqlite-rss-child`, and
-//!   the peer's `rss`) reads VmRSS before opening and after open + depth-10 path.
+//!   the peer's `rss`) reads VmRSS before opening and after open + depth-10 path; both
+//!   also as a fraction of the JSONL file's size ("× file").
 //! - deepest path and messages_on_path: on an open store / connection, median after one
 //!   warm-up. SQLite filters metadata out in SQL and takes each message out of its entry
 //!   with `json_extract(body,'$.message')`; both return one JSON array.
@@ -152,6 +153,16 @@ fn prepare(peer: &Peer, src: &Path, dir: &Path, name: &str) -> (PathBuf, PathBuf
         );
     }
     (jsonl, db)
+}
+
+/// "index present", or a warning when the writer's open left none (then ours rebuilds).
+fn index_state(jsonl: &Path) -> &'static str {
+    if session::index_path(jsonl).exists() {
+        "index present"
+    } else {
+        eprintln!("perf sqlite: no index beside {}", jsonl.display());
+        "**no index** (the writer's open wrote none)"
+    }
 }
 
 fn read_only() -> JsonlOptions {
@@ -514,7 +525,10 @@ pub fn run(args: &[String]) {
     let (ours, theirs, same) = open_path(&peer, &pair, runs);
     row(
         &mut rows,
-        &format!("open → depth-10 path, {file_mb:.0} MB, index present"),
+        &format!(
+            "open → depth-10 path, {file_mb:.0} MB, {}",
+            index_state(&pair.jsonl)
+        ),
         fmt_time(ours),
         fmt_time(theirs),
         ours / theirs,
@@ -542,8 +556,9 @@ pub fn run(args: &[String]) {
         row(
             &mut rows,
             &format!(
-                "open → depth-10 path, {:.0} MB, index present",
-                mb(file_len(&b.jsonl))
+                "open → depth-10 path, {:.0} MB, {}",
+                mb(file_len(&b.jsonl)),
+                index_state(&b.jsonl)
             ),
             fmt_time(ours),
             fmt_time(theirs),
@@ -565,7 +580,7 @@ pub fn run(args: &[String]) {
                 bytes / 1e6
             ),
             format!("{:.1} MB ({:.3} × file)", od / 1e6, od / bytes),
-            format!("{:.1} MB", sd / 1e6),
+            format!("{:.1} MB ({:.3} × file)", sd / 1e6, sd / bytes),
             od / sd,
             &format!("≤ 0.1 × file: **{}**", verdict(od <= 0.1 * bytes)),
         );
@@ -573,7 +588,7 @@ pub fn run(args: &[String]) {
             &mut rows,
             &format!("… absolute VmRSS, {:.0} MB", bytes / 1e6),
             format!("{:.1} MB ({:.3} × file)", oa / 1e6, oa / bytes),
-            format!("{:.1} MB", sa / 1e6),
+            format!("{:.1} MB ({:.3} × file)", sa / 1e6, sa / bytes),
             oa / sa,
             "",
         );
