@@ -13,6 +13,9 @@
 //! cargo bench --bench perf -- resume FILE      open -> depth-10 path with the session index
 //!                                               (`<FILE>.idx`) and without it, median of 9,
 //!                                               then the path's ids for benches/sqlite_peer.c
+//! cargo bench --bench perf -- sqlite [--big]   beside the SQLite peer (benches/sqlite_peer.c):
+//!                                               resume, RSS, reads, appends, bytes, as
+//!                                               ratios in one table (benches/sqlitebench/)
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
 //!                                               compaction near the end (SPEC §7)
@@ -36,6 +39,7 @@
 
 mod navbench;
 mod sessiongen;
+mod sqlitebench;
 
 use std::ffi::{CStr, CString, c_char};
 use std::fmt::Write as _;
@@ -126,6 +130,8 @@ fn main() {
         Some("rss-child") => rss_child(Path::new(&args[1])),
         Some("profile") => profile(&args[1..]),
         Some("resume") => resume(&args[1..]),
+        Some("sqlite") => sqlitebench::run(&args[1..]),
+        Some("sqlite-rss-child") => sqlitebench::rss_child(&args[1..]),
         Some("gen") => {
             let o = parse_options(&args[1..]);
             generate(&o);

@@ -6,6 +6,8 @@
 #                    with venv and pip, node and npm    -> apt-get install (root only)
 #   Rust components  rustfmt, clippy                    -> rustup component add
 #   cargo tools      cargo-fuzz                         -> cargo install --locked
+#   optional         libsqlite3-dev (only scripts/bench.sh's SQLite peer): installed
+#                    when apt-get can run, never required
 #
 #   scripts/prereqs.sh          check; install what is missing; exit 0 when all present
 #   scripts/prereqs.sh --check  check only: print what is missing and the exact commands
@@ -22,12 +24,14 @@ apt_missing=()   # Debian package names
 rustup_missing=() # rustup components
 cargo_missing=()  # crates for cargo install
 described=()      # "what: why" lines for the report
+optional_apt=()   # Debian packages only the benchmark needs: never make the check fail
 
 need_apt() { apt_missing+=("$1"); described+=("$2"); }
 
 # One line per prerequisite: the probe, the Debian package, and which step needs it.
 check_all() {
-  apt_missing=() rustup_missing=() cargo_missing=() described=()
+  apt_missing=() rustup_missing=() cargo_missing=() described=() optional_apt=()
+  printf '#include <sqlite3.h>\n' | cc -E -x c - >/dev/null 2>&1 || optional_apt+=(libsqlite3-dev)
   command -v cmake >/dev/null || need_apt cmake "cmake: builds the C tests (ctest)"
   command -v valgrind >/dev/null || need_apt valgrind "valgrind: the C and C++ tests under valgrind"
   command -v pkg-config >/dev/null || need_apt pkg-config "pkg-config: packaging and Go binding tests"
@@ -76,6 +80,16 @@ report_and_stop() {
 }
 
 check_all
+if [ ${#optional_apt[@]} -gt 0 ]; then
+  if [ "$install" = 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "prereqs: apt-get install ${optional_apt[*]} (only the benchmark's SQLite peer needs it)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends "${optional_apt[@]}"; } \
+      || echo "prereqs: could not install ${optional_apt[*]}: scripts/bench.sh will skip its SQLite step"
+  else
+    echo "prereqs: optional, for scripts/bench.sh's SQLite step only: apt-get install ${optional_apt[*]}"
+  fi
+fi
 if [ "$(missing_count)" = 0 ]; then
   echo "prereqs: all present"
   exit 0

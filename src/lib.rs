@@ -75,6 +75,6 @@ pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use store::{
     Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport, Problem, Receipt, SessionFile,
-    Snapshot, State, Store, index_path,
+    Snapshot, State, Store, Verify, index_path,
 };
 pub use tree::{messages_on_path, path_to};

@@ -128,13 +128,19 @@ fn a_damaged_or_truncated_index_always_falls_back() {
     fixture(&path);
     let idx = read_file(&index_path(&path));
     let expected = outcome(&path, false);
-    for at in 0..idx.len() {
+    // Every byte of the header page's fields, and a stride of the pages after it
+    // (every page, at a different offset in each).
+    let flips = (0..300).chain((300..idx.len()).step_by(37));
+    for at in flips {
         let mut bad = idx.clone();
         bad[at] ^= 0x41;
         write_file(&index_path(&path), &bad);
         assert_eq!(outcome(&path, true), expected, "byte {at} flipped");
     }
-    for len in 0..idx.len() {
+    let cuts = (0..300).chain((300..idx.len()).step_by(41)).chain(
+        (1..=idx.len() / 4096).flat_map(|page| [page * 4096 - 1, page * 4096, page * 4096 + 1]),
+    );
+    for len in cuts.filter(|&len| len < idx.len()) {
         write_file(&index_path(&path), &idx[..len]);
         assert_eq!(outcome(&path, true), expected, "index cut at {len}");
     }
@@ -175,13 +181,14 @@ fn a_swapped_stale_or_other_version_index_falls_back() {
     assert!(outcome(&path, true).contains("HELLO"));
     // A newer format version.
     write_file(&path, &full);
-    let mut newer = own.clone();
-    newer[8] = 2;
-    let body = newer.len() - 8;
-    let seal = session::store::index_checksum(&newer[..body]);
-    newer[body..].copy_from_slice(&seal.to_le_bytes());
-    write_file(&index_path(&path), &newer);
-    assert_same(&path, "another version");
+    for version in [1, 3] {
+        let mut other = own.clone();
+        other[8] = version;
+        let seal = session::store::index_checksum(&other[..248]);
+        other[248..256].copy_from_slice(&seal.to_le_bytes());
+        write_file(&index_path(&path), &other);
+        assert_same(&path, &format!("version {version}"));
+    }
 }
 
 #[test]
@@ -312,4 +319,206 @@ fn a_strict_open_checks_every_line_whatever_the_index() {
     let without = strict(false);
     assert!(without.contains("CorruptLine"), "{without}");
     assert_eq!(strict(true), without);
+}
+
+/// A session of `n` entries of about a kilobyte each, in a chain with a branch every
+/// tenth entry: big enough that the sampled regions miss most lines.
+fn big_fixture(path: &Path, n: usize) -> Vec<String> {
+    let (store, _) = Store::open_jsonl(path).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let id = format!("e{i:04}");
+        let parent = match i {
+            0 => None,
+            i if i % 10 == 0 => Some(format!("e{:04}", i - 2)),
+            i => Some(format!("e{:04}", i - 1)),
+        };
+        let text = format!("entry {i} ").repeat(100);
+        store.append(user(&id, parent.as_deref(), &text)).unwrap();
+        ids.push(id);
+    }
+    ids
+}
+
+/// Rewrites byte `at` of `path` in place and puts its modification time back: the
+/// change an index cannot see at open.
+fn rewrite_keeping_mtime(path: &Path, at: usize, byte: u8) {
+    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+    let mut bytes = read_file(path);
+    bytes[at] = byte;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&file, &bytes[at..=at], at as u64).unwrap();
+    file.set_modified(modified).unwrap();
+}
+
+/// The byte offset of the line of entry `id` and the offset of `needle` in it.
+fn offset_in_line(path: &Path, id: &str, needle: &str) -> usize {
+    let text = String::from_utf8(read_file(path)).unwrap();
+    let start = text.find(&format!(r#"{{"id":"{id}""#)).unwrap();
+    start + text[start..].find(needle).unwrap()
+}
+
+#[test]
+fn damage_the_index_cannot_see_is_corrupt_line_at_the_first_read_that_touches_it() {
+    let dir = temp_dir("index-first-read");
+    let path = dir.join("s.jsonl");
+    let ids = big_fixture(&path, 200);
+    // Entry e0150's text gets a control byte: invalid JSON, same size, same mtime.
+    let at = offset_in_line(&path, "e0150", "entry 150 entry");
+    rewrite_keeping_mtime(&path, at, 0x01);
+    let expected_line = 151;
+
+    // Without the index, and with {"verify":"full"}, the open fails naming the line.
+    for options in [
+        r#"{"readOnly":true,"index":false}"#,
+        r#"{"readOnly":true,"verify":"full"}"#,
+    ] {
+        let options = JsonlOptions::from_json(options).unwrap();
+        match Store::open_jsonl_with(&path, &options) {
+            Err(session::Error::CorruptLine { line, .. }) => assert_eq!(line, expected_line),
+            other => panic!("{options:?}: {:?}", other.map(|(_, r)| r)),
+        }
+    }
+
+    // With the index the open succeeds; what does not touch the line answers.
+    let (store, report) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    assert_eq!(report.state, session::State::Ready);
+    assert_eq!(store.len().unwrap(), 200);
+    assert_eq!(store.path_to("e0149").unwrap().len(), 136);
+    assert_eq!(store.children("e0147").unwrap().len(), 1);
+    // What reads it fails with corrupt_line and its line, every time, untainted.
+    for _ in 0..2 {
+        for result in [
+            store.path_to("e0199").map(drop),
+            store.path_to_json("e0150").map(drop),
+            // e0148's children are e0149 and e0150.
+            store.children("e0148").map(drop),
+            store.read_json().map(drop),
+            store.entries().map(drop),
+        ] {
+            match result {
+                Err(session::Error::CorruptLine { line, fault }) => {
+                    assert_eq!(line, expected_line);
+                    assert_eq!(fault.reason(), "invalid_json");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(store.state(), session::State::Ready);
+    }
+    assert!(store.path_to(&ids[10]).is_ok());
+    drop(store);
+
+    // A writer opened with the index still appends where the damage is not read.
+    let (writer, _) = Store::open_jsonl(&path).unwrap();
+    writer.append(user("w", Some("e0149"), "ok")).unwrap();
+    assert!(matches!(
+        writer.append(user("w2", Some("e0150"), "no")),
+        Err(session::Error::CorruptLine { line: 151, .. })
+    ));
+    assert_eq!(writer.state(), session::State::Ready);
+}
+
+#[test]
+fn a_line_changed_into_another_valid_entry_is_corrupt_line_too() {
+    let dir = temp_dir("index-changed-valid");
+    let path = dir.join("s.jsonl");
+    big_fixture(&path, 100);
+    let at = offset_in_line(&path, "e0070", "entry 70 entry");
+    rewrite_keeping_mtime(&path, at, b'E');
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    match store.path_to("e0071") {
+        Err(session::Error::CorruptLine { line: 71, fault }) => {
+            assert_eq!(fault.reason(), "invalid_entry");
+            assert!(fault.to_string().contains("verify"), "{fault}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // verify full sees the valid line as it is now.
+    let full = JsonlOptions::from_json(r#"{"readOnly":true,"verify":"full"}"#).unwrap();
+    let (store, _) = Store::open_jsonl_with(&path, &full).unwrap();
+    let path70 = String::from_utf8(store.path_to_json("e0070").unwrap()).unwrap();
+    assert!(path70.contains("Entry 70"), "{path70}");
+}
+
+#[test]
+fn a_change_the_checks_see_falls_back_to_the_file() {
+    let dir = temp_dir("index-checks");
+    let path = dir.join("s.jsonl");
+    big_fixture(&path, 100);
+    let expected = outcome(&path, false);
+    assert_eq!(outcome(&path, true), expected);
+    let original = read_file(&path);
+    // In a sampled region (the first bytes), mtime kept; in the last line, mtime kept;
+    // and anywhere with the mtime changed.
+    let last_line = original.len() - 20;
+    let middle = offset_in_line(&path, "e0050", "entry 50 entry");
+    for (at, keep_mtime) in [(12, true), (last_line, true), (middle, false)] {
+        write_file(&path, &original);
+        let (store, _) = Store::open_jsonl(&path).unwrap();
+        drop(store);
+        if keep_mtime {
+            rewrite_keeping_mtime(&path, at, 0x01);
+        } else {
+            let mut bytes = original.clone();
+            bytes[at] = 0x01;
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            std::os::unix::fs::FileExt::write_all_at(&file, &bytes[at..=at], at as u64).unwrap();
+        }
+        assert_same(
+            &path,
+            &format!("byte {at} changed, mtime kept {keep_mtime}"),
+        );
+        assert!(
+            outcome(&path, true).starts_with("error: CorruptLine"),
+            "byte {at}"
+        );
+    }
+}
+
+#[test]
+fn a_damaged_index_page_found_by_a_query_falls_back_to_the_file() {
+    let dir = temp_dir("index-page");
+    let path = dir.join("s.jsonl");
+    big_fixture(&path, 300);
+    let expected = outcome(&path, false);
+    let idx = read_file(&index_path(&path));
+    // Page 1 holds the first 39 records: open does not read it (it reads the last
+    // record, the page checksums and the roots and labels), the first query does.
+    let mut bad = idx.clone();
+    bad[4096 + 30] ^= 0x10;
+    write_file(&index_path(&path), &bad);
+    let (store, report) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    assert_eq!(report.state, session::State::Ready);
+    let via_index = String::from_utf8(store.path_to_json("e0299").unwrap()).unwrap();
+    let (plain, _) = Store::open_jsonl_with(&path, &read_only_with_index(false)).unwrap();
+    assert_eq!(
+        via_index,
+        String::from_utf8(plain.path_to_json("e0299").unwrap()).unwrap()
+    );
+    drop(store);
+    assert_eq!(outcome(&path, true), expected);
+    // A writer that falls back writes a good index again at close.
+    {
+        let (writer, _) = Store::open_jsonl(&path).unwrap();
+        writer.path_to("e0001").unwrap();
+    }
+    assert_eq!(
+        session::store::fuzz_index(&read_file(&index_path(&path)), &read_file(&path), false),
+        Some(300)
+    );
+}
+
+#[test]
+fn the_verify_option_takes_index_or_full() {
+    for good in [r#"{"verify":"index"}"#, r#"{"verify":"full"}"#] {
+        JsonlOptions::from_json(good).unwrap();
+    }
+    for bad in [r#"{"verify":"all"}"#, r#"{"verify":true}"#] {
+        assert!(matches!(
+            JsonlOptions::from_json(bad),
+            Err(session::Error::InvalidOption { .. })
+        ));
+    }
 }

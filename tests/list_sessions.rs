@@ -3,16 +3,12 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
 
+use common::list_io::CountingListIo;
 use common::{CHAPTER, temp_dir, write_file};
-use session::list::{
-    DirItem, HEAD_BYTES, ListFile, ListIo, RealListIo, WHOLE_FILE_BYTES, list_sessions_with_io,
-};
+use session::list::{HEAD_BYTES, WHOLE_FILE_BYTES, list_sessions_with_io};
 use session::{ListOptions, SessionInfo, SortBy, State, list_sessions};
 
 fn chapter_bytes() -> Vec<u8> {
@@ -44,45 +40,6 @@ fn big_session(tail: &str) -> Vec<u8> {
     }
     out.extend_from_slice(tail.as_bytes());
     out
-}
-
-/// Counts the bytes read from each file.
-struct Counting {
-    real: RealListIo,
-    read: std::rc::Rc<std::cell::RefCell<HashMap<PathBuf, u64>>>,
-}
-
-struct CountingFile {
-    inner: Box<dyn ListFile>,
-    path: PathBuf,
-    read: std::rc::Rc<std::cell::RefCell<HashMap<PathBuf, u64>>>,
-}
-
-impl ListFile for CountingFile {
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-    fn modified_ms(&self) -> Option<i64> {
-        self.inner.modified_ms()
-    }
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read_at(offset, buf)?;
-        *self.read.borrow_mut().entry(self.path.clone()).or_default() += n as u64;
-        Ok(n)
-    }
-}
-
-impl ListIo for Counting {
-    fn read_dir(&mut self, dir: &Path) -> io::Result<Vec<DirItem>> {
-        self.real.read_dir(dir)
-    }
-    fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
-        Ok(Box::new(CountingFile {
-            inner: self.real.open(path)?,
-            path: path.to_path_buf(),
-            read: self.read.clone(),
-        }))
-    }
 }
 
 fn by_name<'a>(sessions: &'a [SessionInfo], name: &str) -> &'a SessionInfo {
@@ -191,11 +148,7 @@ fn a_large_session_is_read_at_its_head_and_tail_only() {
     let mut torn = big.clone();
     torn.extend_from_slice(b"{\"id\":\"cut");
     write_file(&dir.join("torn.jsonl"), &torn);
-    let read = std::rc::Rc::default();
-    let mut io = Counting {
-        real: RealListIo,
-        read: std::rc::Rc::clone(&read),
-    };
+    let mut io = CountingListIo::default();
     let sessions = list_sessions_with_io(&dir, &sorted_by_path(), &mut io).unwrap();
     for (name, state) in [
         ("big.jsonl", State::Ready),
@@ -213,7 +166,9 @@ fn a_large_session_is_read_at_its_head_and_tail_only() {
         );
         assert!(info.latest_leaf_id.as_deref().unwrap().starts_with("pad-"));
         assert_eq!(info.error, None);
-        let bytes = read.borrow()[&dir.join(name)];
+        let bytes = io
+            .read_from(&dir.join(name))
+            .unwrap_or_else(|| panic!("{name} was not read"));
         // The head and one 64 KiB piece of the tail (which holds the unterminated
         // part and the last line): not the file's 3 MiB.
         assert!(
@@ -281,11 +236,7 @@ fn sort_and_limit_apply_before_reading() {
         limit: Some(2),
         ..ListOptions::default()
     };
-    let read = std::rc::Rc::default();
-    let mut io = Counting {
-        real: RealListIo,
-        read: std::rc::Rc::clone(&read),
-    };
+    let mut io = CountingListIo::default();
     let sessions = list_sessions_with_io(&dir, &newest_two, &mut io).unwrap();
     let names: Vec<&str> = sessions
         .iter()
@@ -294,7 +245,7 @@ fn sort_and_limit_apply_before_reading() {
     assert_eq!(names, ["b.jsonl", "c.jsonl"]);
     assert!(sessions[0].modified_ms > sessions[1].modified_ms);
     assert!(
-        !read.borrow().contains_key(&dir.join("a.jsonl")),
+        io.read_from(&dir.join("a.jsonl")).is_none(),
         "a file past the limit is not read"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -9,16 +9,22 @@
 //! ```
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use session::list::{DirItem, ListFile, ListIo, RealListIo, list_sessions_with_io};
+use session::list::list_sessions_with_io;
 use session::{JsonlOptions, ListOptions, Store, TreeOptions};
+
+// The listing tests' counting ListIo, one implementation for both (the bench needs
+// only its total).
+#[allow(dead_code)]
+#[path = "../../tests/common/list_io.rs"]
+mod list_io;
 
 use super::sessiongen::{self, Shape};
 use super::{Options, die, fmt_time, mb, median};
+use list_io::CountingListIo;
 
 /// Session files in the listing benchmark.
 pub const LIST_FILES: usize = 1_000;
@@ -78,44 +84,6 @@ fn measure(runs: usize, budget: Duration, mut f: impl FnMut()) -> f64 {
     median(samples)
 }
 
-/// Counts the bytes a listing reads.
-#[derive(Default)]
-struct Counting {
-    real: RealListIo,
-    bytes: std::rc::Rc<std::cell::Cell<u64>>,
-}
-
-struct CountingFile {
-    inner: Box<dyn ListFile>,
-    bytes: std::rc::Rc<std::cell::Cell<u64>>,
-}
-
-impl ListFile for CountingFile {
-    fn size(&self) -> u64 {
-        self.inner.size()
-    }
-    fn modified_ms(&self) -> Option<i64> {
-        self.inner.modified_ms()
-    }
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read_at(offset, buf)?;
-        self.bytes.set(self.bytes.get() + n as u64);
-        Ok(n)
-    }
-}
-
-impl ListIo for Counting {
-    fn read_dir(&mut self, dir: &Path) -> io::Result<Vec<DirItem>> {
-        self.real.read_dir(dir)
-    }
-    fn open(&mut self, path: &Path) -> io::Result<Box<dyn ListFile>> {
-        Ok(Box::new(CountingFile {
-            inner: self.real.open(path)?,
-            bytes: self.bytes.clone(),
-        }))
-    }
-}
-
 /// Measures and prints the navigation table (Markdown).
 pub fn run(o: &Options, pi_list: Option<&Path>) {
     let n = 100_000;
@@ -172,10 +140,10 @@ pub fn run(o: &Options, pi_list: Option<&Path>) {
         generate(o);
     }
     let options = ListOptions::default();
-    let mut io = Counting::default();
+    let mut io = CountingListIo::default();
     let listed =
         list_sessions_with_io(&ours_dir, &options, &mut io).unwrap_or_else(|e| die(&e.to_string()));
-    let bytes_read = io.bytes.get();
+    let bytes_read = io.total();
     let total: u64 = listed.iter().map(|s| s.bytes).sum();
     let errors = listed.iter().filter(|s| s.error.is_some()).count();
     let t_list = measure(o.runs, Duration::ZERO, || {

@@ -10,8 +10,10 @@
 //! - pi's: a `{"type":"session","version":3,…}` header line, then the same entries with
 //!   an ISO-8601 string `timestamp` (pi's v3 format, see SessionManager.newSession).
 //!
-//! Strings are escaped exactly as `JSON.stringify` escapes them and numbers are spelled
-//! as JavaScript spells them, so the messages pi rebuilds serialise to the very bytes
+//! Strings are written by the library's `json::push_string`, which escapes as
+//! `JSON.stringify` does except for U+0008 and U+000C (`\u0008`, `\u000c` where
+//! JavaScript writes `\b`, `\f`): the generated text holds neither. Numbers are spelled
+//! as JavaScript spells them. So the messages pi rebuilds serialise to the very bytes
 //! that libsession returns: the bench compares the two as a cross-check.
 //!
 //! No randomness crate: a fixed-seed xorshift64*. Ids are 8 hex digits like pi's, from
@@ -21,6 +23,8 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+
+use session::json::push_string;
 
 /// Milliseconds of the first entry (2024-11-30T21:33:20Z).
 const T0: u64 = 1_733_000_000_000;
@@ -64,56 +68,17 @@ pub fn id_of(n: u32) -> String {
     format!("{:08x}", mix32(n))
 }
 
-/// Appends `s` as a JSON string, escaped exactly as `JSON.stringify` does.
-pub fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 /// A number of dollars given in micro-dollars, spelled as JavaScript spells it
 /// (shortest round trip, no exponent for values ≥ 1e-6).
 fn push_micros(out: &mut String, micros: u64) {
     let _ = write!(out, "{}", micros as f64 / 1e6);
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, as `Date.prototype.toISOString`.
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, as `Date.prototype.toISOString` (the library's writer
+/// of pi's timestamps).
 pub fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let sod = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60,
-        ms % 1000
-    )
+    session::interop::millis_to_iso(ms as f64)
+        .unwrap_or_else(|| panic!("sessiongen: {ms} ms is past the year 9999"))
 }
 
 const WORDS: &[&str] = &[
@@ -308,7 +273,7 @@ fn assistant_tail(out: &mut String, rng: &mut Rng, stop: &str, ts: u64) {
 
 pub fn user_message(rng: &mut Rng, ts: u64) -> String {
     let mut m = String::from("{\"role\":\"user\",\"content\":");
-    push_json_str(&mut m, &prose(rng, 40, 220));
+    push_string(&mut m, &prose(rng, 40, 220));
     let _ = write!(m, ",\"timestamp\":{ts}}}");
     m
 }
@@ -316,7 +281,7 @@ pub fn user_message(rng: &mut Rng, ts: u64) -> String {
 pub fn call_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String {
     let mut m =
         String::from("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":");
-    push_json_str(&mut m, &prose(rng, 80, 340));
+    push_string(&mut m, &prose(rng, 80, 340));
     m.push_str(",\"thinkingSignature\":");
     let sig: String = (0..rng.range(40, 90))
         .map(|_| {
@@ -326,16 +291,16 @@ pub fn call_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String
             )
         })
         .collect();
-    push_json_str(&mut m, &sig);
+    push_string(&mut m, &sig);
     m.push_str("},{\"type\":\"toolCall\",\"id\":");
-    push_json_str(&mut m, call_id);
+    push_string(&mut m, call_id);
     m.push_str(",\"name\":");
-    push_json_str(&mut m, tool);
+    push_string(&mut m, tool);
     m.push_str(",\"arguments\":{");
     match tool {
         "bash" => {
             m.push_str("\"command\":");
-            push_json_str(
+            push_string(
                 &mut m,
                 &format!(
                     "cd /workspace/tiny-pi && {}",
@@ -351,13 +316,13 @@ pub fn call_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String
         }
         "edit" => {
             m.push_str("\"path\":\"src/store/mod.rs\",\"oldText\":");
-            push_json_str(&mut m, &code(rng, 30, 100));
+            push_string(&mut m, &code(rng, 30, 100));
             m.push_str(",\"newText\":");
-            push_json_str(&mut m, &code(rng, 30, 120));
+            push_string(&mut m, &code(rng, 30, 120));
         }
         "grep" => {
             m.push_str("\"pattern\":");
-            push_json_str(
+            push_string(
                 &mut m,
                 rng.pick(&["fn \\w+\\(", "TODO", "unwrap\\(\\)", "\"type\":\"message\""]),
             );
@@ -365,7 +330,7 @@ pub fn call_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String
         }
         _ => {
             m.push_str("\"path\":");
-            push_json_str(
+            push_string(
                 &mut m,
                 rng.pick(&[
                     "src/lib.rs",
@@ -390,12 +355,12 @@ pub fn call_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String
 
 pub fn result_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> String {
     let mut m = String::from("{\"role\":\"toolResult\",\"toolCallId\":");
-    push_json_str(&mut m, call_id);
+    push_string(&mut m, call_id);
     m.push_str(",\"toolName\":");
-    push_json_str(&mut m, tool);
+    push_string(&mut m, tool);
     m.push_str(",\"content\":[{\"type\":\"text\",\"text\":");
     let text = code(rng, 150, 700);
-    push_json_str(&mut m, &text);
+    push_string(&mut m, &text);
     let is_error = rng.next().is_multiple_of(20);
     let _ = write!(
         m,
@@ -408,7 +373,7 @@ pub fn result_message(rng: &mut Rng, ts: u64, call_id: &str, tool: &str) -> Stri
 
 pub fn answer_message(rng: &mut Rng, ts: u64) -> String {
     let mut m = String::from("{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":");
-    push_json_str(&mut m, &prose(rng, 50, 260));
+    push_string(&mut m, &prose(rng, 50, 260));
     m.push_str("}]");
     assistant_tail(&mut m, rng, "stop", ts);
     m
@@ -431,7 +396,7 @@ impl Entry {
     /// pi's line (without `\n`): the same entry with an ISO timestamp.
     pub fn pi(&self) -> String {
         let mut iso_ts = String::new();
-        push_json_str(&mut iso_ts, &iso(self.ts));
+        push_string(&mut iso_ts, &iso(self.ts));
         self.line(&iso_ts)
     }
 
@@ -439,10 +404,10 @@ impl Entry {
     fn line(&self, timestamp: &str) -> String {
         let mut s = String::with_capacity(self.message.len() + 112);
         s.push_str("{\"type\":\"message\",\"id\":");
-        push_json_str(&mut s, &self.id);
+        push_string(&mut s, &self.id);
         s.push_str(",\"parentId\":");
         match &self.parent {
-            Some(p) => push_json_str(&mut s, p),
+            Some(p) => push_string(&mut s, p),
             None => s.push_str("null"),
         }
         s.push_str(",\"timestamp\":");

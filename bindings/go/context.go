@@ -167,20 +167,10 @@ func decodeContext(text []byte) (*Context, error) {
 // (CompactionID, FirstKeptEntryID, Reason), ErrToolPairing (EntryID, ToolCallID,
 // Reason, InteractionStartID).
 func BuildContext(entries []byte, leaf string, options ContextOptions) (*Context, error) {
-	ce, err := cString(entries, "entries_json")
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(ce))
-	cl, err := cStringFrom(leaf, "leaf_id")
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(cl))
 	co, _ := cString(options.toJSON(), "options_json") // marshalled JSON holds no NUL byte
 	defer C.free(unsafe.Pointer(co))
-	text, err := call(func(out **C.char) C.SessionStatus {
-		return C.session_build_context(ce, cl, co, out)
+	text, err := callEntriesLeaf(entries, leaf, func(e, l *C.char, out **C.char) C.SessionStatus {
+		return C.session_build_context(e, l, co, out)
 	})
 	if err != nil {
 		return nil, err

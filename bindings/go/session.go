@@ -250,6 +250,18 @@ func MessagesOnPath(entries []byte, leaf string) ([]json.RawMessage, error) {
 
 func overArray(entries []byte, leaf string,
 	f func(e, l *C.char, out **C.char) C.SessionStatus) ([]json.RawMessage, error) {
+	text, err := callEntriesLeaf(entries, leaf, f)
+	if err != nil {
+		return nil, err
+	}
+	return decodeArray(text)
+}
+
+// callEntriesLeaf calls f with entries ("entries_json") and leaf ("leaf_id") as C
+// strings, freed after the call, and returns the text f wrote. A NUL byte in either
+// fails with ErrInvalidArgument before f is called, entries checked first.
+func callEntriesLeaf(entries []byte, leaf string,
+	f func(e, l *C.char, out **C.char) C.SessionStatus) ([]byte, error) {
 	ce, err := cString(entries, "entries_json")
 	if err != nil {
 		return nil, err
@@ -260,11 +272,7 @@ func overArray(entries []byte, leaf string,
 		return nil, err
 	}
 	defer C.free(unsafe.Pointer(cl))
-	text, err := call(func(out **C.char) C.SessionStatus { return f(ce, cl, out) })
-	if err != nil {
-		return nil, err
-	}
-	return decodeArray(text)
+	return call(func(out **C.char) C.SessionStatus { return f(ce, cl, out) })
 }
 
 // RecoverJSONL returns what the JSONL bytes commit. A line is committed only when it

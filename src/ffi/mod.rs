@@ -349,13 +349,20 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   otherwise fail with `SESSION_ERR_FILE_CHANGED` and taint the store, writing
 ///   nothing.
 /// - `"index"` (default `true`): use and keep the session index `<path>.idx`, a
-///   disposable cache that lets open skip parsing the lines it covers. It is used only
-///   when it matches the file (device, inode, and a checksum of the covered prefix read
-///   back at open); otherwise the file is replayed as without it, so answers never
-///   differ. A writer writes it after open, every 65,536 appends or 64 MiB, and at
-///   `session_store_close` (best effort: a failure there only costs the next open a
-///   full replay); readers never write it. Only a file that is exactly its entries'
-///   lines (as the library writes them) gets one.
+///   disposable cache that lets open skip reading the lines it covers: they are read
+///   on demand. It is used only when it matches the file (device, inode, covered
+///   size, modification time, checksums of 16 sampled regions and of the last covered
+///   line); otherwise the file is replayed as without it. A writer writes it after
+///   open, every 65,536 appends or 64 MiB, and at `session_store_close` (best effort:
+///   a failure there only costs the next open a full replay); readers never write it.
+///   Only a file that is exactly its entries' lines (as the library writes them) gets
+///   one. With an index, a covered line is validated when a call first reads it: a
+///   line damaged in place without changing the file's size and modification time
+///   (outside the checks above) is `SESSION_ERR_CORRUPT_LINE` with its `line` from the
+///   calls that read it, not from open, and the store is not tainted. A damaged index
+///   found by a call makes that call replay the file and answer from it.
+/// - `"verify"` (default `"index"`): `"full"` checks every line at open, as without an
+///   index (the index is still kept); `session` CLI's `verify` always does.
 /// - `"strictRoles"` (default `false`): reject extension roles and content blocks
 ///   (any `role` but `user`, `assistant`, `toolResult`; any block `type` but `text`,
 ///   `thinking`, `image`, `toolCall`) with `SESSION_ERR_INVALID_ENTRY` at append; a

@@ -33,6 +33,10 @@ use crate::tree::IdIndex;
 use lenient::Lenient;
 
 pub use pi::export_pi;
+// The one date arithmetic of the crate, for the `session` binary and the benchmark
+// (which can only reach the public API); not part of the documented API.
+#[doc(hidden)]
+pub use time::{civil_from_days, millis_to_iso};
 
 /// A foreign session format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

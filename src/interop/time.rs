@@ -71,7 +71,9 @@ pub(crate) fn iso_to_millis(text: &str) -> Option<f64> {
 /// `Date.prototype.toISOString`: `YYYY-MM-DDTHH:MM:SS.sssZ` for a millisecond count
 /// in years 0–9999. `None` outside that range or for a fractional or non-finite
 /// number (which no ISO text could have produced).
-pub(crate) fn millis_to_iso(millis: f64) -> Option<String> {
+///
+/// Hidden-public: the benchmark's session generator writes pi's timestamps with it.
+pub fn millis_to_iso(millis: f64) -> Option<String> {
     if !millis.is_finite() || millis.fract() != 0.0 || millis.abs() > 253_402_300_799_999.0 {
         return None;
     }
@@ -122,7 +124,10 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+/// `(year, month 1–12, day 1–31)` of a count of days since 1970-01-01, proleptic
+/// Gregorian (Howard Hinnant's `civil_from_days`); exact for every day count of an
+/// `i64` of milliseconds. Hidden-public: the `session` binary's dates use it.
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -159,6 +164,20 @@ mod tests {
         assert_eq!(iso_to_millis("2023-02-29T00:00:00Z"), None);
         assert_eq!(iso_to_millis("yesterday"), None);
         assert_eq!(iso_to_millis("2025-06-02T18:46:59.937Zjunk"), None);
+    }
+
+    #[test]
+    fn civil_from_days_inverts_days_from_civil() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(-719_468), (0, 3, 1));
+        // Every day from 1600-01-01 to 2400-12-31, leap centuries on both sides.
+        for days in days_from_civil(1600, 1, 1)..=days_from_civil(2400, 12, 31) {
+            let (year, month, day) = civil_from_days(days);
+            assert!((1..=12).contains(&month) && (1..=days_in_month(year, month)).contains(&day));
+            assert_eq!(days_from_civil(year, month, day), days);
+        }
     }
 
     #[test]

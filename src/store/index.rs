@@ -1,51 +1,82 @@
 //! The session index: a disposable cache beside a JSONL file, `<file>.idx`, that lets
-//! open skip parsing the lines it covers.
+//! open skip reading the lines it covers.
 //!
-//! The JSONL file stays the only source of truth. The index is used only when it
-//! proves it describes the file: same device and inode, and a checksum of the covered
-//! prefix that matches the bytes actually read from the file. The covered prefix is
-//! read and checksummed at every open (the entries' text stays resident, as without an
-//! index); what the index saves is the JSON parsing and shape checks of those lines.
-//! Anything that does not match — another file, another size, a changed byte, a torn,
-//! truncated, foreign or newer-version index — and the store is rebuilt from the file
-//! exactly as without an index, so an open answers the same with or without one (the
-//! only exception is a deliberate 64-bit checksum collision, which only someone who can
-//! rewrite the file itself could craft). Bytes after the covered prefix are recovered
-//! and replayed as always (tail rules, `needs_repair`, line numbers).
+//! The JSONL file stays the only source of truth. Open uses an index only when it
+//! matches the file: same device and inode, a size at least the covered size, the
+//! modification time it recorded (equal when the file has exactly the covered size,
+//! not older when it grew), a checksum of 16 regions of 256 bytes spread over the
+//! covered prefix, and a checksum of the last covered line. Anything else — another
+//! file, a shorter one, a changed time or byte in those places, a torn, truncated,
+//! foreign or other-version index — and the store is rebuilt from the file exactly as
+//! without an index. Bytes after the covered prefix are recovered and replayed as
+//! always (tail rules, `needs_repair`, line numbers). Outside the guarantee: a
+//! same-size rewrite of the covered prefix by another program that keeps the
+//! modification time and misses the sampled regions; its damaged lines are still
+//! found when first read (below), and `{"verify":"full"}` checks them all at open.
+//!
+//! Nothing is read at open beyond the header, the page checksums, the samples, the
+//! last line, and the roots and labels. Queries read index pages and lines on demand:
+//! an index page is checked against its checksum when read (a mismatch means the
+//! store replays the file and answers from it), and a line against its record's
+//! checksum, id hash and parent when first read (a mismatch is `corrupt_line` with
+//! its line number, and the store is not tainted). Pages and lines read stay cached
+//! up to 16 MiB between operations.
 //!
 //! An index is written only for a file that is exactly its entries' canonical lines
 //! (`json + "\n"` each, no blank lines, no extra whitespace): every file the library
 //! writes itself. Other files open as before, without one.
 //!
-//! Format (version 1, little-endian): a 64-byte header — magic `LSIDX\r\n\x1a`,
-//! version `u32`, record size `u32`, device `u64`, inode `u64`, covered bytes `u64`,
-//! reserved `u64`, record count `u64`, checksum of the covered prefix `u64` — then one
-//! 48-byte record per entry (line length; flags; kind; role; tool pairing; the spans
-//! of id, parent, timestamp and body), then the checksum of everything before it
-//! (`u64`). A line whose facts a record cannot hold (an escaped id, a label, a
-//! compaction) is flagged to be parsed again at load.
+//! Format (version 2, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
+//! header: magic `LSIDX\r\n\x1a`, version `u32`, page size `u32`, record size `u32`,
+//! reserved `u32`; then `u64`s: device, inode, covered size, mtime seconds, mtime
+//! nanoseconds, entries, id-hash seed, hash-table slots, roots-and-labels bytes, roots,
+//! labels, checksummed pages, checksum of the page checksums, checksum of the samples,
+//! checksum of the last line; then the first and last leaf (`u32`); the header's own
+//! checksum is its last 8 bytes. Then, each section starting on a page: one 104-byte
+//! record per entry, 39 to a page (line offset `u64`, id hash `u64`, line length `u32`,
+//! line checksum `u32`, parent `u32`, facts 44 bytes: flags, kind, role, tool pairing
+//! and the spans of id, parent, timestamp and body; tree links 8 × `u32`: first
+//! child, last child, next sibling, child count, depth, jump, previous and next
+//! leaf); the id hash table (open addressing, a power of two of 8-byte slots:
+//! position `u32`, high half of the id hash `u32`); the roots (`u32` each) and labels
+//! (target `u32`, label entry `u32`, length `u32`, UTF-8 text); and last, one
+//! checksum `u64` per page from page 1 to the end of the labels. Checksums are
+//! xxHash64 (seed 0): they detect change, they do not resist an adversary.
 
+use std::cell::{Cell, OnceCell, RefCell};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use super::log::Log;
+use super::log::{NONE, ORPHAN};
 use crate::entry::{Body, EntryParser, Facts, Role, Span, Text, Tools};
+use crate::error::{EntryError, Error, IoFailure, IoOp, LineFault};
 use crate::recover::MAX_LINE_BYTES;
 
 const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
-const VERSION: u32 = 1;
-const HEADER: usize = 64;
-const RECORD: usize = 48;
-const TRAILER: usize = 8;
+const VERSION: u32 = 2;
+/// The unit of reading and of checksums.
+const PAGE: usize = 4096;
+/// The header's size, at the start of page 0.
+const HEADER: usize = 256;
+/// A record's size, and how many fit in a page (records never span pages).
+const RECORD: usize = 104;
+const PER_PAGE: usize = PAGE / RECORD;
+/// The facts' part of a record.
+const FACTS: usize = 44;
+/// A hash-table slot: position and tag (`u32` each).
+const SLOT: usize = 8;
+/// Regions of the covered prefix whose checksum open compares, and their size.
+const SAMPLES: usize = 16;
+const SAMPLE_LEN: usize = 256;
+/// Entries whose lines are read together.
+const BLOCK: usize = 64;
 
 /// Record flags.
 const PARSE: u8 = 1;
 const HAS_PARENT: u8 = 2;
 const KNOWN_FLAGS: u8 = PARSE | HAS_PARENT;
-
-/// Bytes of the covered prefix read at a time when loading.
-const CHUNK: usize = 1 << 20;
 
 /// Appends after which a writer rewrites its index, so that a crash costs at most a
 /// bounded tail replay at the next open.
@@ -182,35 +213,78 @@ impl Hash64 {
     }
 }
 
-/// What the index says about the file it was written for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Header {
+/// Where the index and the session file are read from: the files themselves, or bytes
+/// in memory (the fuzz target).
+pub(crate) trait Source: Send {
+    /// Reads at most `buf.len()` bytes at `at`; a short count means the end.
+    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize>;
+}
+
+impl Source for File {
+    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+        FileExt::read_at(self, buf, at)
+    }
+}
+
+impl Source for Vec<u8> {
+    fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+        let start = usize::try_from(at).unwrap_or(usize::MAX).min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// Fills `buf` from `at`; `Ok(false)` when the source ends first.
+fn read_exact_at(source: &dyn Source, buf: &mut [u8], at: u64) -> io::Result<bool> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match source.read_at(&mut buf[filled..], at + filled as u64) {
+            Ok(0) => return Ok(false),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// What identifies the session file's state when its index is written, and is checked
+/// when it is read: device, inode, size and modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
     pub(crate) dev: u64,
     pub(crate) ino: u64,
-    /// Bytes of the file the records cover: a committed prefix.
-    pub(crate) covered: u64,
-    pub(crate) prefix_hash: u64,
+    pub(crate) size: u64,
+    /// Seconds and nanoseconds.
+    pub(crate) mtime: (i64, i64),
 }
 
-/// One entry as the index records it. Spans are positions in the line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Record {
-    line_len: u32,
-    flags: u8,
-    kind: u8,
-    role: u8,
-    /// A message's part in tool pairing: 0 none, 1 calls, 2 a result (its
-    /// `toolCallId` is the fifth span).
-    tools: u8,
-    spans: [(u32, u32); 5],
+impl Stamp {
+    pub(crate) fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
 }
 
-/// A structurally valid index: its header and records. Whether it matches a file is
-/// decided by [`load`].
-#[derive(Debug)]
-pub(crate) struct Decoded {
-    pub(crate) header: Header,
-    records: Vec<Record>,
+/// The index hash of an entry id (xxHash64 of the index's seed and the id).
+fn id_hash(seed: u64, id: &str) -> u64 {
+    let mut hash = Hash64::default();
+    hash.update(&seed.to_le_bytes());
+    hash.update(id.as_bytes());
+    hash.finish()
+}
+
+/// The 32-bit checksum of one line as a record keeps it.
+fn line_sum(json: &[u8]) -> u32 {
+    let mut hash = Hash64::default();
+    hash.update(json);
+    hash.update(b"\n");
+    hash.finish() as u32
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
@@ -244,143 +318,80 @@ fn role_of(code: u8) -> Option<Role> {
     }
 }
 
-/// The index of the committed entries of `log`, for the file `(dev, ino)` whose
-/// committed prefix is exactly their lines. `None` when the log cannot be indexed (an
-/// entry too long to record).
-pub(crate) fn encode(log: &Log, dev: u64, ino: u64) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(HEADER + log.len() * RECORD + TRAILER);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(RECORD as u32).to_le_bytes());
-    for v in [
-        dev,
-        ino,
-        log.line_bytes(),
-        0,
-        log.len() as u64,
-        log.line_hash(),
-    ] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    for (json, facts) in log.jsons_and_facts() {
-        let line_len = u32::try_from(json.len()).ok()?;
-        let mut flags = 0;
-        let in_json = |text: &Text| match text {
-            Text::InJson(span) => Some(span.parts()),
-            Text::Decoded(_) => None,
-        };
-        let id = in_json(&facts.id);
-        let parent = match &facts.parent {
-            Some(parent) => {
-                flags |= HAS_PARENT;
-                in_json(parent)
-            }
-            None => Some((0, 0)),
-        };
-        // (kind, role, tools, body span a, span b); `None` for what a record cannot hold
-        // (a decoded string, a label's target, a compaction): that line is parsed again.
-        let body = match &facts.body {
-            Body::Message { role, span, tools } => match tools {
-                Tools::None => Some((0, role_code(*role), 0, Some(span.parts()), (0, 0))),
-                Tools::Calls => Some((0, role_code(*role), 1, Some(span.parts()), (0, 0))),
-                Tools::Result(call) => {
-                    in_json(call).map(|call| (0, role_code(*role), 2, Some(span.parts()), call))
-                }
-            },
-            Body::Metadata {
-                key,
-                value,
-                label_target: None,
-            } => Some((1, 0, 0, in_json(key), value.parts())),
-            Body::Metadata { .. } | Body::Compaction { .. } => None,
-        };
-        let (kind, role, tools, spans) = match (id, parent, body) {
-            (Some(id), Some(parent), Some((kind, role, tools, Some(a), b))) => (
-                kind,
-                role,
-                tools,
-                [id, parent, facts.timestamp.parts(), a, b],
-            ),
-            _ => {
-                flags |= PARSE;
-                (0, 0, 0, [(0, 0); 5])
-            }
-        };
-        out.extend_from_slice(&line_len.to_le_bytes());
-        out.extend_from_slice(&[flags, kind, role, tools]);
-        for (start, len) in spans {
-            out.extend_from_slice(&start.to_le_bytes());
-            out.extend_from_slice(&len.to_le_bytes());
-        }
-    }
-    let checksum = Hash64::of(&out);
-    out.extend_from_slice(&checksum.to_le_bytes());
-    Some(out)
-}
-
-/// Checks the structure of an index: magic, version, sizes, its own checksum, and each
-/// record's fields. Says nothing yet about whether it matches a file.
-pub(crate) fn decode(bytes: &[u8]) -> Option<Decoded> {
-    if bytes.len() < HEADER + TRAILER || bytes.get(..8)? != MAGIC {
-        return None;
-    }
-    if u32_at(bytes, 8)? != VERSION || u32_at(bytes, 12)? as usize != RECORD {
-        return None;
-    }
-    let body = bytes.len() - TRAILER;
-    if Hash64::of(&bytes[..body]) != u64_at(bytes, body)? {
-        return None;
-    }
-    let header = Header {
-        dev: u64_at(bytes, 16)?,
-        ino: u64_at(bytes, 24)?,
-        covered: u64_at(bytes, 32)?,
-        prefix_hash: u64_at(bytes, 56)?,
+/// The facts of an entry as a record holds them: flags, kind, role, tool pairing, and
+/// the spans of id, parent, timestamp and body. A line whose facts do not fit (an
+/// escaped id, a label, a compaction) is flagged to be parsed again when read.
+fn encode_facts(facts: &Facts) -> [u8; FACTS] {
+    let mut flags = 0;
+    let in_json = |text: &Text| match text {
+        Text::InJson(span) => Some(span.parts()),
+        Text::Decoded(_) => None,
     };
-    let count = u64_at(bytes, 48)?;
-    if !(body - HEADER).is_multiple_of(RECORD) || ((body - HEADER) / RECORD) as u64 != count {
-        return None;
-    }
-    let mut records = Vec::with_capacity((body - HEADER) / RECORD);
-    let mut total: u64 = 0;
-    for raw in bytes[HEADER..body].chunks_exact(RECORD) {
-        let line_len = u32_at(raw, 0)?;
-        let (flags, kind, role, tools) = (raw[4], raw[5], raw[6], raw[7]);
-        if line_len < 2 || line_len as usize > MAX_LINE_BYTES || flags & !KNOWN_FLAGS != 0 {
-            return None;
+    let id = in_json(&facts.id);
+    let parent = match &facts.parent {
+        Some(parent) => {
+            flags |= HAS_PARENT;
+            in_json(parent)
         }
-        if kind > 1
-            || (kind == 0 && (role_of(role).is_none() || tools > 2))
-            || (kind == 1 && (role != 0 || tools != 0))
-        {
-            return None;
-        }
-        let mut spans = [(0u32, 0u32); 5];
-        for (i, span) in spans.iter_mut().enumerate() {
-            let (start, len) = (u32_at(raw, 8 + i * 8)?, u32_at(raw, 12 + i * 8)?);
-            if u64::from(start) + u64::from(len) > u64::from(line_len) {
-                return None;
+        None => Some((0, 0)),
+    };
+    let body = match &facts.body {
+        Body::Message { role, span, tools } => match tools {
+            Tools::None => Some((0, role_code(*role), 0, Some(span.parts()), (0, 0))),
+            Tools::Calls => Some((0, role_code(*role), 1, Some(span.parts()), (0, 0))),
+            Tools::Result(call) => {
+                in_json(call).map(|call| (0, role_code(*role), 2, Some(span.parts()), call))
             }
-            *span = (start, len);
-        }
-        total = total.checked_add(u64::from(line_len) + 1)?;
-        records.push(Record {
-            line_len,
-            flags,
+        },
+        Body::Metadata {
+            key,
+            value,
+            label_target: None,
+        } => Some((1, 0, 0, in_json(key), value.parts())),
+        Body::Metadata { .. } | Body::Compaction { .. } => None,
+    };
+    let (kind, role, tools, spans) = match (id, parent, body) {
+        (Some(id), Some(parent), Some((kind, role, tools, Some(a), b))) => (
             kind,
             role,
             tools,
-            spans,
-        });
+            [id, parent, facts.timestamp.parts(), a, b],
+        ),
+        _ => {
+            flags |= PARSE;
+            (0, 0, 0, [(0, 0); 5])
+        }
+    };
+    let mut out = [0u8; FACTS];
+    out[..4].copy_from_slice(&[flags, kind, role, tools]);
+    for (i, (start, len)) in spans.into_iter().enumerate() {
+        out[4 + i * 8..8 + i * 8].copy_from_slice(&start.to_le_bytes());
+        out[8 + i * 8..12 + i * 8].copy_from_slice(&len.to_le_bytes());
     }
-    if total != header.covered {
-        return None;
-    }
-    Some(Decoded { header, records })
+    out
 }
 
-/// The facts of `record` over its line `json`, or `None` when they do not hold there.
-fn facts_of(record: &Record, json: &[u8]) -> Option<Facts> {
+/// The facts a record holds, over its line `json`; `None` when they do not hold there
+/// (an index that lies). A flagged line is parsed again with `parser`.
+fn decode_facts(raw: &[u8; FACTS], json: &[u8], parser: &mut EntryParser) -> Option<Facts> {
+    let [flags, kind, role, tools] = [raw[0], raw[1], raw[2], raw[3]];
+    if flags & !KNOWN_FLAGS != 0 {
+        return None;
+    }
+    if flags & PARSE != 0 {
+        return match parser.parse(json) {
+            Ok((canonical, facts)) if canonical == json => Some(facts),
+            _ => None,
+        };
+    }
+    let mut spans = [(0u32, 0u32); 5];
+    for (i, span) in spans.iter_mut().enumerate() {
+        let (start, len) = (u32_at(raw, 4 + i * 8)?, u32_at(raw, 8 + i * 8)?);
+        if u64::from(start) + u64::from(len) > json.len() as u64 {
+            return None;
+        }
+        *span = (start, len);
+    }
     let span = |(start, len): (u32, u32)| Span::from_parts(start, len);
     let text = |(start, len): (u32, u32)| {
         let span = span((start, len));
@@ -389,26 +400,27 @@ fn facts_of(record: &Record, json: &[u8]) -> Option<Facts> {
             .filter(|s| !s.is_empty())?;
         Some(Text::InJson(span))
     };
-    let [id, parent, timestamp, a, b] = record.spans;
-    let body = match record.kind {
-        0 => Body::Message {
-            role: role_of(record.role)?,
+    let [id, parent, timestamp, a, b] = spans;
+    let body = match (kind, tools) {
+        (0, 0..=2) => Body::Message {
+            role: role_of(role)?,
             span: span(a),
-            tools: match record.tools {
+            tools: match tools {
                 0 => Tools::None,
                 1 => Tools::Calls,
                 _ => Tools::Result(text(b)?),
             },
         },
-        _ => Body::Metadata {
+        (1, 0) if role == 0 => Body::Metadata {
             key: text(a)?,
             value: span(b),
             label_target: None,
         },
+        _ => return None,
     };
     Some(Facts {
         id: text(id)?,
-        parent: if record.flags & HAS_PARENT != 0 {
+        parent: if flags & HAS_PARENT != 0 {
             Some(text(parent)?)
         } else {
             None
@@ -418,104 +430,753 @@ fn facts_of(record: &Record, json: &[u8]) -> Option<Facts> {
     })
 }
 
-/// Builds the log of the covered prefix from the index and the file's bytes, read
-/// through `read_at(buf, offset)` (a short count means the end of the file). `None`
-/// when anything disagrees — a short file, a line without its `\n`, facts that do not
-/// hold, a tree rule broken, or the checksum of the bytes read — and the caller
-/// rebuilds from the file. I/O errors are returned.
-pub(crate) fn load(
-    index: &Decoded,
-    mut read_at: impl FnMut(&mut [u8], u64) -> io::Result<usize>,
-) -> io::Result<Option<Log>> {
-    let covered = index.header.covered;
-    let mut log = Log::default();
-    let mut parser = EntryParser::default();
-    let mut buf = vec![0u8; CHUNK];
-    // A line that spans chunks is gathered here (at most the longest line).
-    let mut carry: Vec<u8> = Vec::new();
-    let mut records = index.records.iter();
-    let mut current = records.next();
-    let mut pos = 0u64;
-    let mut line = 0u64;
-    while pos < covered {
-        let want = usize::try_from(covered - pos).map_or(CHUNK, |left| left.min(CHUNK));
-        let mut filled = 0;
-        while filled < want {
-            match read_at(&mut buf[filled..want], pos + filled as u64) {
-                Ok(0) => return Ok(None),
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        pos += want as u64;
-        let mut rest = &buf[..want];
-        while let Some(record) = current {
-            let need = record.line_len as usize + 1 - carry.len();
-            let whole: &[u8] = if carry.is_empty() && rest.len() >= need {
-                let (this, after) = rest.split_at(need);
-                rest = after;
-                this
-            } else {
-                let take = need.min(rest.len());
-                carry.extend_from_slice(&rest[..take]);
-                rest = &rest[take..];
-                if take < need {
-                    break;
-                }
-                &carry
-            };
-            line += 1;
-            let Some((&b'\n', json)) = whole.split_last() else {
-                return Ok(None);
-            };
-            let facts = if record.flags & PARSE != 0 {
-                match parser.parse(json) {
-                    Ok((canonical, facts)) if canonical == json => Some(facts),
-                    _ => None,
-                }
-            } else {
-                facts_of(record, json)
-            };
-            let Some(facts) = facts else {
-                return Ok(None);
-            };
-            let (id, parent_id) = (facts.id(json), facts.parent_id(json));
-            let Ok(admitted) = log.admit(id, parent_id, Some(line)) else {
-                return Ok(None);
-            };
-            if log.push(json, facts, admitted).is_err() {
-                return Ok(None);
-            }
-            carry.clear();
-            current = records.next();
-        }
-    }
-    // Every record consumed, every byte covered: the checksum decides.
-    if current.is_some() || !carry.is_empty() || log.line_hash() != index.header.prefix_hash {
-        return Ok(None);
-    }
-    Ok(Some(log))
+/// One entry's record: where its line is, its checksum and id hash, its parent, its
+/// facts and its tree links (`first_child, last_child, next_sibling, child_count,
+/// depth, jump, leaf_prev, leaf_next`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Raw {
+    pub(crate) offset: u64,
+    pub(crate) id_hash: u64,
+    pub(crate) len: u32,
+    pub(crate) sum: u32,
+    pub(crate) parent: u32,
+    pub(crate) facts: [u8; FACTS],
+    pub(crate) links: [u32; 8],
 }
 
-/// Reads the index of the session at `path` if there is one of plausible size for a
-/// file of `file_size` bytes (at most one record per two bytes of it).
-pub(crate) fn read(path: &Path, file_size: u64) -> Option<Decoded> {
-    let limit = (file_size / 2)
-        .saturating_mul(RECORD as u64)
-        .saturating_add((HEADER + TRAILER) as u64);
-    let file = File::open(index_path(path)).ok()?;
-    if !file.metadata().ok()?.is_file() {
+impl Raw {
+    fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.id_hash.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
+        out.extend_from_slice(&self.sum.to_le_bytes());
+        out.extend_from_slice(&self.parent.to_le_bytes());
+        out.extend_from_slice(&self.facts);
+        for link in self.links {
+            out.extend_from_slice(&link.to_le_bytes());
+        }
+    }
+
+    fn read(bytes: &[u8]) -> Option<Raw> {
+        let mut facts = [0u8; FACTS];
+        facts.copy_from_slice(bytes.get(28..28 + FACTS)?);
+        let mut links = [0u32; 8];
+        for (i, link) in links.iter_mut().enumerate() {
+            *link = u32_at(bytes, 28 + FACTS + i * 4)?;
+        }
+        Some(Raw {
+            offset: u64_at(bytes, 0)?,
+            id_hash: u64_at(bytes, 8)?,
+            len: u32_at(bytes, 16)?,
+            sum: u32_at(bytes, 20)?,
+            parent: u32_at(bytes, 24)?,
+            facts,
+            links,
+        })
+    }
+}
+
+/// What the writer knows of an entry to record it (see [`Raw`]); `json` is given for
+/// an entry whose checksum and id hash must be computed, `None` when `raw` already has
+/// them (an entry read from the previous index).
+pub(crate) struct Item<'a> {
+    pub(crate) raw: Raw,
+    pub(crate) json: Option<(&'a [u8], &'a Facts)>,
+}
+
+/// Everything [`encode`] writes besides the records.
+pub(crate) struct Tree<'a> {
+    pub(crate) roots: &'a [u32],
+    /// (target, label entry, label text), ordered by target.
+    pub(crate) labels: Vec<(u32, u32, &'a str)>,
+    pub(crate) leaf_first: u32,
+    pub(crate) leaf_last: u32,
+}
+
+fn pages_for(bytes: u64) -> u64 {
+    bytes.div_ceil(PAGE as u64)
+}
+
+/// The page layout of an index of `entries` records and `extra` bytes of roots and
+/// labels: (record pages, table slots, table pages, extra pages, checksummed pages,
+/// checksum pages).
+fn layout(entries: u64, slots: u64, extra: u64) -> (u64, u64, u64, u64, u64) {
+    let record_pages = entries.div_ceil(PER_PAGE as u64);
+    let table_pages = pages_for(slots.saturating_mul(SLOT as u64));
+    let extra_pages = pages_for(extra);
+    let pages = record_pages
+        .saturating_add(table_pages)
+        .saturating_add(extra_pages);
+    let sum_pages = pages_for(pages.saturating_mul(8));
+    (record_pages, table_pages, extra_pages, pages, sum_pages)
+}
+
+fn pad_to_page(out: &mut Vec<u8>) {
+    let rest = out.len() % PAGE;
+    if rest != 0 {
+        out.resize(out.len() + PAGE - rest, 0);
+    }
+}
+
+/// The index of `items` (every committed entry, in commit order), for the session file
+/// `file` in the state `stamp`, whose committed prefix is exactly the entries' lines
+/// (`stamp.size` bytes). Reads the sampled regions and the last line from `file`.
+/// `None` when there is nothing to index or the file does not hold what the items say.
+pub(crate) fn encode<'a>(
+    items: impl Iterator<Item = Option<Item<'a>>>,
+    count: usize,
+    tree: &Tree<'_>,
+    seed: u64,
+    file: &dyn Source,
+    stamp: Stamp,
+) -> Option<Vec<u8>> {
+    let entries = u64::try_from(count).ok().filter(|&n| n > 0)?;
+    let slots = entries.checked_mul(2)?.next_power_of_two().max(8);
+    let mut extra = Vec::new();
+    for &root in tree.roots {
+        extra.extend_from_slice(&root.to_le_bytes());
+    }
+    for &(target, entry, text) in &tree.labels {
+        extra.extend_from_slice(&target.to_le_bytes());
+        extra.extend_from_slice(&entry.to_le_bytes());
+        extra.extend_from_slice(&u32::try_from(text.len()).ok()?.to_le_bytes());
+        extra.extend_from_slice(text.as_bytes());
+    }
+    let (record_pages, table_pages, extra_pages, pages, sum_pages) =
+        layout(entries, slots, extra.len() as u64);
+    let total = usize::try_from((1 + pages + sum_pages).checked_mul(PAGE as u64)?).ok()?;
+    let mut out = Vec::with_capacity(total);
+    out.resize(PAGE, 0);
+    let mut table = vec![(NONE, 0u32); usize::try_from(slots).ok()?];
+    let mask = slots - 1;
+    let mut offset = 0u64;
+    let mut last = None;
+    let mut written = 0u64;
+    for (position, item) in items.enumerate() {
+        let Item { mut raw, json } = item?;
+        written += 1;
+        if let Some((json, facts)) = json {
+            raw.len = u32::try_from(json.len()).ok()?;
+            raw.sum = line_sum(json);
+            raw.id_hash = id_hash(seed, facts.id(json));
+            raw.facts = encode_facts(facts);
+        }
+        if raw.offset != offset {
+            return None;
+        }
+        offset = offset.checked_add(u64::from(raw.len) + 1)?;
+        let mut slot = raw.id_hash & mask;
+        while table[slot as usize].0 != NONE {
+            slot = (slot + 1) & mask;
+        }
+        table[slot as usize] = (u32::try_from(position).ok()?, (raw.id_hash >> 32) as u32);
+        if position % PER_PAGE == 0 && position > 0 {
+            pad_to_page(&mut out);
+        }
+        raw.write(&mut out);
+        last = Some(raw);
+    }
+    let last = last?;
+    if written != entries || offset != stamp.size || out.len() > PAGE * (1 + record_pages as usize)
+    {
         return None;
     }
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > limit {
+    pad_to_page(&mut out);
+    for (position, tag) in &table {
+        out.extend_from_slice(&position.to_le_bytes());
+        out.extend_from_slice(&tag.to_le_bytes());
+    }
+    pad_to_page(&mut out);
+    out.extend_from_slice(&extra);
+    pad_to_page(&mut out);
+    if out.len() as u64 != (1 + pages) * PAGE as u64 {
         return None;
     }
-    decode(&bytes)
+    let sums: Vec<u8> = out[PAGE..]
+        .chunks_exact(PAGE)
+        .flat_map(|page| Hash64::of(page).to_le_bytes())
+        .collect();
+    let sums_hash = Hash64::of(&sums);
+    out.extend_from_slice(&sums);
+    pad_to_page(&mut out);
+    // The file must hold, now, what the records say: its samples and its last line.
+    let sample = sample_hash(file, stamp.size).ok()??;
+    let mut line = vec![0u8; last.len as usize + 1];
+    if !read_exact_at(file, &mut line, last.offset).ok()?
+        || line_sum(&line[..line.len() - 1]) != last.sum
+    {
+        return None;
+    }
+    let header = Header {
+        stamp,
+        entries,
+        seed,
+        slots,
+        extra_bytes: extra.len() as u64,
+        roots: tree.roots.len() as u64,
+        labels: tree.labels.len() as u64,
+        pages,
+        sums_hash,
+        leaf_first: tree.leaf_first,
+        leaf_last: tree.leaf_last,
+        sample_hash: sample,
+        last_hash: Hash64::of(&line),
+    };
+    out[..HEADER].copy_from_slice(&header.encode());
+    let _ = (table_pages, extra_pages);
+    Some(out)
+}
+
+/// The checksum of the sampled regions of the first `covered` bytes: `SAMPLES`
+/// regions of `SAMPLE_LEN` bytes spread evenly. `None` when the file is shorter.
+fn sample_hash(file: &dyn Source, covered: u64) -> io::Result<Option<u64>> {
+    let mut hash = Hash64::default();
+    let mut buf = [0u8; SAMPLE_LEN];
+    for k in 0..SAMPLES as u64 {
+        let at = covered / SAMPLES as u64 * k;
+        let len = (covered - at).min(SAMPLE_LEN as u64) as usize;
+        if !read_exact_at(file, &mut buf[..len], at)? {
+            return Ok(None);
+        }
+        hash.update(&buf[..len]);
+    }
+    Ok(Some(hash.finish()))
+}
+
+/// The first page's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Header {
+    stamp: Stamp,
+    entries: u64,
+    seed: u64,
+    slots: u64,
+    extra_bytes: u64,
+    roots: u64,
+    labels: u64,
+    /// Checksummed pages (every page between the header and the checksums).
+    pages: u64,
+    sums_hash: u64,
+    leaf_first: u32,
+    leaf_last: u32,
+    sample_hash: u64,
+    last_hash: u64,
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER] {
+        let mut out = Vec::with_capacity(HEADER);
+        out.extend_from_slice(MAGIC);
+        for v in [VERSION, PAGE as u32, RECORD as u32, 0] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        let s = &self.stamp;
+        for v in [
+            s.dev,
+            s.ino,
+            s.size,
+            s.mtime.0 as u64,
+            s.mtime.1 as u64,
+            self.entries,
+            self.seed,
+            self.slots,
+            self.extra_bytes,
+            self.roots,
+            self.labels,
+            self.pages,
+            self.sums_hash,
+            self.sample_hash,
+            self.last_hash,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.leaf_first.to_le_bytes());
+        out.extend_from_slice(&self.leaf_last.to_le_bytes());
+        out.resize(HEADER - 8, 0);
+        let seal = Hash64::of(&out);
+        out.extend_from_slice(&seal.to_le_bytes());
+        let mut header = [0u8; HEADER];
+        header.copy_from_slice(&out);
+        header
+    }
+
+    /// The header's fields if it is intact and of this version; its layout is checked
+    /// by [`Base::open`].
+    fn decode(bytes: &[u8]) -> Option<Header> {
+        if bytes.len() < HEADER || bytes.get(..8)? != MAGIC {
+            return None;
+        }
+        if u32_at(bytes, 8)? != VERSION
+            || u32_at(bytes, 12)? != PAGE as u32
+            || u32_at(bytes, 16)? != RECORD as u32
+        {
+            return None;
+        }
+        if Hash64::of(&bytes[..HEADER - 8]) != u64_at(bytes, HEADER - 8)? {
+            return None;
+        }
+        let v = |i: usize| u64_at(bytes, 24 + i * 8);
+        Some(Header {
+            stamp: Stamp {
+                dev: v(0)?,
+                ino: v(1)?,
+                size: v(2)?,
+                mtime: (v(3)? as i64, v(4)? as i64),
+            },
+            entries: v(5)?,
+            seed: v(6)?,
+            slots: v(7)?,
+            extra_bytes: v(8)?,
+            roots: v(9)?,
+            labels: v(10)?,
+            pages: v(11)?,
+            sums_hash: v(12)?,
+            sample_hash: v(13)?,
+            last_hash: v(14)?,
+            leaf_first: u32_at(bytes, 24 + 15 * 8)?,
+            leaf_last: u32_at(bytes, 28 + 15 * 8)?,
+        })
+    }
+}
+
+/// Why a read through the index failed.
+pub(crate) enum Fault {
+    /// The index itself is damaged or lies (a page checksum, a layout or a record that
+    /// does not hold over its line): the store falls back to the file.
+    Index,
+    /// A line of the file is damaged (`corrupt_line`), or reading failed (`io`).
+    Error(Error),
+}
+
+/// The lines of one block, read together, and the facts of those already validated.
+struct Block {
+    start: u64,
+    bytes: Box<[u8]>,
+    facts: Box<[OnceCell<Facts>]>,
+}
+
+/// The committed prefix an index covers, read on demand: index pages are checked
+/// against their checksums when first read, lines against their record's checksum.
+/// Neither is kept beyond [`CACHE_BYTES`] between operations.
+pub(crate) struct Base {
+    jsonl: Box<dyn Source>,
+    index: Box<dyn Source>,
+    path: PathBuf,
+    entries: u32,
+    covered: u64,
+    seed: u64,
+    slots: u64,
+    table_page: u64,
+    sums: Vec<u64>,
+    pages: Vec<OnceCell<Box<[u8]>>>,
+    blocks: Vec<OnceCell<Block>>,
+    cached: Cell<usize>,
+    parser: RefCell<EntryParser>,
+    /// The session file, to replay it when the index fails.
+    file: Option<File>,
+    /// Loaded at open: the roots, the labels (target, label entry, text), and the ends
+    /// of the leaf list.
+    pub(crate) roots: Vec<u32>,
+    pub(crate) labels: Vec<IndexedLabel>,
+    pub(crate) leaf_first: u32,
+    pub(crate) leaf_last: u32,
+}
+
+/// Bytes of pages and lines a base keeps between operations; beyond, they are dropped
+/// at the start of the next one and read again when needed.
+const CACHE_BYTES: usize = 16 << 20;
+
+impl Base {
+    /// The base of the file `jsonl` (in the state `stamp`; `None` skips the identity
+    /// checks, for the fuzz target) from its index `index`, when the index is intact,
+    /// of this version, and matches the file: device, inode, covered size, modification
+    /// time, sampled regions and last line. `Ok(None)` means: replay the file.
+    pub(crate) fn open(
+        jsonl: Box<dyn Source>,
+        index: Box<dyn Source>,
+        index_len: u64,
+        stamp: Option<Stamp>,
+        path: &Path,
+    ) -> io::Result<Option<Base>> {
+        let mut first = [0u8; HEADER];
+        if !read_exact_at(index.as_ref(), &mut first, 0)? {
+            return Ok(None);
+        }
+        let Some(header) = Header::decode(&first) else {
+            return Ok(None);
+        };
+        let recorded = header.stamp;
+        if let Some(now) = stamp {
+            let same_file = (now.dev, now.ino) == (recorded.dev, recorded.ino);
+            // A file that grew has a newer time; one of the covered size, the same.
+            let time_fits = if now.size == recorded.size {
+                now.mtime == recorded.mtime
+            } else {
+                now.mtime >= recorded.mtime
+            };
+            if !same_file || now.size < recorded.size || !time_fits {
+                return Ok(None);
+            }
+        }
+        let (entries, covered) = (header.entries, recorded.size);
+        // At most one entry per three bytes (`{}` and `\n`), and positions below ORPHAN.
+        if entries == 0 || entries > covered / 3 || entries >= u64::from(ORPHAN) {
+            return Ok(None);
+        }
+        let slots = header.slots;
+        if !slots.is_power_of_two() || slots <= entries || slots > entries * 4 + 16 {
+            return Ok(None);
+        }
+        let (record_pages, table_pages, extra_pages, pages, sum_pages) =
+            layout(entries, slots, header.extra_bytes);
+        if pages != header.pages
+            || header.extra_bytes > pages * PAGE as u64
+            || index_len != (1 + pages + sum_pages) * PAGE as u64
+            || header.roots > entries
+            || header.labels > entries
+            || u64::from(header.leaf_first) >= entries
+            || u64::from(header.leaf_last) >= entries
+        {
+            return Ok(None);
+        }
+        // The page checksums (the index's size is known, so this is bounded by it).
+        let mut sums = vec![0u8; (pages * 8) as usize];
+        if !read_exact_at(index.as_ref(), &mut sums, (1 + pages) * PAGE as u64)?
+            || Hash64::of(&sums) != header.sums_hash
+        {
+            return Ok(None);
+        }
+        let sums: Vec<u64> = sums.chunks_exact(8).filter_map(|w| u64_at(w, 0)).collect();
+        if sample_hash(jsonl.as_ref(), covered)? != Some(header.sample_hash) {
+            return Ok(None);
+        }
+        let mut base = Base {
+            jsonl,
+            index,
+            path: path.to_owned(),
+            entries: entries as u32,
+            covered,
+            seed: header.seed,
+            slots,
+            table_page: 1 + record_pages,
+            sums,
+            pages: (0..pages).map(|_| OnceCell::new()).collect(),
+            blocks: (0..entries.div_ceil(BLOCK as u64))
+                .map(|_| OnceCell::new())
+                .collect(),
+            cached: Cell::new(0),
+            parser: RefCell::new(EntryParser::default()),
+            file: None,
+            roots: Vec::new(),
+            labels: Vec::new(),
+            leaf_first: header.leaf_first,
+            leaf_last: header.leaf_last,
+        };
+        // The last covered line ends the covered prefix and is the one recorded.
+        let Ok(last) = base.record(base.entries - 1) else {
+            return Ok(None);
+        };
+        if last.offset.checked_add(u64::from(last.len) + 1) != Some(covered) {
+            return Ok(None);
+        }
+        let mut line = vec![0u8; last.len as usize + 1];
+        if !read_exact_at(base.jsonl.as_ref(), &mut line, last.offset)?
+            || Hash64::of(&line) != header.last_hash
+        {
+            return Ok(None);
+        }
+        // Roots and labels.
+        let extra_page = 1 + record_pages + table_pages;
+        let mut extra = Vec::new();
+        for page in extra_page..extra_page + extra_pages {
+            match base.page(page) {
+                Ok(bytes) => extra.extend_from_slice(bytes),
+                Err(Fault::Index) => return Ok(None),
+                Err(Fault::Error(_)) => return Err(io::Error::other("reading the index")),
+            }
+        }
+        let Some((roots, labels)) = read_extra(&extra, &header) else {
+            return Ok(None);
+        };
+        base.roots = roots;
+        base.labels = labels;
+        base.pages.iter_mut().for_each(|p| *p = OnceCell::new());
+        base.cached.set(0);
+        Ok(Some(base))
+    }
+
+    pub(crate) fn len(&self) -> u32 {
+        self.entries
+    }
+
+    /// Keeps `file`, the session file, to replay it if the index fails later.
+    pub(crate) fn with_file(mut self, file: File) -> Base {
+        self.file = Some(file);
+        self
+    }
+
+    /// The session file, when kept.
+    pub(crate) fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
+    /// The session file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn covered(&self) -> u64 {
+        self.covered
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Drops the cached pages and lines when they exceed [`CACHE_BYTES`].
+    pub(crate) fn trim(&mut self) {
+        if self.cached.get() > CACHE_BYTES {
+            self.pages.iter_mut().for_each(|p| *p = OnceCell::new());
+            self.blocks.iter_mut().for_each(|b| *b = OnceCell::new());
+            self.cached.set(0);
+        }
+    }
+
+    fn io(&self, what: &str, e: &io::Error) -> Fault {
+        let path = format!("{} ({what})", self.path.display());
+        Fault::Error(Error::Io(std::sync::Arc::new(IoFailure::new(
+            IoOp::Read,
+            &path,
+            e,
+        ))))
+    }
+
+    /// Index page `page` (1-based: page 0 is the header), checked against its checksum.
+    fn page(&self, page: u64) -> Result<&[u8], Fault> {
+        let at = page.checked_sub(1).ok_or(Fault::Index)?;
+        let cell = self.pages.get(at as usize).ok_or(Fault::Index)?;
+        if let Some(bytes) = cell.get() {
+            return Ok(bytes);
+        }
+        let mut bytes = vec![0u8; PAGE].into_boxed_slice();
+        match read_exact_at(self.index.as_ref(), &mut bytes, page * PAGE as u64) {
+            Ok(true) => {}
+            Ok(false) => return Err(Fault::Index),
+            Err(e) => return Err(self.io("its index", &e)),
+        }
+        if self.sums.get(at as usize) != Some(&Hash64::of(&bytes)) {
+            return Err(Fault::Index);
+        }
+        self.cached.set(self.cached.get() + PAGE);
+        let _ = cell.set(bytes);
+        cell.get().map(|b| &b[..]).ok_or(Fault::Index)
+    }
+
+    /// The record of the entry at `position`.
+    pub(crate) fn record(&self, position: u32) -> Result<Raw, Fault> {
+        if position >= self.entries {
+            return Err(Fault::Index);
+        }
+        let (page, slot) = (position as usize / PER_PAGE, position as usize % PER_PAGE);
+        let bytes = self.page(1 + page as u64)?;
+        let raw = bytes
+            .get(slot * RECORD..(slot + 1) * RECORD)
+            .and_then(Raw::read)
+            .ok_or(Fault::Index)?;
+        if !self.holds(position, &raw) {
+            return Err(Fault::Index);
+        }
+        Ok(raw)
+    }
+
+    /// Whether a record is possible at `position`: its line inside the covered prefix,
+    /// its parent and jump before it, its children, next sibling and next leaf after
+    /// it (so that every walk ends), every link inside the base or `NONE`.
+    fn holds(&self, position: u32, raw: &Raw) -> bool {
+        let n = self.entries;
+        let before = |at: u32| at == NONE || at < position;
+        let after = |at: u32| at == NONE || (at > position && at < n);
+        let [
+            first_child,
+            last_child,
+            next_sibling,
+            child_count,
+            _depth,
+            jump,
+            leaf_prev,
+            leaf_next,
+        ] = raw.links;
+        raw.len >= 2
+            && raw.len as usize <= MAX_LINE_BYTES
+            && raw.offset.saturating_add(u64::from(raw.len) + 1) <= self.covered
+            && before(raw.parent)
+            && before(jump)
+            && before(leaf_prev)
+            && after(first_child)
+            && after(last_child)
+            && after(next_sibling)
+            && after(leaf_next)
+            && child_count < n
+    }
+
+    /// The lines of block `block`, read at the first need.
+    fn block(&self, block: usize) -> Result<&Block, Fault> {
+        let cell = self.blocks.get(block).ok_or(Fault::Index)?;
+        if let Some(b) = cell.get() {
+            return Ok(b);
+        }
+        let first = (block * BLOCK) as u32;
+        let last = (first as usize + BLOCK).min(self.entries as usize) as u32 - 1;
+        let start = match first {
+            0 => 0,
+            _ => {
+                let before = self.record(first - 1)?;
+                before.offset + u64::from(before.len) + 1
+            }
+        };
+        let end = {
+            let last = self.record(last)?;
+            last.offset + u64::from(last.len) + 1
+        };
+        let lines = (last - first + 1) as u64;
+        if end <= start || end > self.covered || end - start > lines * (MAX_LINE_BYTES as u64 + 1) {
+            return Err(Fault::Index);
+        }
+        let mut bytes = vec![0u8; (end - start) as usize].into_boxed_slice();
+        match read_exact_at(self.jsonl.as_ref(), &mut bytes, start) {
+            Ok(true) => {}
+            // The file is shorter than when it was opened.
+            Ok(false) => return Err(Fault::Index),
+            Err(e) => return Err(self.io("reading a line", &e)),
+        }
+        self.cached.set(self.cached.get() + bytes.len());
+        let _ = cell.set(Block {
+            start,
+            bytes,
+            facts: (first..=last).map(|_| OnceCell::new()).collect(),
+        });
+        cell.get().ok_or(Fault::Index)
+    }
+
+    /// The canonical JSON and facts of the entry at `position`, validated at the first
+    /// read: a line that is not what was indexed is `corrupt_line` at its line number.
+    pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
+        let raw = self.record(position)?;
+        let block = self.block(position as usize / BLOCK)?;
+        let from = raw.offset.checked_sub(block.start).ok_or(Fault::Index)? as usize;
+        let line = block
+            .bytes
+            .get(from..from + raw.len as usize + 1)
+            .ok_or(Fault::Index)?;
+        let json = &line[..line.len() - 1];
+        let cell = block
+            .facts
+            .get(position as usize % BLOCK)
+            .ok_or(Fault::Index)?;
+        if let Some(facts) = cell.get() {
+            return Ok((json, facts));
+        }
+        if line.last() != Some(&b'\n') || line_sum(json) != raw.sum {
+            return Err(Fault::Error(self.changed(position, json)));
+        }
+        let facts = {
+            let mut parser = self.parser.borrow_mut();
+            decode_facts(&raw.facts, json, &mut parser).ok_or(Fault::Index)?
+        };
+        // The record's id and parent are the line's.
+        if id_hash(self.seed, facts.id(json)) != raw.id_hash {
+            return Err(Fault::Index);
+        }
+        match (facts.parent_id(json), raw.parent) {
+            (None, NONE) => {}
+            (Some(parent_id), parent) if parent != NONE => {
+                if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
+                    return Err(Fault::Index);
+                }
+            }
+            _ => return Err(Fault::Index),
+        }
+        let _ = cell.set(facts);
+        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+    }
+
+    /// The error for the line of `position`, which is not what was indexed.
+    fn changed(&self, position: u32, line: &[u8]) -> Error {
+        let number = u64::from(position) + 1;
+        let mut parser = self.parser.borrow_mut();
+        match parser.parse(line) {
+            Err(fault) => fault.at_line(number),
+            Ok(_) => Error::CorruptLine {
+                line: number,
+                fault: LineFault::Entry(EntryError {
+                    pointer: String::new(),
+                    message: "the line changed after the session index was written; \
+                              open with {\"verify\":\"full\"} to check the whole file"
+                        .to_owned(),
+                }),
+            },
+        }
+    }
+
+    /// The position of the entry with `id`, through the index's hash table.
+    pub(crate) fn find(&self, id: &str) -> Result<Option<u32>, Fault> {
+        let hash = id_hash(self.seed, id);
+        let mask = self.slots - 1;
+        let mut slot = hash & mask;
+        for _ in 0..self.slots {
+            let at = slot * SLOT as u64;
+            let page = self.page(self.table_page + at / PAGE as u64)?;
+            let at = (at % PAGE as u64) as usize;
+            let (position, tag) = (
+                u32_at(page, at).ok_or(Fault::Index)?,
+                u32_at(page, at + 4).ok_or(Fault::Index)?,
+            );
+            if position == NONE {
+                return Ok(None);
+            }
+            if tag == (hash >> 32) as u32 {
+                let (json, facts) = self.entry(position)?;
+                if facts.id(json) == id {
+                    return Ok(Some(position));
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+        Ok(None)
+    }
+}
+
+/// The roots and labels section.
+/// A label as the index keeps it: target, label entry, text.
+pub(crate) type IndexedLabel = (u32, u32, String);
+
+fn read_extra(bytes: &[u8], header: &Header) -> Option<(Vec<u32>, Vec<IndexedLabel>)> {
+    let entries = header.entries;
+    let mut at = 0usize;
+    let mut roots = Vec::new();
+    for _ in 0..header.roots {
+        let root = u32_at(bytes, at)?;
+        if u64::from(root) >= entries {
+            return None;
+        }
+        roots.push(root);
+        at += 4;
+    }
+    let mut labels = Vec::new();
+    for _ in 0..header.labels {
+        let (target, entry, len) = (
+            u32_at(bytes, at)?,
+            u32_at(bytes, at + 4)?,
+            u32_at(bytes, at + 8)?,
+        );
+        at += 12;
+        let text = std::str::from_utf8(bytes.get(at..at.checked_add(len as usize)?)?).ok()?;
+        at += len as usize;
+        if u64::from(target) >= entries || u64::from(entry) >= entries {
+            return None;
+        }
+        labels.push((target, entry, text.to_owned()));
+    }
+    (at as u64 == header.extra_bytes).then_some((roots, labels))
 }
 
 /// Writes `bytes` as the index of the session at `path`, atomically: a temporary file
@@ -562,27 +1223,51 @@ pub fn index_checksum(bytes: &[u8]) -> u64 {
     Hash64::of(bytes)
 }
 
-/// Fuzzing entry: decodes `index` (first resealed with its correct checksum when
-/// `reseal`, so that a fuzzer reaches the records) and loads it against the file bytes
-/// `file`. Returns the number of entries loaded.
+/// Seals a forged index: its page checksums, their checksum and the header's seal, as
+/// the writer computes them (so that a fuzzer reaches the records).
+#[doc(hidden)]
+pub fn reseal_index(index: &mut [u8]) {
+    if index.len() < 2 * PAGE || !index.len().is_multiple_of(PAGE) {
+        return;
+    }
+    let Some(pages) = u64_at(index, 24 + 11 * 8).and_then(|p| usize::try_from(p).ok()) else {
+        return;
+    };
+    let sums_at = (1 + pages).saturating_mul(PAGE);
+    if pages == 0 || sums_at.saturating_add(pages * 8) > index.len() {
+        return;
+    }
+    let sums: Vec<u8> = index[PAGE..sums_at]
+        .chunks_exact(PAGE)
+        .flat_map(|page| Hash64::of(page).to_le_bytes())
+        .collect();
+    index[sums_at..sums_at + sums.len()].copy_from_slice(&sums);
+    let sums_hash = Hash64::of(&sums);
+    index[24 + 12 * 8..24 + 13 * 8].copy_from_slice(&sums_hash.to_le_bytes());
+    let seal = Hash64::of(&index[..HEADER - 8]);
+    index[HEADER - 8..HEADER].copy_from_slice(&seal.to_le_bytes());
+}
+
+/// Fuzzing entry: opens `index` (first resealed when `reseal`) over the file bytes
+/// `file`, without the identity checks, then reads every entry, finds every id and
+/// walks the navigation. Returns the number of entries when the index was accepted.
 #[doc(hidden)]
 pub fn fuzz_index(index: &[u8], file: &[u8], reseal: bool) -> Option<usize> {
     let mut index = index.to_vec();
-    if reseal && index.len() >= TRAILER {
-        let body = index.len() - TRAILER;
-        let seal = Hash64::of(&index[..body]);
-        index[body..].copy_from_slice(&seal.to_le_bytes());
+    if reseal {
+        reseal_index(&mut index);
     }
-    let decoded = decode(&index)?;
-    let log = load(&decoded, |buf, at| {
-        let at = usize::try_from(at).unwrap_or(usize::MAX);
-        let src = file.get(at..).unwrap_or_default();
-        let n = src.len().min(buf.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        Ok(n)
-    })
+    let len = index.len() as u64;
+    let base = Base::open(
+        Box::new(file.to_vec()),
+        Box::new(index),
+        len,
+        None,
+        Path::new("fuzz"),
+    )
     .ok()??;
-    Some(log.len())
+    let log = super::log::Log::with_base(base);
+    Some(log.exercise())
 }
 
 #[cfg(test)]

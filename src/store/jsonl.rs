@@ -33,6 +33,19 @@ pub enum Durability {
     FsyncBatch,
 }
 
+/// What open checks of the lines a session index covers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Verify {
+    /// Read the covered lines on demand and validate each at its first read: damage
+    /// there is `corrupt_line` at that read, and the store is not tainted.
+    #[default]
+    Index,
+    /// Check every line at open, as without an index.
+    Full,
+}
+
 /// How to open a JSONL store. `JsonlOptions::default()` is what
 /// [`super::Store::open_jsonl`] uses.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -63,6 +76,11 @@ pub struct JsonlOptions {
     /// and never write it; a writer writes it after open, every
     /// 65,536 appends or 64 MiB, and at close (best effort). Default: on.
     pub index: bool,
+    /// What open checks of the lines a session index covers: `"index"` (default) reads
+    /// them on demand and validates each at its first read, so damage there is
+    /// `corrupt_line` at that read instead of at open; `"full"` checks the whole file
+    /// at open, as without an index (the index is still written).
+    pub verify: Verify,
     /// Reject extension roles and blocks (docs/contract.md §6.1): at append with
     /// `invalid_entry`, and at open a line holding one is a corrupt line. Default: off.
     #[serde(default)]
@@ -78,6 +96,7 @@ impl Default for JsonlOptions {
             salvage: false,
             check_identity: true,
             index: true,
+            verify: Verify::Index,
             strict_roles: false,
         }
     }
@@ -151,15 +170,15 @@ pub(crate) fn open(
     let meta = file
         .metadata()
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    let from_index = if use_index {
-        load_index(&file, path, &meta)?
+    let from_index = if use_index && options.verify != Verify::Full {
+        load_index(&file, path, &meta)
     } else {
         None
     };
-    let indexed_count = from_index.as_ref().map_or(0, |(log, _)| log.len() as u64);
+    let indexed_count = from_index.as_ref().map_or(0, |log| log.len() as u64);
     let mut replay = match from_index {
-        Some((log, covered)) => {
-            let lines = log.len() as u64;
+        Some(log) => {
+            let (covered, lines) = (log.line_bytes(), log.len() as u64);
             Replay::resume(&file, log, covered, lines)
         }
         None => Replay::new(&file, options.salvage).with_parse_options(options.parse()),
@@ -207,20 +226,23 @@ pub(crate) fn open(
     })
 }
 
-/// The log of the prefix of `file` that its session index covers, and that prefix's
-/// size, when an index exists and matches the file; `None` to replay it all.
-fn load_index(file: &File, path: &Path, meta: &fs::Metadata) -> Result<Option<(Log, u64)>, Error> {
-    let Some(decoded) = index::read(path, meta.len()) else {
-        return Ok(None);
-    };
-    let header = &decoded.header;
-    if (header.dev, header.ino) != (meta.dev(), meta.ino()) || header.covered > meta.len() {
-        return Ok(None);
-    }
-    use std::os::unix::fs::FileExt;
-    let loaded = index::load(&decoded, |buf, at| file.read_at(buf, at))
-        .map_err(|e| io_error(IoOp::Read, path, &e))?;
-    Ok(loaded.map(|log| (log, decoded.header.covered)))
+/// The log of the prefix of `file` that its session index covers, read on demand,
+/// when an index exists and matches the file; `None` to replay it all. The index is a
+/// cache: anything wrong with it, reading it included, means a replay.
+fn load_index(file: &File, path: &Path, meta: &fs::Metadata) -> Option<Log> {
+    let index = open_regular(OpenOptions::new().read(true), &index::index_path(path)).ok()?;
+    let index_len = index.metadata().ok()?.len();
+    let (jsonl, kept) = (file.try_clone().ok()?, file.try_clone().ok()?);
+    let stamp = index::Stamp::of(meta);
+    let base = index::Base::open(
+        Box::new(jsonl),
+        Box::new(index),
+        index_len,
+        Some(stamp),
+        path,
+    )
+    .ok()??;
+    Some(Log::with_base(base.with_file(kept)))
 }
 
 /// Opens the file (creating it for a writer) on a descriptor of 3 or more, and says
@@ -452,7 +474,17 @@ impl FileSink {
         if !self.indexable || log.len() as u64 == self.indexed_count {
             return;
         }
-        let Some(bytes) = index::encode(log, self.identity.0, self.identity.1) else {
+        let Ok(meta) = self.file.metadata() else {
+            return;
+        };
+        let stamp = index::Stamp::of(&meta);
+        if (stamp.dev, stamp.ino) != self.identity || stamp.size != log.line_bytes() {
+            return;
+        }
+        let tree = log.index_tree();
+        let items = log.index_items();
+        let encoded = index::encode(items, log.len(), &tree, log.index_seed(), &self.file, stamp);
+        let Some(bytes) = encoded else {
             return;
         };
         let durable = self.durability != Durability::None;
@@ -460,6 +492,11 @@ impl FileSink {
             self.indexed_count = log.len() as u64;
             self.since_index = (0, 0);
         }
+    }
+
+    /// The index on disk is not to be trusted: write it again at the next chance.
+    pub(crate) fn forget_index(&mut self) {
+        self.indexed_count = 0;
     }
 
     /// Makes every written line durable.

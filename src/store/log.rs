@@ -1,18 +1,26 @@
 //! The committed entries of a store and their id index.
 //!
-//! Every committed entry's canonical JSON lives back to back in one arena, so reads
-//! copy bytes instead of re-serialising, and memory stays close to the file's size.
-//! Each entry keeps a small record: where its text is, its facts (id, parent, kind,
-//! message span) as positions in that text, and the position of its parent.
+//! A log has two parts. The entries a session index covers (the base, see
+//! [`super::index::Base`]) stay in the file: their lines, records and tree links are
+//! read on demand and validated at the first read. Every entry committed after them
+//! keeps its canonical JSON back to back in one arena, so reads copy bytes instead of
+//! re-serialising, with a small record: where its text is, its facts (id, parent,
+//! kind, message span) as positions in that text, and the position of its parent.
+//!
+//! A read through the base can fail (a damaged line, a damaged index, an I/O error):
+//! the log notes the first such fault and answers with what it has; the store checks
+//! [`Log::take_fault`] after every operation and reports the fault instead of the
+//! answer (or, for a damaged index, falls back to the file).
 //!
 //! Entries commit only after their parent, so every parent link points to an earlier
 //! position: walking from a leaf visits each ancestor once, and a store-level path
 //! costs time in proportion to its length, not to the number of entries.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 
-use super::index::Hash64;
+use super::index::{Base, Fault, Item, Raw, Tree};
 use super::nav::NavIndex;
 use crate::entry::{Body, Entry, Facts, Message, utf8};
 use crate::error::Error;
@@ -61,38 +69,108 @@ pub(crate) struct Admitted {
 
 #[derive(Default)]
 pub(crate) struct Log {
+    /// The entries a session index covers, read from the file on demand.
+    base: Option<Base>,
+    /// How many they are: positions below are in the base.
+    base_len: u32,
     arena: Vec<u8>,
+    /// The entries after the base, at positions `base_len..`.
     records: Vec<Record>,
-    /// Id hash → position of the last entry with that hash. Ids themselves are read
-    /// from the arena, so the index holds no copy of them.
+    /// Id hash → position of the last entry after the base with that hash. Ids
+    /// themselves are read from the arena, so the index holds no copy of them.
     by_hash: HashMap<u64, u32>,
     hasher: RandomState,
     /// Child links, depth, leaves, roots and labels (docs/contract.md §8), kept per commit.
     nav: NavIndex,
     /// The committed entries as the lines a file store writes (`json + "\n"`), back to
-    /// back: their total size and running checksum. When the file is exactly those
-    /// lines, they describe its committed prefix (the session index relies on it).
+    /// back: their total size. When the file is exactly those lines, it is the size of
+    /// its committed prefix (the session index relies on it).
     line_bytes: u64,
-    line_hash: Hash64,
+    /// The first failed read through the base since the last [`Log::take_fault`].
+    fault: RefCell<Option<Fault>>,
+}
+
+/// The error an operation returns when a read through the base failed; the store
+/// replaces it with the fault it noted.
+pub(crate) fn faulted() -> Error {
+    Error::internal("a read through the session index failed")
 }
 
 impl Log {
+    /// The log of the prefix `base` covers; later entries are pushed after it.
+    pub(crate) fn with_base(base: Base) -> Log {
+        Log {
+            base_len: base.len(),
+            line_bytes: base.covered(),
+            nav: NavIndex::from_base(&base),
+            base: Some(base),
+            ..Log::default()
+        }
+    }
+
+    /// The base, when there is one.
+    pub(super) fn base(&self) -> Option<&Base> {
+        self.base.as_ref()
+    }
+
+    /// The fault noted since the last call, if any.
+    pub(crate) fn take_fault(&self) -> Option<Fault> {
+        self.fault.borrow_mut().take()
+    }
+
+    /// Drops what the base has cached beyond its budget (between operations).
+    pub(crate) fn trim(&mut self) {
+        if let Some(base) = &mut self.base {
+            base.trim();
+        }
+    }
+
+    fn note(&self, fault: Fault) {
+        let mut noted = self.fault.borrow_mut();
+        if noted.is_none() {
+            *noted = Some(fault);
+        }
+    }
+
+    /// Notes the error of a base read, if it failed.
+    pub(super) fn noted<T>(&self, result: Result<T, Fault>) -> Option<T> {
+        result.map_err(|fault| self.note(fault)).ok()
+    }
+
     fn json_at(&self, record: &Record) -> &[u8] {
         self.arena
             .get(record.start..record.start + record.len as usize)
             .unwrap_or_default()
     }
 
-    /// The position of the entry with `id`, whose hash is `hash`.
+    fn overlay(&self, position: u32) -> Option<&Record> {
+        self.records
+            .get(position.checked_sub(self.base_len)? as usize)
+    }
+
+    /// The canonical JSON and facts of the entry at `position`; `None` (and a noted
+    /// fault) when a base read fails.
+    pub(crate) fn entry(&self, position: u32) -> Option<(&[u8], &Facts)> {
+        if position < self.base_len {
+            let base = self.base.as_ref()?;
+            return self.noted(base.entry(position));
+        }
+        let record = self.overlay(position)?;
+        Some((self.json_at(record), &record.facts))
+    }
+
+    /// The position of the entry with `id`, whose hash (in this log's hasher) is
+    /// `hash`.
     fn find_hashed(&self, id: &str, hash: u64) -> Option<u32> {
-        let mut at = *self.by_hash.get(&hash)?;
-        while let Some(record) = self.records.get(at as usize) {
+        let mut at = self.by_hash.get(&hash).copied().unwrap_or(NONE);
+        while let Some(record) = self.overlay(at) {
             if record.facts.id(self.json_at(record)) == id {
                 return Some(at);
             }
             at = record.same_hash;
         }
-        None
+        let base = self.base.as_ref()?;
+        self.noted(base.find(id)).flatten()
     }
 
     /// The position of the entry with `id`.
@@ -162,7 +240,7 @@ impl Log {
         facts: Facts,
         admitted: Admitted,
     ) -> Result<u64, Error> {
-        let position = self.records.len();
+        let position = self.len();
         let (Ok(seq), Ok(len)) = (u32::try_from(position), u32::try_from(json.len())) else {
             return Err(Error::internal(
                 "the store holds as many entries as it can index",
@@ -177,10 +255,10 @@ impl Log {
         let same_hash = self.by_hash.insert(admitted.hash, seq).unwrap_or(NONE);
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
-        self.line_hash.update(json);
-        self.line_hash.update(b"\n");
         self.line_bytes += json.len() as u64 + 1;
-        self.nav.add(seq, admitted.parent);
+        if !self.nav.add(self.base.as_ref(), seq, admitted.parent) {
+            self.note(Fault::Index);
+        }
         if let Some((target, label)) = label {
             self.nav.set_label(target, label, seq);
         }
@@ -214,18 +292,53 @@ impl Log {
         self.line_bytes
     }
 
-    /// The checksum of those lines, back to back.
-    pub(crate) fn line_hash(&self) -> u64 {
-        self.line_hash.finish()
+    /// What the session index writer needs, in commit order: each entry's record
+    /// (read from the base's index, or computed from the entry), tree links included.
+    /// An item is `None` when reading the base failed (then no index is written).
+    pub(crate) fn index_items(&self) -> impl Iterator<Item = Option<Item<'_>>> {
+        let mut offset = self.base.as_ref().map_or(0, Base::covered);
+        (0..self.len() as u32).map(move |position| {
+            let links = self.nav.get(self.base.as_ref(), position)?.to_array();
+            if position < self.base_len {
+                let raw = self.base.as_ref()?.record(position).ok()?;
+                return Some(Item {
+                    raw: Raw { links, ..raw },
+                    json: None,
+                });
+            }
+            let record = self.overlay(position)?;
+            let json = self.json_at(record);
+            let raw = Raw {
+                offset,
+                id_hash: 0,
+                len: 0,
+                sum: 0,
+                parent: record.parent,
+                facts: [0; 44],
+                links,
+            };
+            offset += json.len() as u64 + 1;
+            Some(Item {
+                raw,
+                json: Some((json, &record.facts)),
+            })
+        })
     }
 
-    /// The canonical JSON and facts of every committed entry, in commit order.
-    pub(crate) fn jsons_and_facts(&self) -> impl Iterator<Item = (&[u8], &Facts)> {
-        self.records.iter().map(|r| (self.json_at(r), &r.facts))
+    /// The roots, labels and leaf list ends, for the session index writer.
+    pub(crate) fn index_tree(&self) -> Tree<'_> {
+        self.nav.tree()
+    }
+
+    /// The seed of the session index's id hashes: the base's, else a new one.
+    pub(crate) fn index_seed(&self) -> u64 {
+        self.base
+            .as_ref()
+            .map_or_else(|| self.hasher.hash_one("session index"), Base::seed)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.records.len()
+        self.base_len as usize + self.records.len()
     }
 
     /// The navigation index.
@@ -235,64 +348,65 @@ impl Log {
 
     /// The canonical JSON of the entry at `position` (empty if there is none).
     pub(super) fn json_of(&self, position: u32) -> &[u8] {
-        self.records
-            .get(position as usize)
-            .map_or(&[][..], |r| self.json_at(r))
+        self.entry(position).map_or(&[][..], |(json, _)| json)
     }
 
     /// The id of the entry at `position`.
     pub(super) fn id_of(&self, position: u32) -> &str {
-        self.records
-            .get(position as usize)
-            .map_or("", |r| r.facts.id(self.json_at(r)))
+        self.entry(position)
+            .map_or("", |(json, facts)| facts.id(json))
     }
 
     /// The position of the parent of the entry at `position`: `NONE` for a root,
     /// `ORPHAN` for a salvaged orphan.
     pub(super) fn parent_of(&self, position: u32) -> u32 {
-        self.records
-            .get(position as usize)
-            .map_or(NONE, |r| r.parent)
+        if position < self.base_len {
+            let record = self.base.as_ref().map(|base| base.record(position));
+            return record
+                .and_then(|r| self.noted(r))
+                .map_or(NONE, |r| r.parent);
+        }
+        self.overlay(position).map_or(NONE, |r| r.parent)
     }
 
     /// The canonical JSON of every committed entry, in commit order.
     pub(crate) fn jsons(&self) -> impl Iterator<Item = &[u8]> + Clone {
-        self.records.iter().map(|r| self.json_at(r))
+        (0..self.len() as u32).map(|position| self.json_of(position))
     }
 
     /// Owned copies of every committed entry.
     pub(crate) fn entries(&self) -> Result<Vec<Entry>, Error> {
-        self.records.iter().map(|r| self.entry_at(r)).collect()
+        (0..self.len() as u32)
+            .map(|position| self.entry_value(position))
+            .collect()
     }
 
-    fn entry_at(&self, record: &Record) -> Result<Entry, Error> {
-        Ok(Entry::from_parts(
-            utf8(self.json_at(record))?,
-            record.facts.clone(),
-        ))
+    fn entry_value(&self, position: u32) -> Result<Entry, Error> {
+        let (json, facts) = self.entry(position).ok_or_else(faulted)?;
+        Ok(Entry::from_parts(utf8(json)?, facts.clone()))
     }
 
-    /// The records from the root to `leaf_id`, root first. A path that reaches an
+    /// The positions from the root to `leaf_id`, root first. A path that reaches an
     /// orphan (salvage only) fails as a missing parent.
-    fn path(&self, leaf_id: &str) -> Result<Vec<&Record>, Error> {
+    fn path(&self, leaf_id: &str) -> Result<Vec<u32>, Error> {
         let Some(leaf) = self.find(leaf_id) else {
-            return Err(Error::UnknownLeaf {
+            return Err(self.take_error().unwrap_or_else(|| Error::UnknownLeaf {
                 id: leaf_id.to_owned(),
-            });
+            }));
         };
         let mut path = Vec::new();
         let mut at = leaf;
-        while let Some(record) = self.records.get(at as usize) {
-            path.push(record);
-            at = record.parent;
+        while (at as usize) < self.len() {
+            path.push(at);
+            at = self.parent_of(at);
         }
         if at == ORPHAN
-            && let Some(orphan) = path.last()
+            && let Some(&orphan) = path.last()
         {
-            let json = self.json_at(orphan);
+            let (json, facts) = self.entry(orphan).ok_or_else(faulted)?;
             return Err(Error::MissingParent {
-                child_id: orphan.facts.id(json).to_owned(),
-                parent_id: orphan.facts.parent_id(json).unwrap_or_default().to_owned(),
+                child_id: facts.id(json).to_owned(),
+                parent_id: facts.parent_id(json).unwrap_or_default().to_owned(),
                 line: None,
             });
         }
@@ -300,11 +414,16 @@ impl Log {
         Ok(path)
     }
 
+    /// A placeholder error when a base read failed (the store reports the fault).
+    fn take_error(&self) -> Option<Error> {
+        self.fault.borrow().as_ref().map(|_| faulted())
+    }
+
     /// Owned copies of the entries on the path to `leaf_id`.
     pub(crate) fn path_entries(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
         self.path(leaf_id)?
             .into_iter()
-            .map(|r| self.entry_at(r))
+            .map(|position| self.entry_value(position))
             .collect()
     }
 
@@ -313,24 +432,21 @@ impl Log {
         Ok(self
             .path(leaf_id)?
             .into_iter()
-            .map(|r| self.json_at(r))
+            .map(|position| self.json_of(position))
             .collect())
     }
 
     /// The path to `leaf_id` as borrowed entries, root first.
     pub(crate) fn path_view(&self, leaf_id: &str) -> Result<Vec<PathEntry<'_>>, Error> {
-        Ok(self
-            .path(leaf_id)?
+        self.path(leaf_id)?
             .into_iter()
-            .map(|r| self.view(r))
-            .collect())
+            .map(|position| self.view(position).ok_or_else(faulted))
+            .collect()
     }
 
-    fn view<'a>(&'a self, record: &'a Record) -> PathEntry<'a> {
-        PathEntry {
-            json: self.json_at(record),
-            facts: &record.facts,
-        }
+    fn view(&self, position: u32) -> Option<PathEntry<'_>> {
+        let (json, facts) = self.entry(position)?;
+        Some(PathEntry { json, facts })
     }
 
     /// The committed entry at `position` and its ancestors, walking up to the root (or
@@ -339,9 +455,9 @@ impl Log {
     pub(crate) fn ancestors(&self, position: u32) -> impl Iterator<Item = PathEntry<'_>> {
         let mut at = position;
         std::iter::from_fn(move || {
-            let record = self.records.get(at as usize)?;
-            at = record.parent;
-            Some(self.view(record))
+            let view = self.view(at)?;
+            at = self.parent_of(at);
+            Some(view)
         })
     }
 

@@ -41,12 +41,13 @@ pub use file::SessionFile;
 pub(crate) use file::io_error;
 pub(crate) use file::{sync, write_all};
 pub use index::{fuzz_index, index_checksum, index_path, remove_index};
-pub use jsonl::{Durability, JsonlOptions};
+pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{lock, open_regular, open_regular_with, sync_dir};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
 use fifo::{Delivered, Entered, Fifo, Turn};
+use index::Fault;
 use jsonl::FileSink;
 use log::Log;
 
@@ -552,8 +553,12 @@ impl Store {
         }
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
-        let admitted = inner.log.admit(id, parent_id, None)?;
-        check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
+        let check = |inner: &Inner| {
+            let admitted = inner.log.admit(id, parent_id, None)?;
+            check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
+            Ok(admitted)
+        };
+        let admitted = self.with_fallback(inner, check)?;
         let id = id.to_owned();
         if let Some(sink) = &mut inner.file {
             let written = sink
@@ -570,6 +575,11 @@ impl Store {
         }
         let PendingAppend { line, facts } = pending;
         let seq = inner.log.push(&line[..line.len() - 1], facts, admitted)?;
+        if inner.log.take_fault().is_some() {
+            // The line is in the file: a replay of the file has it. If the replay fails
+            // too, the next operation tries again.
+            let _ = self.fall_back(inner);
+        }
         if let Some(sink) = &mut inner.file
             && sink.index_due()
         {
@@ -588,18 +598,63 @@ impl Store {
 
     /// Runs `f` on the committed state in FIFO order, after every earlier append.
     /// Fails with [`Error::Tainted`] on a tainted store.
-    fn read_with<R>(&self, f: impl FnOnce(&Inner) -> Result<R, Error>) -> Result<R, Error> {
+    fn read_with<R>(&self, f: impl FnMut(&Inner) -> Result<R, Error>) -> Result<R, Error> {
         self.check_process()?;
         let turn = match self.fifo.enter(Op::Read) {
             Entered::Turn(turn, _) => turn,
             Entered::Done(_) => return Err(Error::internal("a read was run by another operation")),
         };
-        let result = self.lock().and_then(|inner| {
+        let result = self.lock().and_then(|mut inner| {
             inner.check_tainted()?;
-            f(&inner)
+            inner.log.trim();
+            self.with_fallback(&mut inner, f)
         });
         turn.finish(Vec::new());
         result
+    }
+
+    /// Runs `f`, then reports what went wrong reading through the session index: a
+    /// damaged line is its error (`corrupt_line`, without tainting the store); a
+    /// damaged index means the store replays its file, as an open without the index
+    /// would, and runs `f` again.
+    fn with_fallback<R>(
+        &self,
+        inner: &mut Inner,
+        mut f: impl FnMut(&Inner) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let result = f(inner);
+        match inner.log.take_fault() {
+            None => result,
+            Some(Fault::Error(e)) => Err(e),
+            Some(Fault::Index) => {
+                self.fall_back(inner)?;
+                f(inner)
+            }
+        }
+    }
+
+    /// Replaces the log read through the session index with a replay of the whole
+    /// file, as an open without the index does.
+    fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
+        let Some(base) = inner.log.base() else {
+            return Err(Error::internal("no session index to fall back from"));
+        };
+        let path = base.path().to_owned();
+        let file = base
+            .file()
+            .ok_or_else(|| Error::internal("the session file was not kept"))?
+            .try_clone()
+            .map_err(|e| io_error(crate::error::IoOp::Read, &path, &e))?;
+        let mut replay = Replay::new(&file, false).with_parse_options(self.parse);
+        replay.run(&file, &path)?;
+        let Replay { log, scanner, .. } = replay;
+        inner.log = log;
+        inner.warnings = scanner.finish().into_iter().collect();
+        if let Some(sink) = &mut inner.file {
+            sink.forget_index();
+        }
+        self.state.store(inner.state().to_u8(), Ordering::Release);
+        Ok(())
     }
 
     /// Copies of every committed entry, in commit order.

@@ -9,15 +9,16 @@
 //! `tree` page its own range plus O(log depth) jumps to find its `leaf`'s path there.
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::index::{Base, Tree};
 use super::log::{Log, NONE};
 use crate::error::Error;
 use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
 
 /// The tree links of one entry.
 #[derive(Clone, Copy)]
-struct Links {
+pub(super) struct Links {
     first_child: u32,
     last_child: u32,
     next_sibling: u32,
@@ -31,6 +32,35 @@ struct Links {
     leaf_next: u32,
 }
 
+impl Links {
+    /// The links as the session index records them.
+    pub(super) fn to_array(self) -> [u32; 8] {
+        [
+            self.first_child,
+            self.last_child,
+            self.next_sibling,
+            self.child_count,
+            self.depth,
+            self.jump,
+            self.leaf_prev,
+            self.leaf_next,
+        ]
+    }
+
+    fn from_array(a: [u32; 8]) -> Links {
+        Links {
+            first_child: a[0],
+            last_child: a[1],
+            next_sibling: a[2],
+            child_count: a[3],
+            depth: a[4],
+            jump: a[5],
+            leaf_prev: a[6],
+            leaf_next: a[7],
+        }
+    }
+}
+
 /// A target's current label.
 struct LabelSet {
     text: Box<str>,
@@ -39,8 +69,15 @@ struct LabelSet {
 }
 
 /// Child links, depth, leaves, roots and labels of the committed entries.
+///
+/// The links of the entries a session index covers are read from it; those that a
+/// later commit changes (a first child, the leaf list) are copied into `changed`.
 pub(crate) struct NavIndex {
+    /// Links of the entries after the base, at `position - base_len`.
     links: Vec<Links>,
+    base_len: u32,
+    /// Links of base entries changed since open.
+    changed: HashMap<u32, Links>,
     /// Entries without a parent in the store, in commit order: roots, and salvaged
     /// orphans (whose parent is missing), so that every entry is reachable from here.
     roots: Vec<u32>,
@@ -56,6 +93,8 @@ impl Default for NavIndex {
     fn default() -> NavIndex {
         NavIndex {
             links: Vec::new(),
+            base_len: 0,
+            changed: HashMap::new(),
             roots: Vec::new(),
             leaf_first: NONE,
             leaf_last: NONE,
@@ -66,9 +105,57 @@ impl Default for NavIndex {
 }
 
 impl NavIndex {
+    /// The index of the entries `base` covers, as its session index recorded it.
+    pub(crate) fn from_base(base: &Base) -> NavIndex {
+        NavIndex {
+            base_len: base.len(),
+            roots: base.roots.clone(),
+            leaf_first: base.leaf_first,
+            leaf_last: base.leaf_last,
+            labels: base
+                .labels
+                .iter()
+                .map(|(target, entry, text)| {
+                    let set = LabelSet {
+                        text: text.as_str().into(),
+                        entry: *entry,
+                    };
+                    (*target, set)
+                })
+                .collect(),
+            ..NavIndex::default()
+        }
+    }
+
+    /// The links of the entry at `at`; `None` when there is no such entry or reading
+    /// the base failed.
+    pub(super) fn get(&self, base: Option<&Base>, at: u32) -> Option<Links> {
+        if at < self.base_len {
+            if let Some(links) = self.changed.get(&at) {
+                return Some(*links);
+            }
+            return base?.record(at).ok().map(|r| Links::from_array(r.links));
+        }
+        self.links.get((at - self.base_len) as usize).copied()
+    }
+
+    /// The links of the entry at `at`, to change.
+    fn get_mut(&mut self, base: Option<&Base>, at: u32) -> Option<&mut Links> {
+        if at < self.base_len {
+            return match self.changed.entry(at) {
+                std::collections::hash_map::Entry::Occupied(entry) => Some(entry.into_mut()),
+                std::collections::hash_map::Entry::Vacant(entry) => {
+                    let links = Links::from_array(base?.record(at).ok()?.links);
+                    Some(entry.insert(links))
+                }
+            };
+        }
+        self.links.get_mut((at - self.base_len) as usize)
+    }
+
     /// Records the entry just committed at `position` under `parent` (a position,
-    /// `NONE` or `ORPHAN`). O(1).
-    pub(crate) fn add(&mut self, position: u32, parent: u32) {
+    /// `NONE` or `ORPHAN`). O(1). `false` when reading the base failed.
+    pub(crate) fn add(&mut self, base: Option<&Base>, position: u32, parent: u32) -> bool {
         let mut links = Links {
             first_child: NONE,
             last_child: NONE,
@@ -79,66 +166,101 @@ impl NavIndex {
             leaf_prev: self.leaf_last,
             leaf_next: NONE,
         };
-        match self.links.get(parent as usize).copied() {
-            Some(up) => {
-                links.depth = up.depth.saturating_add(1);
-                links.jump = self.jump_for(parent, up);
-                if up.child_count == 0 {
-                    self.unlink_leaf(parent);
-                    // The parent may have been the last leaf.
-                    links.leaf_prev = self.leaf_last;
+        let mut ok = true;
+        let exists =
+            |at: u32| at != NONE && (at as usize) < self.base_len as usize + self.links.len();
+        if exists(parent) {
+            let Some(up) = self.get(base, parent) else {
+                return false;
+            };
+            links.depth = up.depth.saturating_add(1);
+            links.jump = self.jump_for(base, parent, up);
+            if up.child_count == 0 {
+                ok &= self.unlink_leaf(base, parent);
+                // The parent may have been the last leaf.
+                links.leaf_prev = self.leaf_last;
+            }
+            if up.last_child != NONE {
+                match self.get_mut(base, up.last_child) {
+                    Some(last) => last.next_sibling = position,
+                    None => ok = false,
                 }
-                if let Some(last) = self.links.get_mut(up.last_child as usize) {
-                    last.next_sibling = position;
-                }
-                if let Some(up) = self.links.get_mut(parent as usize) {
+            }
+            match self.get_mut(base, parent) {
+                Some(up) => {
                     if up.first_child == NONE {
                         up.first_child = position;
                     }
                     up.last_child = position;
                     up.child_count = up.child_count.saturating_add(1);
                 }
+                None => ok = false,
             }
-            None => self.roots.push(position),
+        } else {
+            self.roots.push(position);
         }
-        match self.links.get_mut(self.leaf_last as usize) {
-            Some(last) => last.leaf_next = position,
-            None => self.leaf_first = position,
+        if self.leaf_last == NONE {
+            self.leaf_first = position;
+        } else {
+            match self.get_mut(base, self.leaf_last) {
+                Some(last) => last.leaf_next = position,
+                None => ok = false,
+            }
         }
         self.leaf_last = position;
         self.links.push(links);
+        ok
     }
 
     /// The jump of a new child of `parent`: the parent's jump's jump when the two
     /// jumps above the parent span equal depths, else the parent itself.
-    fn jump_for(&self, parent: u32, up: Links) -> u32 {
-        let depth = |at: u32| self.links.get(at as usize).map(|l| l.depth);
-        let Some(first) = self.links.get(up.jump as usize) else {
+    fn jump_for(&self, base: Option<&Base>, parent: u32, up: Links) -> u32 {
+        if up.jump == NONE {
+            return parent;
+        }
+        let Some(first) = self.get(base, up.jump) else {
             return parent;
         };
-        match (depth(up.jump), depth(first.jump)) {
+        let depth = |at: u32| {
+            if at == NONE {
+                None
+            } else {
+                self.get(base, at).map(|l| l.depth)
+            }
+        };
+        match (Some(first.depth), depth(first.jump)) {
             (Some(d1), Some(d2)) if up.depth - d1 == d1 - d2 => first.jump,
             _ => parent,
         }
     }
 
-    fn unlink_leaf(&mut self, position: u32) {
-        let Some(&Links {
+    fn unlink_leaf(&mut self, base: Option<&Base>, position: u32) -> bool {
+        let Some(Links {
             leaf_prev,
             leaf_next,
             ..
-        }) = self.links.get(position as usize)
+        }) = self.get(base, position)
         else {
-            return;
+            return false;
         };
-        match self.links.get_mut(leaf_prev as usize) {
-            Some(prev) => prev.leaf_next = leaf_next,
-            None => self.leaf_first = leaf_next,
+        let mut ok = true;
+        if leaf_prev == NONE {
+            self.leaf_first = leaf_next;
+        } else {
+            match self.get_mut(base, leaf_prev) {
+                Some(prev) => prev.leaf_next = leaf_next,
+                None => ok = false,
+            }
         }
-        match self.links.get_mut(leaf_next as usize) {
-            Some(next) => next.leaf_prev = leaf_prev,
-            None => self.leaf_last = leaf_prev,
+        if leaf_next == NONE {
+            self.leaf_last = leaf_prev;
+        } else {
+            match self.get_mut(base, leaf_next) {
+                Some(next) => next.leaf_prev = leaf_prev,
+                None => ok = false,
+            }
         }
+        ok
     }
 
     /// The last committed label of `target` wins; `None` clears it.
@@ -159,6 +281,20 @@ impl NavIndex {
         }
     }
 
+    /// Roots, labels and the ends of the leaf list, for the session index writer.
+    pub(super) fn tree(&self) -> Tree<'_> {
+        Tree {
+            roots: &self.roots,
+            labels: self
+                .labels
+                .iter()
+                .map(|(&target, set)| (target, set.entry, &*set.text))
+                .collect(),
+            leaf_first: self.leaf_first,
+            leaf_last: self.leaf_last,
+        }
+    }
+
     fn step(&self) {
         self.steps.set(self.steps.get() + 1);
     }
@@ -170,11 +306,23 @@ impl NavIndex {
 }
 
 impl Log {
+    /// The links of the entry at `at` (a base read that fails is noted).
+    fn links(&self, at: u32) -> Option<Links> {
+        let nav = self.nav();
+        if at < nav.base_len && !nav.changed.contains_key(&at) {
+            let base = self.base()?;
+            return self
+                .noted(base.record(at))
+                .map(|r| Links::from_array(r.links));
+        }
+        nav.get(None, at)
+    }
+
     /// The node of the entry at `position`.
     fn node(&self, position: u32, preview_chars: u64, on_path: bool) -> Node {
         let nav = self.nav();
         nav.step();
-        let links = nav.links.get(position as usize);
+        let links = self.links(position);
         let place = Place {
             seq: u64::from(position),
             depth: links.map_or(0, |l| u64::from(l.depth)),
@@ -192,14 +340,10 @@ impl Log {
 
     /// The direct children of `id`, in commit order. O(children).
     pub(crate) fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
-        let nav = self.nav();
         let parent = self.position(id)?;
         let mut nodes = Vec::new();
-        let mut at = nav
-            .links
-            .get(parent as usize)
-            .map_or(NONE, |l| l.first_child);
-        while let Some(links) = nav.links.get(at as usize) {
+        let mut at = self.links(parent).map_or(NONE, |l| l.first_child);
+        while let Some(links) = self.links(at) {
             nodes.push(self.node(at, 0, false));
             at = links.next_sibling;
         }
@@ -221,7 +365,7 @@ impl Log {
         let nav = self.nav();
         let mut leaves: Vec<Node> = Vec::new();
         let mut at = nav.leaf_first;
-        while let Some(links) = nav.links.get(at as usize) {
+        while let Some(links) = self.links(at) {
             leaves.push(self.node(at, 0, false));
             at = links.leaf_next;
         }
@@ -285,17 +429,17 @@ impl Log {
         let nav = self.nav();
         let mut path = HashSet::new();
         let mut at = leaf;
-        while let Some(links) = nav.links.get(at as usize) {
+        while let Some(links) = self.links(at) {
             if u64::from(at) < end {
                 break;
             }
             nav.step();
-            at = match nav.links.get(links.jump as usize) {
+            at = match self.links(links.jump) {
                 Some(_) if u64::from(links.jump) >= end => links.jump,
                 _ => self.parent_of(at),
             };
         }
-        while nav.links.get(at as usize).is_some() && u64::from(at) >= start {
+        while self.links(at).is_some() && u64::from(at) >= start {
             nav.step();
             path.insert(at);
             at = self.parent_of(at);
@@ -318,5 +462,29 @@ impl Log {
                 }
             })
             .collect()
+    }
+}
+
+impl Log {
+    /// For the fuzz target: reads every entry, finds it by id, walks its children and
+    /// path, and runs every navigation query. Returns the number of entries.
+    pub(crate) fn exercise(&self) -> usize {
+        let len = self.len();
+        for position in 0..len as u32 {
+            let id = self.id_of(position).to_owned();
+            let _ = self.find(&id);
+            let _ = self.children(&id);
+            let _ = self.path_jsons(&id);
+            let _ = self.take_fault();
+        }
+        let _ = (
+            self.roots(),
+            self.leaves(),
+            self.labels(),
+            self.latest_leaf(),
+        );
+        let _ = self.tree(&TreeOptions::default());
+        let _ = self.take_fault();
+        len
     }
 }

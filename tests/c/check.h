@@ -13,6 +13,8 @@
  *                               optionally one member; frees out (counted in g_results).
  *   SECTION("...")              prints what the next checks are about.
  *   now_seconds(), peak_rss_kb()  a monotonic clock; this process's peak RSS (ru_maxrss).
+ *   open_ok(path, options, what), append_ok(store, i, what)   a JSONL store that must
+ *                               open, and an append of tree_entry(i) that must succeed.
  *
  * A failing check prints "FAIL <file>:<line>: <rule>" and exits with status 1. There is
  * no JSON library in C here: the json_* helpers below walk compact or spaced JSON well
@@ -563,6 +565,30 @@ static inline char *tree_jsonl(int count)
         strcat(s, "\n");
     }
     return s;
+}
+
+/* ----------------------------------------------------------------- stores ---- */
+
+/* Opens the JSONL file at path with options (NULL: the defaults): SESSION_OK and a
+ * store, or the test fails naming `what`. The open result is freed. */
+static inline SessionStore *open_ok(const char *path, const char *options, const char *what)
+{
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st = session_jsonl_store_open_with(path, options, &store, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "%s: open", what);
+    session_string_free(out);
+    CHECK(store != NULL, "%s: a store", what);
+    return store;
+}
+
+/* Appends tree_entry(entry): SESSION_OK, or the test fails naming `what` and the id. */
+static inline void append_ok(SessionStore *store, int entry, const char *what)
+{
+    char *out = NULL;
+    SessionStatus st = session_store_append(store, tree_entry(entry), &out);
+    CHECK_STATUS(st, SESSION_OK, out, "%s: append %s", what, tree_id(entry));
+    session_string_free(out);
 }
 
 #endif /* LIBSESSION_TEST_CHECK_H */

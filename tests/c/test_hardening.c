@@ -19,36 +19,9 @@ static void fresh(const char *name)
     snprintf(g_path, sizeof g_path, "%s/%s", g_dir, name);
 }
 
-static SessionStatus open_writer(const char *path, SessionStore **store)
-{
-    char *out = NULL;
-    SessionStatus st = session_jsonl_store_open(path, store, &out);
-    session_string_free(out);
-    return st;
-}
-
-static SessionStore *open_ok(const char *options, const char *what)
-{
-    SessionStore *store = NULL;
-    char *out = NULL;
-    SessionStatus st = session_jsonl_store_open_with(g_path, options, &store, &out);
-    CHECK_STATUS(st, SESSION_OK, out, "%s: open", what);
-    session_string_free(out);
-    CHECK(store != NULL, "%s: a store", what);
-    return store;
-}
-
-static int append(SessionStore *store, int entry)
-{
-    char *out = NULL;
-    SessionStatus st = session_store_append(store, tree_entry(entry), &out);
-    session_string_free(out);
-    return st == SESSION_OK;
-}
-
 static void check_ids(const char *csv, const char *what)
 {
-    SessionStore *store = open_ok("{\"readOnly\":true}", what);
+    SessionStore *store = open_ok(g_path, "{\"readOnly\":true}", what);
     char *out = NULL;
     SessionStatus st = session_store_read(store, &out);
     CHECK_STATUS(st, SESSION_OK, out, "%s: read", what);
@@ -86,8 +59,8 @@ static void fork_parent_reopens(void)
     pid_t pid;
     SECTION("fork: the parent closes and reopens while the child lives");
     fresh("fork-parent.jsonl");
-    store = open_ok(NULL, "parent");
-    CHECK(append(store, 0), "parent appends");
+    store = open_ok(g_path, NULL, "parent");
+    append_ok(store, 0, "parent");
     CHECK(pipe(to_child) == 0, "pipe");
     fflush(stdout);
     pid = fork();
@@ -102,8 +75,8 @@ static void fork_parent_reopens(void)
     }
     close(to_child[0]);
     session_store_close(store);
-    CHECK(open_writer(g_path, &again) == SESSION_OK, "the parent reopens while the child lives");
-    CHECK(append(again, 1), "the reopened store appends");
+    again = open_ok(g_path, NULL, "the parent reopens while the child lives");
+    append_ok(again, 1, "the reopened store");
     session_store_close(again);
     send_byte(to_child[1]);
     close(to_child[1]);
@@ -120,8 +93,8 @@ static void fork_child_opens_its_own(void)
     pid_t pid;
     SECTION("fork: the child closes the inherited store and opens its own after the parent closed");
     fresh("fork-child.jsonl");
-    store = open_ok(NULL, "parent");
-    CHECK(append(store, 0), "parent appends");
+    store = open_ok(g_path, NULL, "parent");
+    append_ok(store, 0, "parent");
     CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0, "pipes");
     fflush(stdout);
     pid = fork();
@@ -133,20 +106,20 @@ static void fork_child_opens_its_own(void)
         close(to_parent[0]);
         /* Frees the handle and closes its descriptors; must not unlock. */
         session_store_close(store);
-        if (open_writer(g_path, &own) != SESSION_ERR_LOCKED) code = 2;
+        if (session_jsonl_store_open(g_path, &own, NULL) != SESSION_ERR_LOCKED) code = 2;
         session_store_close(own);
         own = NULL;
         send_byte(to_parent[1]);
         if (!receive_byte(to_child[0])) _exit(3);
-        if (open_writer(g_path, &own) != SESSION_OK) _exit(4);
-        if (!append(own, 2)) code = 5;
+        if (session_jsonl_store_open(g_path, &own, NULL) != SESSION_OK) _exit(4);
+        if (session_store_append(own, tree_entry(2), NULL) != SESSION_OK) code = 5;
         session_store_close(own);
         _exit(code);
     }
     close(to_child[0]);
     close(to_parent[1]);
     CHECK(receive_byte(to_parent[0]), "the child tried while the parent held the file");
-    CHECK(append(store, 1), "the parent's store still appends after the child closed its copy");
+    append_ok(store, 1, "the parent's store after the child closed its copy");
     session_store_close(store);
     send_byte(to_child[1]);
     close(to_child[1]);
@@ -210,10 +183,10 @@ static void relative_path_after_chdir(void)
     SECTION("chdir: a store opened by a relative path keeps appending to its file");
     CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
     CHECK(chdir(g_dir) == 0, "chdir into the session's folder");
-    CHECK(open_writer("relative.jsonl", &store) == SESSION_OK, "open by a relative path");
-    CHECK(append(store, 0), "append");
+    store = open_ok("relative.jsonl", NULL, "open by a relative path");
+    append_ok(store, 0, "relative path");
     CHECK(chdir("/") == 0, "chdir elsewhere");
-    CHECK(append(store, 1), "append after chdir");
+    append_ok(store, 1, "after chdir");
     CHECK(session_store_state(store) == SESSION_STATE_READY, "still ready");
     session_store_close(store);
     CHECK(chdir(cwd) == 0, "chdir back");
@@ -234,10 +207,10 @@ static void whitespace_tail(void)
     memcpy(text + len, " \t", 3);
     write_file(g_path, text, len + 2);
     free(text);
-    store = open_ok(NULL, "writer");
+    store = open_ok(g_path, NULL, "writer");
     CHECK(session_store_state(store) == SESSION_STATE_READY, "a blank tail is not a warning");
-    CHECK(append(store, 1), "append");
-    CHECK(append(store, 2), "second append");
+    append_ok(store, 1, "onto a blank tail");
+    append_ok(store, 2, "second");
     session_store_close(store);
     check_ids("u-1,a-read,r-read", "after appends onto a blank tail");
 }

@@ -23,25 +23,6 @@ static void fresh(const char *name)
     snprintf(g_path, sizeof g_path, "%s/%s", g_dir, name);
 }
 
-static SessionStore *open_ok(const char *options, const char *what)
-{
-    SessionStore *store = NULL;
-    char *out = NULL;
-    SessionStatus st = session_jsonl_store_open_with(g_path, options, &store, &out);
-    CHECK_STATUS(st, SESSION_OK, out, "%s: open", what);
-    session_string_free(out);
-    CHECK(store != NULL, "%s: a store", what);
-    return store;
-}
-
-static void append_ok(SessionStore *store, int entry, const char *what)
-{
-    char *out = NULL;
-    SessionStatus st = session_store_append(store, tree_entry(entry), &out);
-    CHECK_STATUS(st, SESSION_OK, out, "%s: append %s", what, tree_id(entry));
-    session_string_free(out);
-}
-
 /* Runs `child` in a forked process and returns its exit status. */
 static int in_child(int (*child)(void))
 {
@@ -74,7 +55,7 @@ static void lock_and_read_only(void)
     SessionStatus st;
     SECTION("lock: a second writer fails with locked, in this and another process");
     fresh("lock.jsonl");
-    writer = open_ok(NULL, "writer");
+    writer = open_ok(g_path, NULL, "writer");
     append_ok(writer, 0, "writer");
     st = session_jsonl_store_open(g_path, &second, &out);
     CHECK_ERROR(st, SESSION_ERR_LOCKED, out, "a second writer in this process is refused");
@@ -84,7 +65,7 @@ static void lock_and_read_only(void)
     CHECK(in_child(child_opens_a_second_writer) == 0, "a second writer in another process is refused");
 
     SECTION("readOnly: beside a writer, never writes");
-    reader = open_ok("{\"readOnly\":true}", "reader");
+    reader = open_ok(g_path, "{\"readOnly\":true}", "reader");
     st = session_store_entries(reader, &out);
     CHECK_STATUS(st, SESSION_OK, out, "a reader reads beside the writer");
     CHECK_IDS(out, "u-1", "the reader sees the committed entry");
@@ -95,7 +76,7 @@ static void lock_and_read_only(void)
     session_store_close(reader);
     append_ok(writer, 1, "the writer goes on");
     session_store_close(writer);
-    second = open_ok(NULL, "after close the lock is free");
+    second = open_ok(g_path, NULL, "after close the lock is free");
     session_store_close(second);
 }
 
@@ -119,7 +100,7 @@ static void after_fork(void)
     long long size;
     SECTION("fork: the child's calls fail with wrong_process and write nothing");
     fresh("fork.jsonl");
-    g_forked_store = open_ok(NULL, "parent");
+    g_forked_store = open_ok(g_path, NULL, "parent");
     append_ok(g_forked_store, 0, "parent");
     append_ok(g_forked_store, 1, "parent");
     size = file_size(g_path);
@@ -158,7 +139,7 @@ static void identity(void)
     size_t before_len;
     SECTION("identity: deleted, replaced, foreign append");
     fresh("deleted.jsonl");
-    store = open_ok(NULL, "deleted");
+    store = open_ok(g_path, NULL, "deleted");
     append_ok(store, 0, "deleted");
     append_ok(store, 1, "deleted");
     CHECK(unlink(g_path) == 0, "unlink");
@@ -166,7 +147,7 @@ static void identity(void)
     session_store_close(store);
 
     fresh("replaced.jsonl");
-    store = open_ok(NULL, "replaced");
+    store = open_ok(g_path, NULL, "replaced");
     append_ok(store, 0, "replaced");
     append_ok(store, 1, "replaced");
     snprintf(other, sizeof other, "%s.new", g_path);
@@ -177,8 +158,8 @@ static void identity(void)
     session_store_close(store);
 
     fresh("foreign.jsonl");
-    store = open_ok("{\"lock\":false}", "ours");
-    theirs = open_ok("{\"lock\":false}", "theirs");
+    store = open_ok(g_path, "{\"lock\":false}", "ours");
+    theirs = open_ok(g_path, "{\"lock\":false}", "theirs");
     append_ok(store, 0, "ours");
     append_ok(store, 1, "ours");
     before = read_file(g_path, &before_len);
@@ -237,7 +218,7 @@ static void repair(void)
         write_file(g_path, all, strlen(all));
         free(all);
     }
-    writer = open_ok(NULL, "a writer holds the file");
+    writer = open_ok(g_path, NULL, "a writer holds the file");
     st = session_jsonl_repair(g_path, &out);
     CHECK_ERROR(st, SESSION_ERR_LOCKED, out, "repair is refused while a writer holds the file");
     session_string_free(out);
@@ -258,7 +239,7 @@ static void repair(void)
     bytes = read_file(g_path, &len);
     CHECK(len == committed_len && memcmp(bytes, committed, len) == 0, "the committed prefix is kept exactly");
     free(bytes);
-    store = open_ok(NULL, "repaired file");
+    store = open_ok(g_path, NULL, "repaired file");
     CHECK(session_store_state(store) == SESSION_STATE_READY, "opens ready");
     append_ok(store, 2, "appends work after repair");
     session_store_close(store);
@@ -298,10 +279,10 @@ static void options_and_salvage(void)
         CHECK(store == NULL, "no store");
         session_string_free(out);
     }
-    store = open_ok("{\"durability\":\"fsync_batch\",\"checkIdentity\":false}", "fsync_batch");
+    store = open_ok(g_path, "{\"durability\":\"fsync_batch\",\"checkIdentity\":false}", "fsync_batch");
     append_ok(store, 0, "fsync_batch");
     session_store_close(store);
-    store = open_ok("{\"durability\":\"fsync\"}", "fsync");
+    store = open_ok(g_path, "{\"durability\":\"fsync\"}", "fsync");
     append_ok(store, 1, "fsync");
     session_store_close(store);
 

@@ -1,13 +1,15 @@
 //! The one harness of the integration tests: the chapter's fixed tree, entry builders,
 //! temporary folders and file helpers (here), the fault-injecting file ([`faults`]), the
 //! reliability harness's generator and measurements ([`harness`]), and the properties the
-//! fuzz targets share with the corpus replay ([`properties`]). Each test binary uses its
-//! own subset.
+//! fuzz targets share with the corpus replay ([`properties`]), and the byte-counting
+//! listing I/O ([`list_io`], which the navigation benchmark includes too). Each test
+//! binary uses its own subset.
 #![allow(dead_code, unused_imports)]
 
 pub mod faults;
 pub mod harness;
 pub mod index;
+pub mod list_io;
 pub mod powerloss;
 pub mod properties;
 

@@ -427,9 +427,7 @@ class Store:
             }
         )
         out_store = ffi.new("SessionStore **")
-        out = ffi.new("char **")
-        status = lib.session_jsonl_store_open_with(_path_arg(path), options, out_store, out)
-        report = _finish(status, out, False)
+        report = _call(lib.session_jsonl_store_open_with, False, _path_arg(path), options, out_store)
         return cls._wrap(out_store[0], report)
 
     @classmethod
@@ -446,14 +444,28 @@ class Store:
 
     # -- lifetime ---------------------------------------------------------------------
 
-    def _store_call(self, fn, raw, *args):
+    def _store_call(self, fn, raw, *args, estimating=None):
+        """Calls ``fn(store, *args, out)`` inside the store's count of calls in flight and
+        returns its result like :func:`_call`. ``estimating`` is the :class:`_Estimate`
+        whose callback is among ``args``: while the call runs, this thread is marked as
+        estimating for this store, and an exception the estimator raised is raised
+        instead of the library's error."""
         h = self._h
         out = ffi.new("char **")
         ptr = h.enter()
+        if estimating is not None:
+            previous = getattr(_tls, "estimating", None)
+            _tls.estimating = h
         try:
             status = fn(ptr, *args, out)
         finally:
+            if estimating is not None:
+                _tls.estimating = previous
             h.leave()
+        if estimating is not None and estimating.error is not None:
+            _take(out)
+            error, estimating.error = estimating.error, None
+            raise error
         return _finish(status, out, raw)
 
     def close(self):
@@ -572,22 +584,15 @@ class Store:
         if estimate is None:
             return self._store_call(lib.session_store_build_context, raw, leaf_arg, options, _NULL, _NULL)
         state = _Estimate(estimate)
-        handle = ffi.new_handle(state)
-        h = self._h
-        out = ffi.new("char **")
-        ptr = h.enter()
-        previous = getattr(_tls, "estimating", None)
-        _tls.estimating = h
-        try:
-            status = lib.session_store_build_context(ptr, leaf_arg, options, _estimator, handle, out)
-        finally:
-            _tls.estimating = previous
-            h.leave()
-        if state.error is not None:
-            _take(out)
-            error, state.error = state.error, None
-            raise error
-        return _finish(status, out, raw)
+        return self._store_call(
+            lib.session_store_build_context,
+            raw,
+            leaf_arg,
+            options,
+            _estimator,
+            ffi.new_handle(state),
+            estimating=state,
+        )
 
 
 class _Estimate:

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import threading
 
 import pytest
 
@@ -25,6 +26,25 @@ def entry(id, parent, **extra):
     }
     e.update(extra)
     return e
+
+
+def run_threads(work, count):
+    """Runs work(0) … work(count - 1) each on its own thread, all at once, and fails the
+    test with the exceptions any of them raised."""
+    errors = []
+
+    def guarded(t):
+        try:
+            work(t)
+        except BaseException as exc:  # reported by the calling thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
 
 
 @pytest.fixture

@@ -1,11 +1,9 @@
 """build_context over the chapter's extended tree (the contract's §10): the compaction,
 pairing defects, the budget with a Python estimator, and an estimator that raises."""
 
-import threading
-
 import libsession
 import pytest
-from conftest import ENTRIES
+from conftest import ENTRIES, run_threads
 
 
 
@@ -123,20 +121,12 @@ def test_an_estimator_calling_its_own_store_raises_instead_of_deadlocking(store)
 
 
 def test_estimators_on_several_threads_each_get_their_own_messages(store):
-    results, errors = {}, []
+    results = {}
 
     def work(t):
-        try:
-            results[t] = store.build_context("u-3", budget=10_000, estimate=lambda m, t=t: t + 1)["budget"]["used"]
-        except BaseException as exc:
-            errors.append(exc)
+        results[t] = store.build_context("u-3", budget=10_000, estimate=lambda m, t=t: t + 1)["budget"]["used"]
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
+    run_threads(work, 6)
     assert results == {t: 6 * (t + 1) for t in range(6)}
 
 

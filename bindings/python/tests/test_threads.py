@@ -4,7 +4,7 @@ import threading
 
 import libsession
 import pytest
-from conftest import entry
+from conftest import entry, run_threads
 
 THREADS = 8
 PER_THREAD = 300
@@ -14,28 +14,19 @@ def test_threads_appending_commit_every_entry_once_in_each_threads_order(tmp_pat
     path = tmp_path / "t.jsonl"
     with libsession.Store.open(path) as store:
         seqs = [[] for _ in range(THREADS)]
-        errors = []
         start = threading.Barrier(THREADS)
 
         def work(t):
-            try:
-                start.wait()
-                parent = None
-                for i in range(PER_THREAD):
-                    id = "t%d-%d" % (t, i)
-                    seqs[t].append(store.append(entry(id, parent)))
-                    parent = id
-                    if i % 50 == 0:
-                        assert len(store.path_to(id)) == i + 1
-            except BaseException as exc:  # reported by the main thread
-                errors.append(exc)
+            start.wait()
+            parent = None
+            for i in range(PER_THREAD):
+                id = "t%d-%d" % (t, i)
+                seqs[t].append(store.append(entry(id, parent)))
+                parent = id
+                if i % 50 == 0:
+                    assert len(store.path_to(id)) == i + 1
 
-        threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-        assert errors == []
+        run_threads(work, THREADS)
         every = sorted(s for per in seqs for s in per)
         assert every == list(range(THREADS * PER_THREAD))
         for per in seqs:
@@ -96,15 +87,11 @@ def test_concurrent_closes_all_return_after_the_store_is_closed(tmp_path):
     store = libsession.Store.open(tmp_path / "s.jsonl")
     go = threading.Barrier(4)
 
-    def closer():
+    def closer(_):
         go.wait()
         store.close()
 
-    threads = [threading.Thread(target=closer) for _ in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(closer, 4)
     assert store.closed and store._h.ptr is None
     with libsession.Store.open(tmp_path / "s.jsonl") as again:  # the lock was released
         assert again.state == "ready"

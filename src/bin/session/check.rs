@@ -4,11 +4,13 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::exit;
-use crate::output::{Out, Outcome, open};
+use crate::output::{Out, Outcome, open, open_with};
 use crate::term;
+use session::Verify;
 
+/// Always checks every line at open, whatever a session index covers.
 pub fn verify(out: &mut Out, file: &Path) -> Outcome {
-    let (store, report) = open(file, false)?;
+    let (store, report) = open_with(file, false, Verify::Full)?;
     writeln!(out, "state: {}", report.state.as_str())?;
     writeln!(out, "entries: {}", store.len()?)?;
     writeln!(

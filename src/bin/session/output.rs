@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Stdout, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use session::{Error, JsonlOptions, OpenReport, Store};
+use session::{Error, JsonlOptions, OpenReport, Store, Verify};
 
 use crate::term;
 
@@ -60,9 +60,15 @@ pub fn note(text: &str) {
 
 /// Opens a file read-only (never creating or locking it), noting its warnings.
 pub fn open(file: &Path, salvage: bool) -> Result<(Store, OpenReport), Error> {
+    open_with(file, salvage, Verify::default())
+}
+
+/// [`open`], checking the lines a session index covers as `verify` says.
+pub fn open_with(file: &Path, salvage: bool, verify: Verify) -> Result<(Store, OpenReport), Error> {
     let options = JsonlOptions {
         read_only: true,
         salvage,
+        verify,
         ..JsonlOptions::default()
     };
     let opened = Store::open_jsonl_with(file, &options)?;
