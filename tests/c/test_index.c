@@ -25,6 +25,14 @@ static const char *path_in_dir(const char *name)
     return path;
 }
 
+/* The offsets of the index to flip and to cut at: the first 512 bytes, every 61st byte
+ * after them, and the bytes around every 4 KiB (an index has pages of that size; any
+ * layout must fall back wherever it is damaged, this only bounds the run time). */
+static int damaged_here(size_t at)
+{
+    return at < 512 || at % 61 == 0 || at % 4096 == 0 || at % 4096 == 1 || at % 4096 == 4095;
+}
+
 /* Opens `path` with `options`, appends the chapter's six entries, closes. */
 static void write_chapter(const char *path, const char *options)
 {
@@ -112,7 +120,7 @@ int main(void)
 {
     const char *path;
     char *out = NULL, *idx, *bad;
-    size_t idx_len, i;
+    size_t idx_len, i, n;
     SessionStore *store = NULL;
     SessionStatus st;
 
@@ -155,12 +163,14 @@ int main(void)
     bad = (char *)malloc(idx_len + 64);
     CHECK(bad != NULL, "malloc");
     for (i = 0; i < idx_len; i++) {
+        if (!damaged_here(i)) continue;
         memcpy(bad, idx, idx_len);
         bad[i] = (char)(bad[i] ^ 0x5a);
         write_file(idx_of(path), bad, idx_len);
         check_same(path, "one byte of the index flipped");
     }
     for (i = 0; i < idx_len; i++) {
+        if (!damaged_here(i)) continue;
         write_file(idx_of(path), idx, i);
         check_same(path, "the index cut short");
     }
@@ -168,7 +178,8 @@ int main(void)
     memset(bad + idx_len, 0, 64);
     write_file(idx_of(path), bad, idx_len + 64);
     check_same(path, "64 zero bytes after the index");
-    printf("   %zu-byte index: %zu flipped bytes and %zu cuts, same answers\n", idx_len, idx_len, idx_len);
+    for (i = 0, n = 0; i < idx_len; i++) n += (size_t)damaged_here(i);
+    printf("   %zu-byte index: %zu flipped bytes and %zu cuts, same answers\n", idx_len, n, n);
 
     SECTION("the index of another file falls back; a torn tail after the index is replayed");
     write_file(idx_of(path), idx, idx_len);
