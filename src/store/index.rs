@@ -770,6 +770,9 @@ pub(crate) struct Base {
     pages: Vec<OnceCell<Box<[u8]>>>,
     blocks: Vec<OnceCell<Block>>,
     cached: Cell<usize>,
+    /// One bit per entry: its line was checked against its record (kept when the
+    /// cache is dropped, so a line read again is not checked again).
+    checked: Box<[Cell<u64>]>,
     parser: RefCell<EntryParser>,
     /// The session file, to replay it when the index fails.
     file: Option<File>,
@@ -828,9 +831,13 @@ impl Base {
         }
         let (record_pages, table_pages, extra_pages, pages, sum_pages) =
             layout(entries, slots, header.extra_bytes);
+        let total = 1u64
+            .checked_add(pages)
+            .and_then(|p| p.checked_add(sum_pages))
+            .and_then(|p| p.checked_mul(PAGE as u64));
         if pages != header.pages
-            || header.extra_bytes > pages * PAGE as u64
-            || index_len != (1 + pages + sum_pages) * PAGE as u64
+            || header.extra_bytes > pages.saturating_mul(PAGE as u64)
+            || total != Some(index_len)
             || header.roots > entries
             || header.labels > entries
             || u64::from(header.leaf_first) >= entries
@@ -864,6 +871,7 @@ impl Base {
                 .map(|_| OnceCell::new())
                 .collect(),
             cached: Cell::new(0),
+            checked: (0..entries.div_ceil(64)).map(|_| Cell::new(0)).collect(),
             parser: RefCell::new(EntryParser::default()),
             file: None,
             roots: Vec::new(),
@@ -1075,25 +1083,31 @@ impl Base {
         if let Some(facts) = cell.get() {
             return Ok((json, facts));
         }
-        if line.last() != Some(&b'\n') || line_sum(json) != raw.sum {
+        let (word, bit) = (position as usize / 64, 1u64 << (position % 64));
+        let checked = self.checked.get(word).ok_or(Fault::Index)?;
+        let first_read = checked.get() & bit == 0;
+        if first_read && (line.last() != Some(&b'\n') || line_sum(json) != raw.sum) {
             return Err(Fault::Error(self.changed(position, json)));
         }
         let facts = {
             let mut parser = self.parser.borrow_mut();
             decode_facts(&raw.facts, json, &mut parser).ok_or(Fault::Index)?
         };
-        // The record's id and parent are the line's.
-        if id_hash(self.seed, facts.id(json)) != raw.id_hash {
-            return Err(Fault::Index);
-        }
-        match (facts.parent_id(json), raw.parent) {
-            (None, NONE) => {}
-            (Some(parent_id), parent) if parent != NONE => {
-                if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
-                    return Err(Fault::Index);
-                }
+        if first_read {
+            // The record's id and parent are the line's.
+            if id_hash(self.seed, facts.id(json)) != raw.id_hash {
+                return Err(Fault::Index);
             }
-            _ => return Err(Fault::Index),
+            match (facts.parent_id(json), raw.parent) {
+                (None, NONE) => {}
+                (Some(parent_id), parent) if parent != NONE => {
+                    if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
+                        return Err(Fault::Index);
+                    }
+                }
+                _ => return Err(Fault::Index),
+            }
+            checked.set(checked.get() | bit);
         }
         let _ = cell.set(facts);
         cell.get().map(|f| (json, f)).ok_or(Fault::Index)
