@@ -1026,13 +1026,12 @@ impl Base {
             && child_count < n
     }
 
-    /// The lines of block `block`, read at the first need.
-    fn block(&self, block: usize) -> Result<&Block, Fault> {
-        let cell = self.blocks.get(block).ok_or(Fault::Index)?;
-        if let Some(b) = cell.get() {
-            return Ok(b);
+    /// The byte range of block `block`'s lines in the file.
+    fn block_range(&self, block: usize) -> Result<(u64, u64), Fault> {
+        let first = u32::try_from(block * BLOCK).map_err(|_| Fault::Index)?;
+        if first >= self.entries {
+            return Err(Fault::Index);
         }
-        let first = (block * BLOCK) as u32;
         let last = (first as usize + BLOCK).min(self.entries as usize) as u32 - 1;
         let start = match first {
             0 => 0,
@@ -1045,24 +1044,52 @@ impl Base {
             let last = self.record(last)?;
             last.offset + u64::from(last.len) + 1
         };
-        let lines = (last - first + 1) as u64;
+        let lines = u64::from(last - first + 1);
         if end <= start || end > self.covered || end - start > lines * (MAX_LINE_BYTES as u64 + 1) {
             return Err(Fault::Index);
         }
-        let mut bytes = vec![0u8; (end - start) as usize].into_boxed_slice();
-        match read_exact_at(self.jsonl.as_ref(), &mut bytes, start) {
-            Ok(true) => {}
+        Ok((start, end))
+    }
+
+    /// Reads block `block`'s lines into `buf` (reusing its allocation); returns where
+    /// they start in the file.
+    fn read_block(&self, block: usize, buf: &mut Vec<u8>) -> Result<u64, Fault> {
+        let (start, end) = self.block_range(block)?;
+        buf.clear();
+        buf.resize((end - start) as usize, 0);
+        match read_exact_at(self.jsonl.as_ref(), buf, start) {
+            Ok(true) => Ok(start),
             // The file is shorter than when it was opened.
-            Ok(false) => return Err(Fault::Index),
-            Err(e) => return Err(self.io("reading a line", &e)),
+            Ok(false) => Err(Fault::Index),
+            Err(e) => Err(self.io("reading a line", &e)),
         }
+    }
+
+    /// The lines of block `block`, read at the first need and cached.
+    fn block(&self, block: usize) -> Result<&Block, Fault> {
+        let cell = self.blocks.get(block).ok_or(Fault::Index)?;
+        if let Some(b) = cell.get() {
+            return Ok(b);
+        }
+        let mut bytes = Vec::new();
+        let start = self.read_block(block, &mut bytes)?;
         self.cached.set(self.cached.get() + bytes.len());
+        let lines = (self.entries as usize - block * BLOCK).min(BLOCK);
         let _ = cell.set(Block {
             start,
-            bytes,
-            facts: (first..=last).map(|_| OnceCell::new()).collect(),
+            bytes: bytes.into_boxed_slice(),
+            facts: (0..lines).map(|_| OnceCell::new()).collect(),
         });
         cell.get().ok_or(Fault::Index)
+    }
+
+    /// The line (with its last byte, `\n` when intact) of the entry of record `raw`
+    /// in a block read from `start`.
+    fn line_in<'b>(raw: &Raw, start: u64, bytes: &'b [u8]) -> Result<&'b [u8], Fault> {
+        let from = raw.offset.checked_sub(start).ok_or(Fault::Index)? as usize;
+        bytes
+            .get(from..from + raw.len as usize + 1)
+            .ok_or(Fault::Index)
     }
 
     /// The canonical JSON and facts of the entry at `position`, validated at the first
@@ -1070,11 +1097,7 @@ impl Base {
     pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
         let raw = self.record(position)?;
         let block = self.block(position as usize / BLOCK)?;
-        let from = raw.offset.checked_sub(block.start).ok_or(Fault::Index)? as usize;
-        let line = block
-            .bytes
-            .get(from..from + raw.len as usize + 1)
-            .ok_or(Fault::Index)?;
+        let line = Base::line_in(&raw, block.start, &block.bytes)?;
         let json = &line[..line.len() - 1];
         let cell = block
             .facts
@@ -1083,9 +1106,34 @@ impl Base {
         if let Some(facts) = cell.get() {
             return Ok((json, facts));
         }
+        let facts = self.check(position, &raw, line)?;
+        let _ = cell.set(facts);
+        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+    }
+
+    /// A reader of many lines through one reused block buffer instead of the cache:
+    /// a read of a whole path or of every entry costs one block of memory.
+    pub(crate) fn streamer(&self) -> Streamer<'_> {
+        Streamer {
+            base: self,
+            buf: Vec::new(),
+            loaded: None,
+        }
+    }
+
+    /// The line length of the entry at `position`.
+    pub(crate) fn line_len(&self, position: u32) -> Result<usize, Fault> {
+        Ok(self.record(position)?.len as usize)
+    }
+
+    /// The facts of `line` (the entry at `position` and its `\n`), checked against
+    /// its record the first time: its end and checksum (else `corrupt_line`), then its
+    /// id and parent (else the index is wrong).
+    fn check(&self, position: u32, raw: &Raw, line: &[u8]) -> Result<Facts, Fault> {
         let (word, bit) = (position as usize / 64, 1u64 << (position % 64));
         let checked = self.checked.get(word).ok_or(Fault::Index)?;
         let first_read = checked.get() & bit == 0;
+        let json = &line[..line.len().saturating_sub(1)];
         if first_read && (line.last() != Some(&b'\n') || line_sum(json) != raw.sum) {
             return Err(Fault::Error(self.changed(position, json)));
         }
@@ -1109,8 +1157,7 @@ impl Base {
             }
             checked.set(checked.get() | bit);
         }
-        let _ = cell.set(facts);
-        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+        Ok(facts)
     }
 
     /// The error for the line of `position`, which is not what was indexed.
@@ -1156,6 +1203,45 @@ impl Base {
             slot = (slot + 1) & mask;
         }
         Ok(None)
+    }
+}
+
+/// See [`Base::streamer`].
+pub(crate) struct Streamer<'b> {
+    base: &'b Base,
+    buf: Vec<u8>,
+    /// The block in `buf` and where its lines start in the file.
+    loaded: Option<(usize, u64)>,
+}
+
+impl Streamer<'_> {
+    /// Calls `f` with the entry at `position`, checked as [`Base::entry`] checks it.
+    /// Reading positions in ascending order reads each block once.
+    pub(crate) fn read(
+        &mut self,
+        position: u32,
+        f: &mut dyn FnMut(&[u8], &Facts),
+    ) -> Result<(), Fault> {
+        let base = self.base;
+        let block = position as usize / BLOCK;
+        if base.blocks.get(block).and_then(OnceCell::get).is_some() {
+            let (json, facts) = base.entry(position)?;
+            f(json, facts);
+            return Ok(());
+        }
+        let start = match self.loaded {
+            Some((at, start)) if at == block => start,
+            _ => {
+                let start = base.read_block(block, &mut self.buf)?;
+                self.loaded = Some((block, start));
+                start
+            }
+        };
+        let raw = base.record(position)?;
+        let line = Base::line_in(&raw, start, &self.buf)?;
+        let facts = base.check(position, &raw, line)?;
+        f(&line[..line.len() - 1], &facts);
+        Ok(())
     }
 }
 
@@ -1248,7 +1334,7 @@ pub fn reseal_index(index: &mut [u8]) {
         return;
     };
     let sums_at = (1 + pages).saturating_mul(PAGE);
-    if pages == 0 || sums_at.saturating_add(pages * 8) > index.len() {
+    if pages == 0 || sums_at.saturating_add(pages.saturating_mul(8)) > index.len() {
         return;
     }
     let sums: Vec<u8> = index[PAGE..sums_at]
