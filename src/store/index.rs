@@ -1333,7 +1333,7 @@ pub fn reseal_index(index: &mut [u8]) {
     let Some(pages) = u64_at(index, 24 + 11 * 8).and_then(|p| usize::try_from(p).ok()) else {
         return;
     };
-    let sums_at = (1 + pages).saturating_mul(PAGE);
+    let sums_at = pages.saturating_add(1).saturating_mul(PAGE);
     if pages == 0 || sums_at.saturating_add(pages.saturating_mul(8)) > index.len() {
         return;
     }
