@@ -766,13 +766,14 @@ pub(crate) struct Base {
     seed: u64,
     slots: u64,
     table_page: u64,
-    sums: Vec<u64>,
-    pages: Vec<OnceCell<Box<[u8]>>>,
-    blocks: Vec<OnceCell<Block>>,
+    /// The page checksums, `u64` little-endian each.
+    sums: Vec<u8>,
+    pages: Lazy<Box<[u8]>>,
+    blocks: Lazy<Block>,
     cached: Cell<usize>,
     /// One bit per entry: its line was checked against its record (kept when the
     /// cache is dropped, so a line read again is not checked again).
-    checked: Box<[Cell<u64>]>,
+    checked: RefCell<Vec<u64>>,
     parser: RefCell<EntryParser>,
     /// The session file, to replay it when the index fails.
     file: Option<File>,
@@ -852,7 +853,6 @@ impl Base {
         {
             return Ok(None);
         }
-        let sums: Vec<u64> = sums.chunks_exact(8).filter_map(|w| u64_at(w, 0)).collect();
         if sample_hash(jsonl.as_ref(), covered)? != Some(header.sample_hash) {
             return Ok(None);
         }
@@ -866,12 +866,11 @@ impl Base {
             slots,
             table_page: 1 + record_pages,
             sums,
-            pages: (0..pages).map(|_| OnceCell::new()).collect(),
-            blocks: (0..entries.div_ceil(BLOCK as u64))
-                .map(|_| OnceCell::new())
-                .collect(),
+            pages: Lazy::new(pages as usize),
+            blocks: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
             cached: Cell::new(0),
-            checked: (0..entries.div_ceil(64)).map(|_| Cell::new(0)).collect(),
+            // Zeroed memory the allocator need not touch until a bit is set.
+            checked: RefCell::new(vec![0u64; entries.div_ceil(64) as usize]),
             parser: RefCell::new(EntryParser::default()),
             file: None,
             roots: Vec::new(),
@@ -907,7 +906,7 @@ impl Base {
         };
         base.roots = roots;
         base.labels = labels;
-        base.pages.iter_mut().for_each(|p| *p = OnceCell::new());
+        base.pages.clear();
         base.cached.set(0);
         Ok(Some(base))
     }
@@ -943,8 +942,8 @@ impl Base {
     /// Drops the cached pages and lines when they exceed [`CACHE_BYTES`].
     pub(crate) fn trim(&mut self) {
         if self.cached.get() > CACHE_BYTES {
-            self.pages.iter_mut().for_each(|p| *p = OnceCell::new());
-            self.blocks.iter_mut().for_each(|b| *b = OnceCell::new());
+            self.pages.clear();
+            self.blocks.clear();
             self.cached.set(0);
         }
     }
@@ -961,7 +960,7 @@ impl Base {
     /// Index page `page` (1-based: page 0 is the header), checked against its checksum.
     fn page(&self, page: u64) -> Result<&[u8], Fault> {
         let at = page.checked_sub(1).ok_or(Fault::Index)?;
-        let cell = self.pages.get(at as usize).ok_or(Fault::Index)?;
+        let cell = self.pages.cell(at as usize).ok_or(Fault::Index)?;
         if let Some(bytes) = cell.get() {
             return Ok(bytes);
         }
@@ -971,7 +970,7 @@ impl Base {
             Ok(false) => return Err(Fault::Index),
             Err(e) => return Err(self.io("its index", &e)),
         }
-        if self.sums.get(at as usize) != Some(&Hash64::of(&bytes)) {
+        if u64_at(&self.sums, at as usize * 8) != Some(Hash64::of(&bytes)) {
             return Err(Fault::Index);
         }
         self.cached.set(self.cached.get() + PAGE);
@@ -1067,7 +1066,7 @@ impl Base {
 
     /// The lines of block `block`, read at the first need and cached.
     fn block(&self, block: usize) -> Result<&Block, Fault> {
-        let cell = self.blocks.get(block).ok_or(Fault::Index)?;
+        let cell = self.blocks.cell(block).ok_or(Fault::Index)?;
         if let Some(b) = cell.get() {
             return Ok(b);
         }
@@ -1131,8 +1130,7 @@ impl Base {
     /// id and parent (else the index is wrong).
     fn check(&self, position: u32, raw: &Raw, line: &[u8]) -> Result<Facts, Fault> {
         let (word, bit) = (position as usize / 64, 1u64 << (position % 64));
-        let checked = self.checked.get(word).ok_or(Fault::Index)?;
-        let first_read = checked.get() & bit == 0;
+        let first_read = self.checked.borrow().get(word).ok_or(Fault::Index)? & bit == 0;
         let json = &line[..line.len().saturating_sub(1)];
         if first_read && (line.last() != Some(&b'\n') || line_sum(json) != raw.sum) {
             return Err(Fault::Error(self.changed(position, json)));
@@ -1155,7 +1153,9 @@ impl Base {
                 }
                 _ => return Err(Fault::Index),
             }
-            checked.set(checked.get() | bit);
+            if let Some(bits) = self.checked.borrow_mut().get_mut(word) {
+                *bits |= bit;
+            }
         }
         Ok(facts)
     }
@@ -1206,6 +1206,53 @@ impl Base {
     }
 }
 
+/// Cells created on first use, a chunk of [`LAZY_CHUNK`] at a time, so that a base of
+/// millions of entries costs nothing at open for its page and block caches.
+struct Lazy<T> {
+    chunks: Box<[OnceCell<Chunk<T>>]>,
+    len: usize,
+}
+
+const LAZY_CHUNK: usize = 256;
+
+/// [`LAZY_CHUNK`] cells.
+type Chunk<T> = Box<[OnceCell<T>]>;
+
+impl<T> Lazy<T> {
+    fn new(len: usize) -> Lazy<T> {
+        Lazy {
+            chunks: (0..len.div_ceil(LAZY_CHUNK))
+                .map(|_| OnceCell::new())
+                .collect(),
+            len,
+        }
+    }
+
+    /// Cell `i`, `None` past the end.
+    fn cell(&self, i: usize) -> Option<&OnceCell<T>> {
+        if i >= self.len {
+            return None;
+        }
+        let chunk = self.chunks.get(i / LAZY_CHUNK)?;
+        let cells = chunk.get_or_init(|| (0..LAZY_CHUNK).map(|_| OnceCell::new()).collect());
+        cells.get(i % LAZY_CHUNK)
+    }
+
+    /// Whether cell `i` holds a value (creates nothing).
+    fn loaded(&self, i: usize) -> bool {
+        self.chunks
+            .get(i / LAZY_CHUNK)
+            .and_then(OnceCell::get)
+            .and_then(|cells| cells.get(i % LAZY_CHUNK))
+            .is_some_and(|cell| cell.get().is_some())
+    }
+
+    /// Drops every value.
+    fn clear(&mut self) {
+        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
+    }
+}
+
 /// See [`Base::streamer`].
 pub(crate) struct Streamer<'b> {
     base: &'b Base,
@@ -1224,7 +1271,7 @@ impl Streamer<'_> {
     ) -> Result<(), Fault> {
         let base = self.base;
         let block = position as usize / BLOCK;
-        if base.blocks.get(block).and_then(OnceCell::get).is_some() {
+        if base.blocks.loaded(block) {
             let (json, facts) = base.entry(position)?;
             f(json, facts);
             return Ok(());
