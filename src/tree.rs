@@ -38,7 +38,8 @@ impl<'a> PathEntry<'a> {
 
 /// The path → messages projection (docs/contract.md §3): the message entries of the path, in path
 /// order, each message complete. Metadata and compactions are on the path but are not
-/// messages. `messages_on_path` (slice and store) and `build_context` all use this.
+/// messages. `messages_on_path` (slice and store) and `build_context` all use this; the
+/// store's JSON form streams the path and keeps the same [`PathEntry::message`].
 pub(crate) fn project_messages<'p, 'a: 'p>(
     path: &'p [PathEntry<'a>],
 ) -> impl Iterator<Item = (usize, &'a [u8])> + 'p {

@@ -522,3 +522,32 @@ fn the_verify_option_takes_index_or_full() {
         ));
     }
 }
+
+#[test]
+fn a_damaged_index_found_while_replaying_the_tail_falls_back_at_open() {
+    let dir = temp_dir("index-tail-fault");
+    let path = dir.join("s.jsonl");
+    big_fixture(&path, 100);
+    // A tail the index does not cover, whose parents are covered entries.
+    {
+        let no_index = JsonlOptions::from_json(r#"{"index":false}"#).unwrap();
+        let (writer, _) = Store::open_jsonl_with(&path, &no_index).unwrap();
+        writer.append(user("t1", Some("e0005"), "tail")).unwrap();
+        writer.append(user("t2", Some("t1"), "tail")).unwrap();
+    }
+    let expected = outcome(&path, false);
+    assert_eq!(
+        outcome(&path, true),
+        expected,
+        "intact index, replayed tail"
+    );
+    // Page 1 holds e0005's record: the tail's parent lookup reads it.
+    let mut idx = read_file(&index_path(&path));
+    idx[4096 + 5 * 104 + 3] ^= 0x20;
+    write_file(&index_path(&path), &idx);
+    assert_eq!(
+        outcome(&path, true),
+        expected,
+        "damaged index, replayed tail"
+    );
+}

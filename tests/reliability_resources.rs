@@ -84,19 +84,37 @@ fn t17_open_close_cycles_leak_no_descriptor_and_no_memory() {
     let (fds_before, rss_before) = (fd_count(), rss_kib());
     let started = std::time::Instant::now();
     let mut rss_peak = rss_before;
+    // RSS at the end of each third of the cycles.
+    let mut thirds = Vec::new();
     for i in warm_up..warm_up + cycles {
         cycle(i, &dir);
         if i.is_multiple_of(500) {
             rss_peak = rss_peak.max(rss_kib());
         }
+        if (i - warm_up + 1) % cycles.div_ceil(3) == 0 {
+            thirds.push(rss_kib());
+        }
     }
     let (fds_after, rss_after) = (fd_count(), rss_kib());
+    thirds.push(rss_after);
     let drift = rss_after as i64 - rss_before as i64;
+    let growth: Vec<i64> = std::iter::once(rss_before)
+        .chain(thirds.iter().copied())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| w[1] as i64 - w[0] as i64)
+        .collect();
     println!(
         "T17: {cycles} open/close cycles (after {warm_up} warm-up) in {:.1?}: fds {fds_before} -> \
-         {fds_after}, RSS {rss_before} KiB -> {rss_after} KiB (drift {drift:+} KiB, peak {rss_peak} KiB)",
+         {fds_after}, RSS {rss_before} KiB -> {rss_after} KiB (drift {drift:+} KiB, by third \
+         {growth:?} KiB, peak {rss_peak} KiB)",
         started.elapsed()
     );
     assert_eq!(fds_after, fds_before, "descriptors leaked");
-    assert!(drift.abs() <= 1024, "RSS drifted {drift} KiB");
+    // A leak grows in every third. The allocator may settle once onto a higher plateau
+    // (a one-time step, seen at about 1 MiB in some runs, at a point that depends on
+    // the allocation sequence): one third may step, the others must stay flat.
+    let grew = growth.iter().filter(|&&g| g.abs() > 256).count();
+    assert!(grew <= 1, "RSS grew in {grew} thirds: {growth:?} KiB");
+    assert!(drift.abs() <= 2048, "RSS drifted {drift} KiB");
 }

@@ -766,10 +766,14 @@ pub(crate) struct Base {
     seed: u64,
     slots: u64,
     table_page: u64,
-    sums: Vec<u64>,
-    pages: Vec<OnceCell<Box<[u8]>>>,
-    blocks: Vec<OnceCell<Block>>,
+    /// The page checksums, `u64` little-endian each.
+    sums: Vec<u8>,
+    pages: Lazy<Box<[u8]>>,
+    blocks: Lazy<Block>,
     cached: Cell<usize>,
+    /// One bit per entry: its line was checked against its record (kept when the
+    /// cache is dropped, so a line read again is not checked again).
+    checked: RefCell<Vec<u64>>,
     parser: RefCell<EntryParser>,
     /// The session file, to replay it when the index fails.
     file: Option<File>,
@@ -828,9 +832,13 @@ impl Base {
         }
         let (record_pages, table_pages, extra_pages, pages, sum_pages) =
             layout(entries, slots, header.extra_bytes);
+        let total = 1u64
+            .checked_add(pages)
+            .and_then(|p| p.checked_add(sum_pages))
+            .and_then(|p| p.checked_mul(PAGE as u64));
         if pages != header.pages
-            || header.extra_bytes > pages * PAGE as u64
-            || index_len != (1 + pages + sum_pages) * PAGE as u64
+            || header.extra_bytes > pages.saturating_mul(PAGE as u64)
+            || total != Some(index_len)
             || header.roots > entries
             || header.labels > entries
             || u64::from(header.leaf_first) >= entries
@@ -845,7 +853,6 @@ impl Base {
         {
             return Ok(None);
         }
-        let sums: Vec<u64> = sums.chunks_exact(8).filter_map(|w| u64_at(w, 0)).collect();
         if sample_hash(jsonl.as_ref(), covered)? != Some(header.sample_hash) {
             return Ok(None);
         }
@@ -859,11 +866,11 @@ impl Base {
             slots,
             table_page: 1 + record_pages,
             sums,
-            pages: (0..pages).map(|_| OnceCell::new()).collect(),
-            blocks: (0..entries.div_ceil(BLOCK as u64))
-                .map(|_| OnceCell::new())
-                .collect(),
+            pages: Lazy::new(pages as usize),
+            blocks: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
             cached: Cell::new(0),
+            // Zeroed memory the allocator need not touch until a bit is set.
+            checked: RefCell::new(vec![0u64; entries.div_ceil(64) as usize]),
             parser: RefCell::new(EntryParser::default()),
             file: None,
             roots: Vec::new(),
@@ -899,7 +906,7 @@ impl Base {
         };
         base.roots = roots;
         base.labels = labels;
-        base.pages.iter_mut().for_each(|p| *p = OnceCell::new());
+        base.pages.clear();
         base.cached.set(0);
         Ok(Some(base))
     }
@@ -935,8 +942,8 @@ impl Base {
     /// Drops the cached pages and lines when they exceed [`CACHE_BYTES`].
     pub(crate) fn trim(&mut self) {
         if self.cached.get() > CACHE_BYTES {
-            self.pages.iter_mut().for_each(|p| *p = OnceCell::new());
-            self.blocks.iter_mut().for_each(|b| *b = OnceCell::new());
+            self.pages.clear();
+            self.blocks.clear();
             self.cached.set(0);
         }
     }
@@ -953,7 +960,7 @@ impl Base {
     /// Index page `page` (1-based: page 0 is the header), checked against its checksum.
     fn page(&self, page: u64) -> Result<&[u8], Fault> {
         let at = page.checked_sub(1).ok_or(Fault::Index)?;
-        let cell = self.pages.get(at as usize).ok_or(Fault::Index)?;
+        let cell = self.pages.cell(at as usize).ok_or(Fault::Index)?;
         if let Some(bytes) = cell.get() {
             return Ok(bytes);
         }
@@ -963,7 +970,7 @@ impl Base {
             Ok(false) => return Err(Fault::Index),
             Err(e) => return Err(self.io("its index", &e)),
         }
-        if self.sums.get(at as usize) != Some(&Hash64::of(&bytes)) {
+        if u64_at(&self.sums, at as usize * 8) != Some(Hash64::of(&bytes)) {
             return Err(Fault::Index);
         }
         self.cached.set(self.cached.get() + PAGE);
@@ -1018,13 +1025,12 @@ impl Base {
             && child_count < n
     }
 
-    /// The lines of block `block`, read at the first need.
-    fn block(&self, block: usize) -> Result<&Block, Fault> {
-        let cell = self.blocks.get(block).ok_or(Fault::Index)?;
-        if let Some(b) = cell.get() {
-            return Ok(b);
+    /// The byte range of block `block`'s lines in the file.
+    fn block_range(&self, block: usize) -> Result<(u64, u64), Fault> {
+        let first = u32::try_from(block * BLOCK).map_err(|_| Fault::Index)?;
+        if first >= self.entries {
+            return Err(Fault::Index);
         }
-        let first = (block * BLOCK) as u32;
         let last = (first as usize + BLOCK).min(self.entries as usize) as u32 - 1;
         let start = match first {
             0 => 0,
@@ -1037,24 +1043,52 @@ impl Base {
             let last = self.record(last)?;
             last.offset + u64::from(last.len) + 1
         };
-        let lines = (last - first + 1) as u64;
+        let lines = u64::from(last - first + 1);
         if end <= start || end > self.covered || end - start > lines * (MAX_LINE_BYTES as u64 + 1) {
             return Err(Fault::Index);
         }
-        let mut bytes = vec![0u8; (end - start) as usize].into_boxed_slice();
-        match read_exact_at(self.jsonl.as_ref(), &mut bytes, start) {
-            Ok(true) => {}
+        Ok((start, end))
+    }
+
+    /// Reads block `block`'s lines into `buf` (reusing its allocation); returns where
+    /// they start in the file.
+    fn read_block(&self, block: usize, buf: &mut Vec<u8>) -> Result<u64, Fault> {
+        let (start, end) = self.block_range(block)?;
+        buf.clear();
+        buf.resize((end - start) as usize, 0);
+        match read_exact_at(self.jsonl.as_ref(), buf, start) {
+            Ok(true) => Ok(start),
             // The file is shorter than when it was opened.
-            Ok(false) => return Err(Fault::Index),
-            Err(e) => return Err(self.io("reading a line", &e)),
+            Ok(false) => Err(Fault::Index),
+            Err(e) => Err(self.io("reading a line", &e)),
         }
+    }
+
+    /// The lines of block `block`, read at the first need and cached.
+    fn block(&self, block: usize) -> Result<&Block, Fault> {
+        let cell = self.blocks.cell(block).ok_or(Fault::Index)?;
+        if let Some(b) = cell.get() {
+            return Ok(b);
+        }
+        let mut bytes = Vec::new();
+        let start = self.read_block(block, &mut bytes)?;
         self.cached.set(self.cached.get() + bytes.len());
+        let lines = (self.entries as usize - block * BLOCK).min(BLOCK);
         let _ = cell.set(Block {
             start,
-            bytes,
-            facts: (first..=last).map(|_| OnceCell::new()).collect(),
+            bytes: bytes.into_boxed_slice(),
+            facts: (0..lines).map(|_| OnceCell::new()).collect(),
         });
         cell.get().ok_or(Fault::Index)
+    }
+
+    /// The line (with its last byte, `\n` when intact) of the entry of record `raw`
+    /// in a block read from `start`.
+    fn line_in<'b>(raw: &Raw, start: u64, bytes: &'b [u8]) -> Result<&'b [u8], Fault> {
+        let from = raw.offset.checked_sub(start).ok_or(Fault::Index)? as usize;
+        bytes
+            .get(from..from + raw.len as usize + 1)
+            .ok_or(Fault::Index)
     }
 
     /// The canonical JSON and facts of the entry at `position`, validated at the first
@@ -1062,11 +1096,7 @@ impl Base {
     pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
         let raw = self.record(position)?;
         let block = self.block(position as usize / BLOCK)?;
-        let from = raw.offset.checked_sub(block.start).ok_or(Fault::Index)? as usize;
-        let line = block
-            .bytes
-            .get(from..from + raw.len as usize + 1)
-            .ok_or(Fault::Index)?;
+        let line = Base::line_in(&raw, block.start, &block.bytes)?;
         let json = &line[..line.len() - 1];
         let cell = block
             .facts
@@ -1075,28 +1105,59 @@ impl Base {
         if let Some(facts) = cell.get() {
             return Ok((json, facts));
         }
-        if line.last() != Some(&b'\n') || line_sum(json) != raw.sum {
+        let facts = self.check(position, &raw, line)?;
+        let _ = cell.set(facts);
+        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+    }
+
+    /// A reader of many lines through one reused block buffer instead of the cache:
+    /// a read of a whole path or of every entry costs one block of memory.
+    pub(crate) fn streamer(&self) -> Streamer<'_> {
+        Streamer {
+            base: self,
+            buf: Vec::new(),
+            loaded: None,
+        }
+    }
+
+    /// The line length of the entry at `position`.
+    pub(crate) fn line_len(&self, position: u32) -> Result<usize, Fault> {
+        Ok(self.record(position)?.len as usize)
+    }
+
+    /// The facts of `line` (the entry at `position` and its `\n`), checked against
+    /// its record the first time: its end and checksum (else `corrupt_line`), then its
+    /// id and parent (else the index is wrong).
+    fn check(&self, position: u32, raw: &Raw, line: &[u8]) -> Result<Facts, Fault> {
+        let (word, bit) = (position as usize / 64, 1u64 << (position % 64));
+        let first_read = self.checked.borrow().get(word).ok_or(Fault::Index)? & bit == 0;
+        let json = &line[..line.len().saturating_sub(1)];
+        if first_read && (line.last() != Some(&b'\n') || line_sum(json) != raw.sum) {
             return Err(Fault::Error(self.changed(position, json)));
         }
         let facts = {
             let mut parser = self.parser.borrow_mut();
             decode_facts(&raw.facts, json, &mut parser).ok_or(Fault::Index)?
         };
-        // The record's id and parent are the line's.
-        if id_hash(self.seed, facts.id(json)) != raw.id_hash {
-            return Err(Fault::Index);
-        }
-        match (facts.parent_id(json), raw.parent) {
-            (None, NONE) => {}
-            (Some(parent_id), parent) if parent != NONE => {
-                if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
-                    return Err(Fault::Index);
-                }
+        if first_read {
+            // The record's id and parent are the line's.
+            if id_hash(self.seed, facts.id(json)) != raw.id_hash {
+                return Err(Fault::Index);
             }
-            _ => return Err(Fault::Index),
+            match (facts.parent_id(json), raw.parent) {
+                (None, NONE) => {}
+                (Some(parent_id), parent) if parent != NONE => {
+                    if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
+                        return Err(Fault::Index);
+                    }
+                }
+                _ => return Err(Fault::Index),
+            }
+            if let Some(bits) = self.checked.borrow_mut().get_mut(word) {
+                *bits |= bit;
+            }
         }
-        let _ = cell.set(facts);
-        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+        Ok(facts)
     }
 
     /// The error for the line of `position`, which is not what was indexed.
@@ -1142,6 +1203,92 @@ impl Base {
             slot = (slot + 1) & mask;
         }
         Ok(None)
+    }
+}
+
+/// Cells created on first use, a chunk of [`LAZY_CHUNK`] at a time, so that a base of
+/// millions of entries costs nothing at open for its page and block caches.
+struct Lazy<T> {
+    chunks: Box<[OnceCell<Chunk<T>>]>,
+    len: usize,
+}
+
+const LAZY_CHUNK: usize = 256;
+
+/// [`LAZY_CHUNK`] cells.
+type Chunk<T> = Box<[OnceCell<T>]>;
+
+impl<T> Lazy<T> {
+    fn new(len: usize) -> Lazy<T> {
+        Lazy {
+            chunks: (0..len.div_ceil(LAZY_CHUNK))
+                .map(|_| OnceCell::new())
+                .collect(),
+            len,
+        }
+    }
+
+    /// Cell `i`, `None` past the end.
+    fn cell(&self, i: usize) -> Option<&OnceCell<T>> {
+        if i >= self.len {
+            return None;
+        }
+        let chunk = self.chunks.get(i / LAZY_CHUNK)?;
+        let cells = chunk.get_or_init(|| (0..LAZY_CHUNK).map(|_| OnceCell::new()).collect());
+        cells.get(i % LAZY_CHUNK)
+    }
+
+    /// Whether cell `i` holds a value (creates nothing).
+    fn loaded(&self, i: usize) -> bool {
+        self.chunks
+            .get(i / LAZY_CHUNK)
+            .and_then(OnceCell::get)
+            .and_then(|cells| cells.get(i % LAZY_CHUNK))
+            .is_some_and(|cell| cell.get().is_some())
+    }
+
+    /// Drops every value.
+    fn clear(&mut self) {
+        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
+    }
+}
+
+/// See [`Base::streamer`].
+pub(crate) struct Streamer<'b> {
+    base: &'b Base,
+    buf: Vec<u8>,
+    /// The block in `buf` and where its lines start in the file.
+    loaded: Option<(usize, u64)>,
+}
+
+impl Streamer<'_> {
+    /// Calls `f` with the entry at `position`, checked as [`Base::entry`] checks it.
+    /// Reading positions in ascending order reads each block once.
+    pub(crate) fn read(
+        &mut self,
+        position: u32,
+        f: &mut dyn FnMut(&[u8], &Facts),
+    ) -> Result<(), Fault> {
+        let base = self.base;
+        let block = position as usize / BLOCK;
+        if base.blocks.loaded(block) {
+            let (json, facts) = base.entry(position)?;
+            f(json, facts);
+            return Ok(());
+        }
+        let start = match self.loaded {
+            Some((at, start)) if at == block => start,
+            _ => {
+                let start = base.read_block(block, &mut self.buf)?;
+                self.loaded = Some((block, start));
+                start
+            }
+        };
+        let raw = base.record(position)?;
+        let line = Base::line_in(&raw, start, &self.buf)?;
+        let facts = base.check(position, &raw, line)?;
+        f(&line[..line.len() - 1], &facts);
+        Ok(())
     }
 }
 
@@ -1233,8 +1380,8 @@ pub fn reseal_index(index: &mut [u8]) {
     let Some(pages) = u64_at(index, 24 + 11 * 8).and_then(|p| usize::try_from(p).ok()) else {
         return;
     };
-    let sums_at = (1 + pages).saturating_mul(PAGE);
-    if pages == 0 || sums_at.saturating_add(pages * 8) > index.len() {
+    let sums_at = pages.saturating_add(1).saturating_mul(PAGE);
+    if pages == 0 || sums_at.saturating_add(pages.saturating_mul(8)) > index.len() {
         return;
     }
     let sums: Vec<u8> = index[PAGE..sums_at]

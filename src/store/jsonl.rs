@@ -175,15 +175,30 @@ pub(crate) fn open(
     } else {
         None
     };
-    let indexed_count = from_index.as_ref().map_or(0, |log| log.len() as u64);
-    let mut replay = match from_index {
+    let full = || Replay::new(&file, options.salvage).with_parse_options(options.parse());
+    let (replay, end, indexed_count) = match from_index {
         Some(log) => {
             let (covered, lines) = (log.line_bytes(), log.len() as u64);
-            Replay::resume(&file, log, covered, lines)
+            let mut replay = Replay::resume(&file, log, covered, lines);
+            let ran = replay.run(&file, path);
+            // Replaying the tail reads entries through the index (a parent, a
+            // duplicate id). If a read failed there, or the tail failed at all, the
+            // whole file is replayed: the index must not change the outcome.
+            match (ran, replay.log.take_fault()) {
+                (Ok(end), None) => (replay, end, lines),
+                _ => {
+                    let mut replay = full();
+                    let end = replay.run(&file, path)?;
+                    (replay, end, 0)
+                }
+            }
         }
-        None => Replay::new(&file, options.salvage).with_parse_options(options.parse()),
+        None => {
+            let mut replay = full();
+            let end = replay.run(&file, path)?;
+            (replay, end, 0)
+        }
     };
-    let end = replay.run(&file, path)?;
     let blank_tail = replay.scanner.has_blank_tail();
     // The committed prefix is exactly the entries' lines: an index can describe it.
     let indexable = use_index && replay.scanner.committed_bytes() == replay.log.line_bytes();

@@ -370,20 +370,108 @@ impl Log {
     }
 
     /// The canonical JSON of every committed entry, in commit order.
+    #[cfg(test)]
     pub(crate) fn jsons(&self) -> impl Iterator<Item = &[u8]> + Clone {
         (0..self.len() as u32).map(|position| self.json_of(position))
     }
 
-    /// Owned copies of every committed entry.
-    pub(crate) fn entries(&self) -> Result<Vec<Entry>, Error> {
-        (0..self.len() as u32)
-            .map(|position| self.entry_value(position))
-            .collect()
+    /// Calls `f` with the canonical JSON and facts of the entries at `positions`
+    /// (ascending). Base lines are streamed through one block buffer, not cached, so
+    /// a read of many entries costs the answer's memory, not the cache's.
+    pub(crate) fn visit(
+        &self,
+        positions: impl Iterator<Item = u32>,
+        mut f: impl FnMut(&[u8], &Facts),
+    ) -> Result<(), Error> {
+        let mut streamer = self.base.as_ref().map(Base::streamer);
+        for position in positions {
+            if position < self.base_len {
+                let streamer = streamer.as_mut().ok_or_else(faulted)?;
+                if self.noted(streamer.read(position, &mut f)).is_none() {
+                    return Err(faulted());
+                }
+            } else {
+                let record = self.overlay(position).ok_or_else(faulted)?;
+                f(self.json_at(record), &record.facts);
+            }
+        }
+        Ok(())
     }
 
-    fn entry_value(&self, position: u32) -> Result<Entry, Error> {
-        let (json, facts) = self.entry(position).ok_or_else(faulted)?;
-        Ok(Entry::from_parts(utf8(json)?, facts.clone()))
+    /// The length of the canonical JSON of the entry at `position` (0 if unknown).
+    fn json_len(&self, position: u32) -> usize {
+        match &self.base {
+            Some(base) if position < self.base_len => base.line_len(position).unwrap_or(0),
+            _ => self.overlay(position).map_or(0, |r| r.len as usize),
+        }
+    }
+
+    /// `[…]` of the canonical JSON of the entries at `positions`, or of their messages
+    /// when `messages` (the path → messages projection of [`PathEntry::message`]).
+    fn json_array(&self, positions: &[u32], messages: bool) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.push_json_array(&mut out, positions, messages)?;
+        Ok(out)
+    }
+
+    /// [`Log::json_array`], appended to `out`.
+    fn push_json_array(
+        &self,
+        out: &mut Vec<u8>,
+        positions: &[u32],
+        messages: bool,
+    ) -> Result<(), Error> {
+        let len: usize = positions.iter().map(|&p| self.json_len(p) + 1).sum();
+        out.reserve(len + 2);
+        let mut array = crate::json::ArrayWriter::open(out);
+        self.visit(positions.iter().copied(), |json, facts| {
+            let entry = PathEntry { json, facts };
+            match messages {
+                false => array.push(json),
+                true => {
+                    if let Some(message) = entry.message() {
+                        array.push(message);
+                    }
+                }
+            }
+        })?;
+        array.close();
+        Ok(())
+    }
+
+    /// Every committed entry as a JSON array, appended to `out`.
+    pub(crate) fn push_entries_json(&self, out: &mut Vec<u8>) -> Result<(), Error> {
+        let all: Vec<u32> = (0..self.len() as u32).collect();
+        self.push_json_array(out, &all, false)
+    }
+
+    /// The path to `leaf_id` as a JSON array of entries.
+    pub(crate) fn path_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
+        self.json_array(&self.path(leaf_id)?, false)
+    }
+
+    /// The messages on the path to `leaf_id` as a JSON array.
+    pub(crate) fn path_messages_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
+        self.json_array(&self.path(leaf_id)?, true)
+    }
+
+    /// Owned copies of every committed entry.
+    pub(crate) fn entries(&self) -> Result<Vec<Entry>, Error> {
+        self.owned(0..self.len() as u32)
+    }
+
+    /// Owned copies of the entries at `positions`.
+    fn owned(&self, positions: impl Iterator<Item = u32>) -> Result<Vec<Entry>, Error> {
+        let mut entries = Vec::new();
+        let mut failed = None;
+        self.visit(positions, |json, facts| match utf8(json) {
+            Ok(text) => entries.push(Entry::from_parts(text, facts.clone())),
+            Err(e) => failed = failed.take().or(Some(e)),
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(entries),
+        }
     }
 
     /// The positions from the root to `leaf_id`, root first. A path that reaches an
@@ -421,10 +509,7 @@ impl Log {
 
     /// Owned copies of the entries on the path to `leaf_id`.
     pub(crate) fn path_entries(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
-        self.path(leaf_id)?
-            .into_iter()
-            .map(|position| self.entry_value(position))
-            .collect()
+        self.owned(self.path(leaf_id)?.into_iter())
     }
 
     /// The canonical JSON of the entries on the path to `leaf_id`.
@@ -459,12 +544,6 @@ impl Log {
             at = self.parent_of(at);
             Some(view)
         })
-    }
-
-    /// The canonical JSON of the messages on the path to `leaf_id`.
-    pub(crate) fn path_messages(&self, leaf_id: &str) -> Result<Vec<&[u8]>, Error> {
-        let path = self.path_view(leaf_id)?;
-        Ok(project_messages(&path).map(|(_, json)| json).collect())
     }
 
     /// Owned messages on the path to `leaf_id`.

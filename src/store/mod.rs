@@ -689,7 +689,11 @@ impl Store {
 
     /// [`Store::entries`] as a JSON array (UTF-8 bytes).
     pub fn entries_json(&self) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| Ok(json::array(inner.log.jsons())))
+        self.read_with(|inner| {
+            let mut out = Vec::new();
+            inner.log.push_entries_json(&mut out)?;
+            Ok(out)
+        })
     }
 
     /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}` (a salvage store
@@ -698,7 +702,7 @@ impl Store {
         self.read_with(|inner| {
             let state = inner.state().as_str();
             let mut out = format!("{{\"state\":\"{state}\",\"entries\":").into_bytes();
-            json::push_array(&mut out, inner.log.jsons());
+            inner.log.push_entries_json(&mut out)?;
             let mut rest = format!(",\"warnings\":{}", warnings_json(&inner.warnings));
             let salvage = matches!(self.kind, Kind::ReadOnly { salvage: true });
             push_salvage(&mut rest, salvage, &inner.diagnostics);
@@ -710,18 +714,12 @@ impl Store {
 
     /// [`Store::path_to`] as a JSON array of entries (UTF-8 bytes).
     pub fn path_to_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| {
-            let path = inner.log.path_jsons(leaf_id)?;
-            Ok(json::array(path.iter().copied()))
-        })
+        self.read_with(|inner| inner.log.path_json(leaf_id))
     }
 
     /// [`Store::messages_on_path`] as a JSON array of messages (UTF-8 bytes).
     pub fn messages_on_path_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| {
-            let messages = inner.log.path_messages(leaf_id)?;
-            Ok(json::array(messages.iter().copied()))
-        })
+        self.read_with(|inner| inner.log.path_messages_json(leaf_id))
     }
 
     /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:

@@ -228,8 +228,9 @@ impl NavIndex {
                 self.get(base, at).map(|l| l.depth)
             }
         };
-        match (Some(first.depth), depth(first.jump)) {
-            (Some(d1), Some(d2)) if up.depth - d1 == d1 - d2 => first.jump,
+        // Depths read from a session index are not trusted to decrease.
+        match (up.depth.checked_sub(first.depth), depth(first.jump)) {
+            (Some(a), Some(d2)) if first.depth.checked_sub(d2) == Some(a) => first.jump,
             _ => parent,
         }
     }

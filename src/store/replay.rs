@@ -158,9 +158,13 @@ impl Replay {
 
     /// Reads to the end; returns the number of bytes read.
     pub(crate) fn run(&mut self, file: &File, path: &Path) -> Result<u64, Error> {
+        if self.size < PARALLEL_FROM_BYTES {
+            return self.run_sequential(file, path);
+        }
+        // Asking costs system calls (cgroup files): only for a large file.
         let cores = thread::available_parallelism().map_or(1, |n| n.get());
         let workers = cores.min(MAX_WORKERS);
-        if self.size >= PARALLEL_FROM_BYTES && workers > 1 {
+        if workers > 1 {
             self.run_parallel(file, path, workers)
         } else {
             self.run_sequential(file, path)
