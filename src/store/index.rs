@@ -542,8 +542,7 @@ pub(crate) fn encode<'a>(
         extra.extend_from_slice(&u32::try_from(text.len()).ok()?.to_le_bytes());
         extra.extend_from_slice(text.as_bytes());
     }
-    let (record_pages, table_pages, extra_pages, pages, sum_pages) =
-        layout(entries, slots, extra.len() as u64);
+    let (record_pages, _, _, pages, sum_pages) = layout(entries, slots, extra.len() as u64);
     let total = usize::try_from((1 + pages + sum_pages).checked_mul(PAGE as u64)?).ok()?;
     let mut out = Vec::with_capacity(total);
     out.resize(PAGE, 0);
@@ -623,7 +622,6 @@ pub(crate) fn encode<'a>(
         last_hash: Hash64::of(&line),
     };
     out[..HEADER].copy_from_slice(&header.encode());
-    let _ = (table_pages, extra_pages);
     Some(out)
 }
 
@@ -906,8 +904,6 @@ impl Base {
         };
         base.roots = roots;
         base.labels = labels;
-        base.pages.clear();
-        base.cached.set(0);
         Ok(Some(base))
     }
 

@@ -130,11 +130,16 @@ impl NavIndex {
     /// The links of the entry at `at`; `None` when there is no such entry or reading
     /// the base failed.
     pub(super) fn get(&self, base: Option<&Base>, at: u32) -> Option<Links> {
+        self.get_with(at, |at| base?.record(at).ok().map(|r| r.links))
+    }
+
+    /// [`NavIndex::get`], reading an unchanged base entry's links with `read_base`.
+    fn get_with(&self, at: u32, read_base: impl FnOnce(u32) -> Option<[u32; 8]>) -> Option<Links> {
         if at < self.base_len {
             if let Some(links) = self.changed.get(&at) {
                 return Some(*links);
             }
-            return base?.record(at).ok().map(|r| Links::from_array(r.links));
+            return read_base(at).map(Links::from_array);
         }
         self.links.get((at - self.base_len) as usize).copied()
     }
@@ -309,14 +314,8 @@ impl NavIndex {
 impl Log {
     /// The links of the entry at `at` (a base read that fails is noted).
     fn links(&self, at: u32) -> Option<Links> {
-        let nav = self.nav();
-        if at < nav.base_len && !nav.changed.contains_key(&at) {
-            let base = self.base()?;
-            return self
-                .noted(base.record(at))
-                .map(|r| Links::from_array(r.links));
-        }
-        nav.get(None, at)
+        self.nav()
+            .get_with(at, |at| Some(self.noted(self.base()?.record(at))?.links))
     }
 
     /// The node of the entry at `position`.
