@@ -711,7 +711,9 @@ void session_store_close(SessionStore *store);
  * 0): interactions are kept from the newest backwards while they fit beside the
  * summary, the newest always stays, and `budget` reports `available`, `used`,
  * `reason` (`within_budget`, `trimmed`, `single_interaction_overflow`),
- * `droppedInteractions`, `suggestedFirstKeptEntryId`; `"summaryMessage"` (default
+ * `droppedInteractions`, `suggestedFirstKeptEntryId` (token sums saturate at
+ * `DBL_MAX` and `available` at `-DBL_MAX`, so the output is always JSON; numbers from
+ * 1e21 up are written with an exponent); `"summaryMessage"` (default
  * true); `"summaryPrefix"`, `"summarySuffix"` (text around the summary, default
  * empty); `"strictRoles"` (default false: reject extension roles and blocks).
  *

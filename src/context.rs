@@ -276,11 +276,28 @@ fn defects(list: &[Defect]) -> String {
     }))
 }
 
-/// A finite number as JSON: integers without a fraction, others in Rust's shortest
-/// round-trip form.
+/// The sum of two token counts (each finite and >= 0), saturating at `f64::MAX`: costs
+/// near `DBL_MAX` would otherwise add up to infinity, which JSON cannot spell.
+fn add_tokens(a: f64, b: f64) -> f64 {
+    (a + b).min(f64::MAX)
+}
+
+/// A number as JSON: integers without a fraction, others in Rust's shortest round-trip
+/// form (with an exponent from 1e21 up). Every value written here is finite by construction (options and estimates are
+/// checked, sums saturate); a non-finite one would still be written as the nearest
+/// finite value, never as `inf` or `NaN`, so the output stays JSON.
 fn number(value: f64) -> String {
+    let value = if value.is_nan() {
+        0.0
+    } else {
+        value.clamp(f64::MIN, f64::MAX)
+    };
     if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
         format!("{}", value as i64)
+    } else if value.abs() >= 1e21 {
+        // As JavaScript spells them: 1.7976931348623157e308, not 309 digits that some
+        // parsers refuse as out of range.
+        format!("{value:e}")
     } else {
         format!("{value}")
     }
@@ -635,19 +652,21 @@ pub(crate) fn build(
         for run in &mut runs {
             for (_, m) in &kept[run.start..run.end] {
                 let text = crate::entry::utf8(m.message)?;
-                run.tokens += call_estimator(estimate, text, m.entry.id())?;
+                run.tokens = add_tokens(run.tokens, call_estimator(estimate, text, m.entry.id())?);
             }
         }
-        let available = budget.max_tokens - budget.reserved_output - budget.safety_margin;
-        let room = available - summary_tokens;
+        // Each term is finite and >= 0, so only the lower end can overflow: saturate it.
+        let available =
+            (budget.max_tokens - budget.reserved_output - budget.safety_margin).max(f64::MIN);
+        let room = (available - summary_tokens).max(f64::MIN);
         let mut spent = 0.0;
         first_run = runs.len();
         for (r, run) in runs.iter().enumerate().rev() {
             let newest = r + 1 == runs.len();
-            if !newest && spent + run.tokens > room {
+            if !newest && add_tokens(spent, run.tokens) > room {
                 break;
             }
-            spent += run.tokens;
+            spent = add_tokens(spent, run.tokens);
             first_run = r;
         }
         let dropped = first_run;
@@ -669,7 +688,7 @@ pub(crate) fn build(
         report = Some(BudgetReport {
             budget,
             available,
-            used: summary_tokens + spent,
+            used: add_tokens(summary_tokens, spent),
             reason,
             dropped_interactions: dropped,
             suggested_first_kept_entry_id: suggested,

@@ -670,6 +670,40 @@ fn budget_counts_the_summary_and_estimates_each_message_once() {
 }
 
 #[test]
+fn budget_sums_saturate_at_dbl_max_so_the_output_stays_json() {
+    // Two estimates of DBL_MAX used to add up to infinity, written as `inf`.
+    let all = three_interactions();
+    let c = build_context_with(
+        &entries_of(&all),
+        "a-3",
+        &options(r#"{"budget":{"maxTokens":100}}"#),
+        &mut |_m: &str| Ok(f64::MAX),
+    )
+    .unwrap();
+    let b = c.budget.as_ref().unwrap();
+    assert_eq!(b.used, f64::MAX);
+    assert!(c.interactions.iter().all(|i| i.tokens == Some(f64::MAX)));
+    let json: serde_json::Value = serde_json::from_str(&c.to_json()).expect("valid JSON");
+    assert_eq!(json["budget"]["used"].as_f64(), Some(f64::MAX));
+    // The reserve and margin can exceed the maximum by more than DBL_MAX: `available`
+    // saturates at -DBL_MAX instead of reaching -infinity.
+    let huge = format!(
+        r#"{{"budget":{{"maxTokens":0,"reservedOutput":{m:e},"safetyMargin":{m:e}}}}}"#,
+        m = f64::MAX
+    );
+    let c = build_context_with(
+        &entries_of(&all),
+        "a-3",
+        &options(&huge),
+        &mut |_m: &str| Ok(1.0),
+    )
+    .unwrap();
+    assert_eq!(c.budget.as_ref().unwrap().available, f64::MIN);
+    let json: serde_json::Value = serde_json::from_str(&c.to_json()).expect("valid JSON");
+    assert_eq!(json["budget"]["available"].as_f64(), Some(f64::MIN));
+}
+
+#[test]
 fn default_estimator_is_a_quarter_of_the_bytes_rounded_up() {
     let all = lines(&[&root_user("u-1")]);
     let c = both(&all, "u-1", &options(r#"{"budget":{"maxTokens":100}}"#)).unwrap();

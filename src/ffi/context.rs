@@ -69,7 +69,9 @@ unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions,
 /// 0): interactions are kept from the newest backwards while they fit beside the
 /// summary, the newest always stays, and `budget` reports `available`, `used`,
 /// `reason` (`within_budget`, `trimmed`, `single_interaction_overflow`),
-/// `droppedInteractions`, `suggestedFirstKeptEntryId`; `"summaryMessage"` (default
+/// `droppedInteractions`, `suggestedFirstKeptEntryId` (token sums saturate at
+/// `DBL_MAX` and `available` at `-DBL_MAX`, so the output is always JSON; numbers from
+/// 1e21 up are written with an exponent); `"summaryMessage"` (default
 /// true); `"summaryPrefix"`, `"summarySuffix"` (text around the summary, default
 /// empty); `"strictRoles"` (default false: reject extension roles and blocks).
 ///

@@ -4,6 +4,8 @@
  *   memory store (with and without a host estimator), the compaction rules at append,
  *   statuses 17/18, and session_memory_store_open_with's strictRoles.
  */
+#include <float.h>
+#include <string.h>
 #include "check.h"
 
 static const char *const U2 =
@@ -276,6 +278,14 @@ static void estimator(void)
     CHECK_JSON(out, "budget.droppedInteractions", "1", "one interaction dropped");
     CHECK_JSON(out, "keptEntryIds", "[\"u-3\"]", "the newest interaction stays");
     CHECK_JSON(out, "budget.suggestedFirstKeptEntryId", "\"u-3\"", "a suggested cut");
+    session_string_free(out);
+
+    /* Estimates of DBL_MAX: the sums saturate, the output stays JSON (it held `inf`). */
+    t.value = DBL_MAX;
+    st = session_store_build_context(store, "u-3", "{\"budget\":{\"maxTokens\":20}}", count_tokens, &t, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "estimates of DBL_MAX");
+    CHECK_JSON(out, "budget.used", "1.7976931348623157e308", "used saturates at DBL_MAX");
+    CHECK(out && !strstr(out, "inf") && !strstr(out, "NaN"), "no inf or NaN in the JSON: %s", show(out));
     session_string_free(out);
 
     t.value = -1.0;
