@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Python binding tests: a virtualenv under target/python-venv, `pip install
 # ./bindings/python` (which runs `cargo build --release --lib` and bundles
-# libsession.so into the wheel), then pytest on bindings/python/tests against the
-# installed package. Needs python3 with the venv module (Debian: python3-venv) and
+# libsession.so into the wheel), then `python -m pytest` from bindings/python against the
+# installed package (the src layout keeps the sources off sys.path). Needs python3 with
+# the venv module (Debian: python3-venv) and
 # PyPI for setuptools, cffi and pytest (pip's cache makes later runs offline-friendly).
 #
 #   bindings/python/run_tests.sh [pytest args...]
@@ -26,7 +27,9 @@ step "pip install ./bindings/python   ($("$venv/bin/python" --version))"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
   --no-deps "$here"
 
-step "pytest bindings/python/tests"
-cd "$repo"   # not bindings/python: the tests must import the installed package
-"$venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"
+step "cd bindings/python && python -m pytest   (as a Python user runs it)"
+# The src layout keeps the sources out of sys.path here, so the tests import the
+# installed package (test_package.py checks it) even from this folder.
+cd "$here"
+"$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"
 echo "PASS python binding"
