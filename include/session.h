@@ -103,21 +103,6 @@
 #include <stdint.h>
 
 /**
- * At most this much of a file's start is read for its first user text.
- */
-#define HEAD_BYTES (64 * 1024)
-
-/**
- * A file of at most this size is read whole (and its entries counted).
- */
-#define WHOLE_FILE_BYTES (1024 * 1024)
-
-/**
- * `firstUserText` keeps at most this many characters.
- */
-#define FIRST_USER_TEXT_CHARS 200
-
-/**
  * The deepest nesting an entry may have (the entry object is level 1).
  */
 #define SESSION_MAX_DEPTH 128
@@ -948,8 +933,8 @@ SessionStatus session_store_labels(SessionStore *store, char **out_json);
  * Lists the sessions in the folder `dir` (UTF-8): `{"sessions":[…]}`, one record per
  * `*.jsonl` file (other files are not sessions and are not listed):
  * `{"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
- * "firstUserText" (a preview of the first user message's text in the head, control
- * characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
+ * "firstUserText" (a preview of at most 200 characters of the first user message's
+ * text in the head, control characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
  * "entries"? (only for a file read whole), "error"? ({"code","message"})}`; a fact
  * that is not known is null. `path` is `dir` joined with the file's relative name.
  *
@@ -977,7 +962,9 @@ SessionStatus session_store_labels(SessionStore *store, char **out_json);
  * `dir` and `options_json` are NULL or NUL-terminated; `out_json` is NULL or
  * writable.
  */
-SessionStatus session_list_sessions(const char *dir, const char *options_json, char **out_json);
+SessionStatus session_list_sessions(const char *dir,
+                                    const char *options_json,
+                                    char **out_json);
 
 #ifdef __cplusplus
 }  // extern "C"

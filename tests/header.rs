@@ -11,3 +11,50 @@ fn checked_in_header_matches_the_generated_one() {
         "include/session.h is out of date; regenerate it with:\n\n    SESSION_UPDATE_HEADER=1 cargo build\n"
     );
 }
+
+/// Every name the header defines (macros, types, enum constants, functions) carries
+/// the library's prefix, so it cannot clash with a host's names.
+#[test]
+fn every_name_in_the_header_carries_the_session_prefix() {
+    let header = include_str!("../include/session.h");
+    let mut unprefixed = Vec::new();
+    for line in header.lines() {
+        let trimmed = line.trim();
+        let name = if let Some(rest) = line.strip_prefix("#define ") {
+            rest.split_whitespace().next()
+        } else if line.starts_with("  ")
+            && trimmed
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase())
+            && trimmed
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || " _=,-".contains(c))
+        {
+            // An enum constant: `  NAME = 3,`.
+            trimmed.split([' ', '=', ',']).next()
+        } else if line.starts_with("typedef ") {
+            line.trim_end_matches(';')
+                .split([' ', '*', '(', ')'])
+                .rfind(|w| w.chars().next().is_some_and(|c| c.is_ascii_uppercase()))
+        } else if line.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && line.contains('(')
+        {
+            // A function declaration: the word before the first parenthesis.
+            line.split('(')
+                .next()
+                .and_then(|l| l.split([' ', '*']).next_back())
+        } else {
+            None
+        };
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let ok = ["session_", "SESSION_", "Session", "LIBSESSION_"]
+            .iter()
+            .any(|p| name.starts_with(p));
+        if !ok {
+            unprefixed.push(name.to_owned());
+        }
+    }
+    assert!(unprefixed.is_empty(), "unprefixed names: {unprefixed:?}");
+}

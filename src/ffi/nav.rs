@@ -188,8 +188,8 @@ pub unsafe extern "C" fn session_store_labels(
 /// Lists the sessions in the folder `dir` (UTF-8): `{"sessions":[…]}`, one record per
 /// `*.jsonl` file (other files are not sessions and are not listed):
 /// `{"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
-/// "firstUserText" (a preview of the first user message's text in the head, control
-/// characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
+/// "firstUserText" (a preview of at most 200 characters of the first user message's
+/// text in the head, control characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
 /// "entries"? (only for a file read whole), "error"? ({"code","message"})}`; a fact
 /// that is not known is null. `path` is `dir` joined with the file's relative name.
 ///
