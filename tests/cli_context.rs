@@ -189,7 +189,7 @@ fn context_on_a_torn_file_builds_from_the_committed_prefix_and_exits_1() {
 #[test]
 fn context_usage_errors_exit_64() {
     for args in [
-        &["context", EXAMPLE][..],
+        &["context"][..],
         &["context", EXAMPLE, "u-3", "extra"],
         &["context", EXAMPLE, "u-3", "--max-tokens"],
         &["context", EXAMPLE, "u-3", "--max-tokens", "-1"],

@@ -1,46 +1,21 @@
-//! The command line: the usage text and the parse into a [`Command`].
+//! The command line, on clap: every verb, its arguments and its help text, parsed into
+//! a [`Command`]. clap gives each verb its own `--help`, `--version`, flags in any order
+//! as `--flag VALUE` or `--flag=VALUE`, and a usage error (exit 64) for anything else,
+//! with a suggestion for a misspelt flag.
 
-use std::ffi::OsString;
-use std::path::Path;
+use std::ffi::{OsStr, OsString};
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
-pub const USAGE: &str = "usage:
-  session show FILE LEAF       the active path to LEAF and its messages
-  session path FILE LEAF       the entries from the root to LEAF (JSON, one per line)
-  session messages FILE LEAF   the messages on that path (JSON, one per line)
-  session tree FILE [LEAF] [--leaf ID] [--depth N] [--labels] [--json]
-                               every branch as a tree (a run of only children is
-                               drawn as a chain, indentation is capped); LEAF (default:
-                               the last entry) and its path are marked; --depth N
-                               hides entries deeper than N; --labels shows labels;
-                               --json prints the nodes as JSON, one per line
-  session children FILE ID     the direct children of ID, in commit order
-  session leaves FILE          every leaf, with the latest by commit and by time
-  session ls DIR [--recursive] [--limit N] [--sort modified|path]
-                               the sessions in DIR: modified, entries, state, first
-                               user text (head and tail of each file only)
-  session label FILE TARGET TEXT
-                               label TARGET with TEXT (empty TEXT clears the label);
-                               the label entry is appended under the latest entry
-  session context FILE LEAF [--max-tokens N] [--reserved-output N]
-                  [--safety-margin N] [--on-defect error|skip|keep]
-                               what the model sees for LEAF (compaction, tool
-                               pairing, budget): one JSON line on stdout, and on
-                               stderr what was used, trimmed or skipped and why
-  session verify FILE          state, entry count and warnings
-  session salvage FILE         read a damaged file: every good entry is counted and
-                               every bad line reported
-  session repair FILE          move an unterminated tail to a backup file and cut
-                               the file to its committed lines
-  session import --from pi|claude-code|codex SRC OUT
-                               convert another agent's session file into a new
-                               libsession file OUT; the report (JSON) on stderr
-  session export --to pi FILE LEAF OUT
-                               write FILE's tree as a new pi session file OUT that
-                               resumes at LEAF
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// What follows every verb's list in `session --help`: which verbs write, how text is
+/// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
+const AFTER_HELP: &str = "\
 Every verb but repair and label opens FILE read-only (import and export create a new
-OUT and never overwrite one). Text read from the file is
-shown with control characters escaped (\\xHH, \\u{HHHH}); JSON output stays JSON.
+OUT and never overwrite one). Where LEAF is optional it defaults to the latest leaf.
+Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
+JSON output stays JSON.
 
 exit codes (the same for every verb):
   0    done; the file is clean
@@ -50,173 +25,421 @@ exit codes (the same for every verb):
   2    the file is corrupt or the request failed (e.g. no such leaf)
   3    an I/O error (including a FILE that is missing or not a regular file)
   4    the file is locked by a writer (repair, label)
-  64   a usage error (unknown verb, wrong arguments, a LEAF that is not UTF-8)
+  64   a usage error (unknown verb or flag, wrong arguments, a LEAF that is not UTF-8)
   141  stdout was closed before the output was written (`| head -1`); nothing is
        printed on stderr";
 
+/// `session`: restore, inspect and repair libsession JSONL files.
+#[derive(Parser)]
+#[command(
+    name = "session",
+    version,
+    about = "Restore, inspect and repair libsession session files (JSONL).",
+    after_help = AFTER_HELP,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// The active path to LEAF and its messages.
+    Show(FileLeaf),
+    /// The entries from the root to LEAF (JSON, one per line).
+    Path(FileLeaf),
+    /// The messages on the path to LEAF (JSON, one per line).
+    Messages(FileLeaf),
+    /// Every branch as a tree, LEAF and its path marked.
+    ///
+    /// A run of only children is drawn as a chain and indentation is capped, so the
+    /// output stays linear in the file. LEAF defaults to the latest leaf.
+    Tree {
+        /// The session file.
+        file: PathBuf,
+        /// The leaf whose path is marked.
+        leaf: Option<OsString>,
+        /// The same as LEAF.
+        #[arg(long = "leaf", value_name = "ID", conflicts_with = "leaf")]
+        leaf_flag: Option<OsString>,
+        /// Hide entries deeper than N.
+        #[arg(long, value_name = "N")]
+        depth: Option<u64>,
+        /// Show each entry's label.
+        #[arg(long)]
+        labels: bool,
+        /// Print the nodes as JSON, one per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The direct children of ID, in commit order.
+    Children {
+        /// The session file.
+        file: PathBuf,
+        /// The entry whose children are listed.
+        id: OsString,
+    },
+    /// Every leaf, with the latest by commit and by time.
+    Leaves {
+        /// The session file.
+        file: PathBuf,
+    },
+    /// The sessions in DIR: modified, entries, state, first user text.
+    ///
+    /// Only the head and the tail of each file are read.
+    Ls {
+        /// The folder.
+        dir: PathBuf,
+        /// Look into sub-folders too.
+        #[arg(short, long)]
+        recursive: bool,
+        /// List at most N sessions.
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// The order: newest first, or by path.
+        #[arg(long, value_enum, default_value_t = Sort::Modified)]
+        sort: Sort,
+    },
+    /// Label TARGET with TEXT (an empty TEXT clears the label).
+    ///
+    /// The label entry is appended under the latest entry, so "resume the latest"
+    /// stays on its branch.
+    Label {
+        /// The session file (opened as a writer).
+        file: PathBuf,
+        /// The entry labelled.
+        target: OsString,
+        /// The label.
+        text: OsString,
+    },
+    /// What the model sees for LEAF: compaction, tool pairing, budget.
+    ///
+    /// One JSON line on stdout (the library's build_context), and on stderr what was
+    /// used, trimmed or skipped and why.
+    Context {
+        /// The session file.
+        file: PathBuf,
+        /// The leaf (default: the latest leaf).
+        leaf: Option<OsString>,
+        /// The model's context window, in tokens: turns on the budget.
+        #[arg(long, value_name = "N", value_parser = tokens)]
+        max_tokens: Option<f64>,
+        /// Tokens kept free for the reply (needs --max-tokens).
+        #[arg(long, value_name = "N", value_parser = tokens, requires = "max_tokens")]
+        reserved_output: Option<f64>,
+        /// Tokens kept free as a margin (needs --max-tokens).
+        #[arg(long, value_name = "N", value_parser = tokens, requires = "max_tokens")]
+        safety_margin: Option<f64>,
+        /// What to do with an interaction whose tool calls and results do not pair.
+        #[arg(long, value_enum, value_name = "WHAT")]
+        on_defect: Option<OnDefect>,
+    },
+    /// State, entry count and warnings (every line checked).
+    Verify {
+        /// The session file.
+        file: PathBuf,
+    },
+    /// Read a damaged file: every good entry is counted and every bad line reported.
+    Salvage {
+        /// The session file.
+        file: PathBuf,
+    },
+    /// Move an unterminated tail to a backup file and cut the file to its committed lines.
+    Repair {
+        /// The session file (opened as a writer).
+        file: PathBuf,
+    },
+    /// Convert another agent's session file into a new libsession file.
+    ///
+    /// The report (JSON) goes to stderr. OUT must not exist.
+    Import {
+        /// The source's format.
+        #[arg(long, value_enum)]
+        from: ImportFormat,
+        /// The other agent's session file.
+        src: PathBuf,
+        /// The new libsession file.
+        out: PathBuf,
+    },
+    /// Write FILE's tree as a new pi session file that resumes at LEAF.
+    ///
+    /// LEAF defaults to the latest leaf. OUT must not exist.
+    #[command(override_usage = "session export --to pi FILE [LEAF] OUT")]
+    Export {
+        /// The format written.
+        #[arg(long, value_enum)]
+        to: ExportFormat,
+        /// The session file.
+        file: PathBuf,
+        /// The leaf the pi file resumes at (default: the latest leaf), then OUT, the new
+        /// pi file.
+        #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
+        leaf_out: Vec<OsString>,
+    },
+}
+
+/// `FILE [LEAF]`.
+#[derive(Args)]
+struct FileLeaf {
+    /// The session file.
+    file: PathBuf,
+    /// The leaf (default: the latest leaf).
+    leaf: Option<OsString>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Sort {
+    Modified,
+    Path,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OnDefect {
+    Error,
+    Skip,
+    Keep,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ImportFormat {
+    Pi,
+    ClaudeCode,
+    Codex,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ExportFormat {
+    Pi,
+}
+
+/// A token count: a finite number >= 0.
+fn tokens(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| "takes a number >= 0".to_owned())
+}
+
 /// What the command line asks for. FILE is any path (on Unix, any bytes); LEAF is an
-/// entry id, which is always UTF-8 text.
-pub enum Command<'a> {
+/// entry id, which is always UTF-8 text; `None` asks for the latest leaf.
+pub enum Command {
     Show {
-        file: &'a Path,
-        leaf: &'a str,
+        file: PathBuf,
+        leaf: Option<String>,
     },
     Path {
-        file: &'a Path,
-        leaf: &'a str,
+        file: PathBuf,
+        leaf: Option<String>,
     },
     Messages {
-        file: &'a Path,
-        leaf: &'a str,
+        file: PathBuf,
+        leaf: Option<String>,
     },
     Tree {
-        file: &'a Path,
-        options: TreeArgs<'a>,
+        file: PathBuf,
+        options: TreeArgs,
     },
     Children {
-        file: &'a Path,
-        id: &'a str,
+        file: PathBuf,
+        id: String,
     },
     Leaves {
-        file: &'a Path,
+        file: PathBuf,
     },
     Ls {
-        dir: &'a Path,
+        dir: PathBuf,
         options: LsArgs,
     },
     Label {
-        file: &'a Path,
-        target: &'a str,
-        text: &'a str,
+        file: PathBuf,
+        target: String,
+        text: String,
     },
-    Context(crate::context::Request<'a>),
+    Context(crate::context::Request),
     Verify {
-        file: &'a Path,
+        file: PathBuf,
     },
     Salvage {
-        file: &'a Path,
+        file: PathBuf,
     },
     Repair {
-        file: &'a Path,
+        file: PathBuf,
     },
     Import {
         format: session::interop::Format,
-        source: &'a Path,
-        out: &'a Path,
+        source: PathBuf,
+        out: PathBuf,
     },
     ExportPi {
-        file: &'a Path,
-        leaf: &'a str,
-        out: &'a Path,
+        file: PathBuf,
+        leaf: Option<String>,
+        out: PathBuf,
     },
-    /// `-h`, `--help`, `help`: the usage text on stdout, exit 0.
-    Help,
-    /// Anything else: the reason, if there is more to say, and the usage text on
-    /// stderr, exit 64.
-    Usage(Option<&'static str>),
+}
+
+/// Why the command line was not run: help or the version to print on stdout (exit 0),
+/// or a usage error for stderr (exit 64). `text` is what to print.
+pub struct NotRun {
+    pub text: String,
+    pub usage_error: bool,
 }
 
 /// Reads the arguments after the program name.
-pub fn parse(args: &[OsString]) -> Command<'_> {
-    let Some((verb, rest)) = args.split_first() else {
-        return Command::Usage(None);
-    };
-    let file = |i: usize| rest.get(i).map(Path::new);
-    let leaf = |i: usize| rest.get(i).map(|s| s.to_str().ok_or(LEAF_NOT_UTF8));
-    let (verb, file0, leaf1) = (verb.to_str(), file(0), leaf(1));
-    if verb == Some("context") {
-        return crate::context::parse(rest)
-            .map_or_else(|r| Command::Usage(Some(r)), Command::Context);
-    }
-    match (verb, rest.len(), file0, leaf1) {
-        (Some("show" | "path" | "messages" | "children" | "label"), _, _, Some(Err(reason))) => {
-            Command::Usage(Some(reason))
+pub fn parse(args: &[OsString]) -> Result<Command, NotRun> {
+    let all = std::iter::once(OsStr::new("session")).chain(args.iter().map(OsString::as_os_str));
+    let cli = Cli::try_parse_from(all).map_err(|e| {
+        let usage_error = e.use_stderr();
+        // Styled only for a terminal, as clap itself would print it.
+        let terminal = if usage_error {
+            std::io::stderr().is_terminal()
+        } else {
+            std::io::stdout().is_terminal()
+        };
+        let text = e.render();
+        NotRun {
+            text: if terminal {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            },
+            usage_error,
         }
-        (Some("show"), 2, Some(file), Some(Ok(leaf))) => Command::Show { file, leaf },
-        (Some("path"), 2, Some(file), Some(Ok(leaf))) => Command::Path { file, leaf },
-        (Some("messages"), 2, Some(file), Some(Ok(leaf))) => Command::Messages { file, leaf },
-        (Some("tree"), _, Some(file), _) => match tree_args(&rest[1..]) {
-            Ok(options) => Command::Tree { file, options },
-            Err(reason) => Command::Usage(reason),
-        },
-        (Some("children"), 2, Some(file), Some(Ok(id))) => Command::Children { file, id },
-        (Some("leaves"), 1, Some(file), None) => Command::Leaves { file },
-        (Some("ls"), _, Some(dir), _) => match ls_args(&rest[1..]) {
-            Ok(options) => Command::Ls { dir, options },
-            Err(reason) => Command::Usage(reason),
-        },
-        (Some("label"), 3, Some(file), Some(Ok(target))) => match rest[2].to_str() {
-            Some(text) => Command::Label { file, target, text },
-            None => Command::Usage(Some("TEXT is not UTF-8 text")),
-        },
-        (Some("verify"), 1, Some(file), None) => Command::Verify { file },
-        (Some("salvage"), 1, Some(file), None) => Command::Salvage { file },
-        (Some("repair"), 1, Some(file), None) => Command::Repair { file },
-        (Some("import"), 4, _, _) => import_args(rest),
-        (Some("export"), 5, _, _) => export_args(rest),
-        (Some("-h" | "--help" | "help"), 0, _, _) => Command::Help,
-        _ => Command::Usage(None),
-    }
+    })?;
+    command(cli.verb).map_err(|reason| NotRun {
+        text: format!("session: {reason}\n\nFor more information, try '--help'.\n"),
+        usage_error: true,
+    })
 }
 
-/// `--from pi|claude-code|codex SRC OUT`.
-fn import_args(rest: &[OsString]) -> Command<'_> {
-    let format = rest[1]
-        .to_str()
-        .and_then(session::interop::Format::from_name);
-    match (rest[0].to_str(), format) {
-        (Some("--from"), Some(format)) => Command::Import {
-            format,
-            source: Path::new(&rest[2]),
-            out: Path::new(&rest[3]),
+/// The verb as a [`Command`]; `Err` is the reason for a usage error that clap cannot
+/// see (text that must be UTF-8).
+fn command(verb: Verb) -> Result<Command, &'static str> {
+    Ok(match verb {
+        Verb::Show(FileLeaf { file, leaf }) => Command::Show {
+            file,
+            leaf: leaf_id(leaf)?,
         },
-        _ => Command::Usage(Some("import takes --from pi|claude-code|codex SRC OUT")),
-    }
-}
-
-/// `--to pi FILE LEAF OUT`.
-fn export_args(rest: &[OsString]) -> Command<'_> {
-    match (rest[0].to_str(), rest[1].to_str(), rest[3].to_str()) {
-        (Some("--to"), Some("pi"), Some(leaf)) => Command::ExportPi {
-            file: Path::new(&rest[2]),
+        Verb::Path(FileLeaf { file, leaf }) => Command::Path {
+            file,
+            leaf: leaf_id(leaf)?,
+        },
+        Verb::Messages(FileLeaf { file, leaf }) => Command::Messages {
+            file,
+            leaf: leaf_id(leaf)?,
+        },
+        Verb::Tree {
+            file,
             leaf,
-            out: Path::new(&rest[4]),
+            leaf_flag,
+            depth,
+            labels,
+            json,
+        } => Command::Tree {
+            file,
+            options: TreeArgs {
+                leaf: leaf_id(leaf.or(leaf_flag))?,
+                depth,
+                labels,
+                json,
+            },
         },
-        (Some("--to"), Some("pi"), None) => Command::Usage(Some(LEAF_NOT_UTF8)),
-        _ => Command::Usage(Some("export takes --to pi FILE LEAF OUT")),
-    }
+        Verb::Children { file, id } => Command::Children {
+            file,
+            id: utf8(id, "ID is not UTF-8 text, so it cannot be an entry id")?,
+        },
+        Verb::Leaves { file } => Command::Leaves { file },
+        Verb::Ls {
+            dir,
+            recursive,
+            limit,
+            sort,
+        } => Command::Ls {
+            dir,
+            options: LsArgs {
+                recursive,
+                limit,
+                by_path: matches!(sort, Sort::Path),
+            },
+        },
+        Verb::Label { file, target, text } => Command::Label {
+            file,
+            target: utf8(
+                target,
+                "TARGET is not UTF-8 text, so it cannot be an entry id",
+            )?,
+            text: utf8(text, "TEXT is not UTF-8 text")?,
+        },
+        Verb::Context {
+            file,
+            leaf,
+            max_tokens,
+            reserved_output,
+            safety_margin,
+            on_defect,
+        } => Command::Context(crate::context::Request::new(
+            file,
+            leaf_id(leaf)?,
+            on_defect.map(|d| match d {
+                OnDefect::Error => "error",
+                OnDefect::Skip => "skip",
+                OnDefect::Keep => "keep",
+            }),
+            [
+                ("maxTokens", max_tokens),
+                ("reservedOutput", reserved_output),
+                ("safetyMargin", safety_margin),
+            ],
+        )),
+        Verb::Verify { file } => Command::Verify { file },
+        Verb::Salvage { file } => Command::Salvage { file },
+        Verb::Repair { file } => Command::Repair { file },
+        Verb::Import { from, src, out } => Command::Import {
+            format: match from {
+                ImportFormat::Pi => session::interop::Format::Pi,
+                ImportFormat::ClaudeCode => session::interop::Format::ClaudeCode,
+                ImportFormat::Codex => session::interop::Format::Codex,
+            },
+            source: src,
+            out,
+        },
+        Verb::Export {
+            to: ExportFormat::Pi,
+            file,
+            mut leaf_out,
+        } => {
+            let out = PathBuf::from(leaf_out.pop().unwrap_or_default());
+            Command::ExportPi {
+                file,
+                leaf: leaf_id(leaf_out.pop())?,
+                out,
+            }
+        }
+    })
 }
 
 const LEAF_NOT_UTF8: &str = "LEAF is not UTF-8 text, so it cannot be an entry id";
 
+fn leaf_id(leaf: Option<OsString>) -> Result<Option<String>, &'static str> {
+    leaf.map(|l| utf8(l, LEAF_NOT_UTF8)).transpose()
+}
+
+fn utf8(text: OsString, reason: &'static str) -> Result<String, &'static str> {
+    text.into_string().map_err(|_| reason)
+}
+
 /// The options of `tree`.
 #[derive(Default)]
-pub struct TreeArgs<'a> {
-    /// The entry whose path is marked; default the last entry.
-    pub leaf: Option<&'a str>,
+pub struct TreeArgs {
+    /// The entry whose path is marked; default the latest leaf.
+    pub leaf: Option<String>,
     /// Hide entries deeper than this.
     pub depth: Option<u64>,
     /// Show each entry's label.
     pub labels: bool,
     /// Nodes as JSON, one per line.
     pub json: bool,
-}
-
-/// `[LEAF] [--leaf ID] [--depth N] [--labels] [--json]`.
-fn tree_args(args: &[OsString]) -> Result<TreeArgs<'_>, Option<&'static str>> {
-    let mut options = TreeArgs::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.to_str() {
-            Some("--leaf") => options.leaf = Some(utf8_leaf(args.next())?),
-            Some("--depth") => options.depth = Some(number(args.next(), DEPTH_NOT_NUMBER)?),
-            Some("--labels") => options.labels = true,
-            Some("--json") => options.json = true,
-            _ if options.leaf.is_none() => options.leaf = Some(utf8_leaf(Some(arg))?),
-            _ => return Err(None),
-        }
-    }
-    Ok(options)
 }
 
 /// The options of `ls`.
@@ -227,35 +450,3 @@ pub struct LsArgs {
     /// Sort by path instead of newest first.
     pub by_path: bool,
 }
-
-/// `[--recursive] [--limit N] [--sort modified|path]`.
-fn ls_args(args: &[OsString]) -> Result<LsArgs, Option<&'static str>> {
-    let mut options = LsArgs::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.to_str() {
-            Some("--recursive" | "-r") => options.recursive = true,
-            Some("--limit") => options.limit = Some(number(args.next(), LIMIT_NOT_NUMBER)?),
-            Some("--sort") => match args.next().and_then(|a| a.to_str()) {
-                Some("modified") => options.by_path = false,
-                Some("path") => options.by_path = true,
-                _ => return Err(Some("--sort takes modified or path")),
-            },
-            _ => return Err(None),
-        }
-    }
-    Ok(options)
-}
-
-fn utf8_leaf(arg: Option<&OsString>) -> Result<&str, Option<&'static str>> {
-    arg.ok_or(None)?.to_str().ok_or(Some(LEAF_NOT_UTF8))
-}
-
-fn number(arg: Option<&OsString>, reason: &'static str) -> Result<u64, Option<&'static str>> {
-    arg.and_then(|a| a.to_str())
-        .and_then(|a| a.parse().ok())
-        .ok_or(Some(reason))
-}
-
-const DEPTH_NOT_NUMBER: &str = "--depth takes a whole number";
-const LIMIT_NOT_NUMBER: &str = "--limit takes a whole number";

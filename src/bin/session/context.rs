@@ -3,107 +3,59 @@
 //! stderr says in words which compaction was used, what the budget trimmed and why,
 //! and which interactions were skipped or kept with a tool-pairing defect.
 
-use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 use session::{BudgetReason, Context, ContextOptions, Defect};
 
 use crate::exit;
-use crate::output::{Out, Outcome, note, open};
+use crate::output::{Out, Outcome, latest_or, note, open};
 use crate::term;
 
-/// `session context FILE LEAF [options]`, parsed.
-pub struct Request<'a> {
-    pub file: &'a Path,
-    pub leaf: &'a str,
+/// `session context FILE [LEAF] [options]`, parsed.
+pub struct Request {
+    pub file: PathBuf,
+    /// The leaf; `None` for the latest leaf.
+    pub leaf: Option<String>,
     /// The library's options object, built from the flags as JSON so that the
     /// library's own checks and defaults apply.
     options: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The budget flags and the `budget` member each sets.
-const BUDGET_FLAGS: [(&str, &str, &str); 3] = [
-    (
-        "--max-tokens",
-        "maxTokens",
-        "--max-tokens takes a number >= 0",
-    ),
-    (
-        "--reserved-output",
-        "reservedOutput",
-        "--reserved-output takes a number >= 0",
-    ),
-    (
-        "--safety-margin",
-        "safetyMargin",
-        "--safety-margin takes a number >= 0",
-    ),
-];
-
-/// Reads `FILE LEAF` and the flags, each as `--flag VALUE` or `--flag=VALUE`, in any
-/// order after the verb. `Err` is the reason for a usage error.
-pub fn parse(args: &[OsString]) -> Result<Request<'_>, &'static str> {
-    let mut positional: Vec<&OsString> = Vec::new();
-    let mut budget = serde_json::Map::new();
-    let mut options = serde_json::Map::new();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let Some(text) = arg.to_str().filter(|t| t.starts_with("--")) else {
-            positional.push(arg);
-            continue;
-        };
-        let (flag, value) = match text.split_once('=') {
-            Some((flag, value)) => (flag, value),
-            None => (
-                text,
-                rest.next()
-                    .and_then(|v| v.to_str())
-                    .ok_or("an option needs a value (UTF-8 text)")?,
-            ),
-        };
-        if flag == "--on-defect" {
-            if !matches!(value, "error" | "skip" | "keep") {
-                return Err("--on-defect takes error, skip or keep");
-            }
-            options.insert("onDefect".into(), value.into());
-            continue;
+impl Request {
+    /// The request for `file` and `leaf`, with `--on-defect` and the budget flags
+    /// (each member of `budget` that was given).
+    pub fn new(
+        file: PathBuf,
+        leaf: Option<String>,
+        on_defect: Option<&str>,
+        budget: [(&str, Option<f64>); 3],
+    ) -> Request {
+        let mut options = serde_json::Map::new();
+        if let Some(on_defect) = on_defect {
+            options.insert("onDefect".into(), on_defect.into());
         }
-        let (_, member, reason) = BUDGET_FLAGS
-            .iter()
-            .find(|(name, _, _)| *name == flag)
-            .ok_or("context takes --max-tokens, --reserved-output, --safety-margin, --on-defect")?;
-        let tokens = value
-            .parse::<f64>()
-            .ok()
-            .filter(|n| n.is_finite() && *n >= 0.0)
-            .ok_or(*reason)?;
-        budget.insert((*member).into(), tokens.into());
-    }
-    let [file, leaf] = positional[..] else {
-        return Err("context takes FILE and LEAF");
-    };
-    let leaf = leaf
-        .to_str()
-        .ok_or("LEAF is not UTF-8 text, so it cannot be an entry id")?;
-    if !budget.is_empty() {
-        if !budget.contains_key("maxTokens") {
-            return Err("--reserved-output and --safety-margin need --max-tokens");
+        let budget: serde_json::Map<String, serde_json::Value> = budget
+            .into_iter()
+            .filter_map(|(member, value)| Some((member.to_owned(), value?.into())))
+            .collect();
+        if !budget.is_empty() {
+            options.insert("budget".into(), budget.into());
         }
-        options.insert("budget".into(), budget.into());
+        Request {
+            file,
+            leaf,
+            options,
+        }
     }
-    Ok(Request {
-        file: Path::new(file),
-        leaf,
-        options,
-    })
 }
 
-pub fn context(out: &mut Out, request: &Request<'_>) -> Outcome {
+pub fn context(out: &mut Out, request: &Request) -> Outcome {
     let options =
         ContextOptions::from_json(&serde_json::Value::from(request.options.clone()).to_string())?;
-    let (store, report) = open(request.file, false)?;
-    let context = store.build_context(request.leaf, &options, None)?;
+    let (store, report) = open(&request.file, false)?;
+    let leaf = latest_or(&store, request.leaf.as_deref())?;
+    let context = store.build_context(&leaf, &options, None)?;
     writeln!(out, "{}", term::json(&context.to_json()))?;
     out.flush()?;
     for line in explain(&context) {

@@ -1,5 +1,5 @@
 //! The exit-code table: the one place that says which outcome exits with which code.
-//! The usage text (`args::USAGE`) and the README list the same table; tests/cli.rs
+//! The help text (`args::AFTER_HELP`) and the README list the same table; tests/cli.rs
 //! checks it verb by verb.
 
 use std::io;
@@ -54,6 +54,10 @@ pub fn finish(outcome: Outcome) -> ExitCode {
         Failure::Session(e) => {
             note(&e.to_string());
             for_error(&e)
+        }
+        Failure::Request(reason) => {
+            note(reason);
+            FAILED
         }
         Failure::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe => CLOSED_PIPE,
         Failure::Stdout(e) => {

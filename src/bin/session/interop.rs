@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use session::interop::{Format, export_pi_file, import_file};
 
-use crate::output::{Outcome, open};
+use crate::output::{Outcome, latest_or, open};
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
 /// file `out` (never overwriting one); the report goes to stderr as one JSON line.
@@ -16,9 +16,11 @@ pub fn import(format: Format, source: &Path, out: &Path) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the tree of `file` as a new pi session file `out` that resumes at `leaf`.
-pub fn export_pi(file: &Path, leaf: &str, out: &Path) -> Outcome {
+/// Writes the tree of `file` as a new pi session file `out` that resumes at `leaf`
+/// (default: the latest leaf).
+pub fn export_pi(file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
     let (store, _) = open(file, false)?;
+    let leaf = &latest_or(&store, leaf)?;
     let entries = store.entries()?;
     export_pi_file(&entries, leaf, out)?;
     Ok(ExitCode::SUCCESS)

@@ -4,7 +4,7 @@
 //! opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
-//! Layout: `args` turns the command line into a [`args::Command`], `exit` is the
+//! Layout: `args` turns the command line into a [`args::Command`] (on clap), `exit` is the
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
@@ -34,36 +34,38 @@ use output::Out;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let command = match args::parse(&args) {
+        Ok(command) => command,
+        Err(not_run) if not_run.usage_error => {
+            let _ = write!(std::io::stderr().lock(), "{}", not_run.text);
+            return exit::usage();
+        }
+        Err(help) => {
+            let mut out = Out::new();
+            let printed = write!(out, "{}", help.text).and_then(|()| out.flush());
+            return exit::finish(printed.map(|()| ExitCode::SUCCESS).map_err(Into::into));
+        }
+    };
     let mut out = Out::new();
-    let outcome = match args::parse(&args) {
-        Command::Show { file, leaf } => read::show(&mut out, file, leaf),
-        Command::Path { file, leaf } => read::path(&mut out, file, leaf),
-        Command::Messages { file, leaf } => read::messages(&mut out, file, leaf),
-        Command::Tree { file, options } => tree::tree(&mut out, file, &options),
-        Command::Children { file, id } => children::children(&mut out, file, id),
-        Command::Leaves { file } => leaves::leaves(&mut out, file),
-        Command::Ls { dir, options } => ls::ls(&mut out, dir, &options),
-        Command::Label { file, target, text } => label::label(&mut out, file, target, text),
+    let outcome = match command {
+        Command::Show { file, leaf } => read::show(&mut out, &file, leaf.as_deref()),
+        Command::Path { file, leaf } => read::path(&mut out, &file, leaf.as_deref()),
+        Command::Messages { file, leaf } => read::messages(&mut out, &file, leaf.as_deref()),
+        Command::Tree { file, options } => tree::tree(&mut out, &file, &options),
+        Command::Children { file, id } => children::children(&mut out, &file, &id),
+        Command::Leaves { file } => leaves::leaves(&mut out, &file),
+        Command::Ls { dir, options } => ls::ls(&mut out, &dir, &options),
+        Command::Label { file, target, text } => label::label(&mut out, &file, &target, &text),
         Command::Context(request) => context::context(&mut out, &request),
-        Command::Verify { file } => check::verify(&mut out, file),
-        Command::Salvage { file } => check::salvage(&mut out, file),
-        Command::Repair { file } => check::repair(&mut out, file),
+        Command::Verify { file } => check::verify(&mut out, &file),
+        Command::Salvage { file } => check::salvage(&mut out, &file),
+        Command::Repair { file } => check::repair(&mut out, &file),
         Command::Import {
             format,
             source,
             out,
-        } => interop::import(format, source, out),
-        Command::ExportPi { file, leaf, out } => interop::export_pi(file, leaf, out),
-        Command::Help => writeln!(out, "{}", args::USAGE)
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(Into::into),
-        Command::Usage(reason) => {
-            if let Some(reason) = reason {
-                output::note(reason);
-            }
-            let _ = writeln!(std::io::stderr().lock(), "{}", args::USAGE);
-            return exit::usage();
-        }
+        } => interop::import(format, &source, &out),
+        Command::ExportPi { file, leaf, out } => interop::export_pi(&file, leaf.as_deref(), &out),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.
     let outcome = outcome.and_then(|code| out.flush().map(|()| code).map_err(Into::into));

@@ -12,6 +12,9 @@ use crate::term;
 /// Why a verb stopped: the library refused, or stdout could not be written.
 pub enum Failure {
     Session(Error),
+    /// The request cannot be answered (exit 2), said in words: e.g. no LEAF was given
+    /// and the session has no entries.
+    Request(&'static str),
     /// Writing stdout failed; `BrokenPipe` when the reader went away (`| head -1`).
     Stdout(io::Error),
 }
@@ -76,6 +79,19 @@ pub fn open_with(file: &Path, salvage: bool, verify: Verify) -> Result<(Store, O
         note(&format!("warning: {warning}"));
     }
     Ok(opened)
+}
+
+/// `leaf`, or the store's latest leaf when none was given.
+pub fn latest_or(store: &Store, leaf: Option<&str>) -> Result<String, Failure> {
+    match leaf {
+        Some(leaf) => Ok(leaf.to_owned()),
+        None => store
+            .latest_leaf()?
+            .map(|node| node.id)
+            .ok_or(Failure::Request(
+                "the session has no entries, so it has no latest leaf",
+            )),
+    }
 }
 
 /// A JSON array, one item per line.

@@ -26,10 +26,10 @@ const PAGE: u64 = 4096;
 pub const MAX_LEVELS: usize = 16;
 const NONE: u32 = u32::MAX;
 
-pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs<'_>) -> Outcome {
+pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs) -> Outcome {
     let (store, report) = open(file, false)?;
-    let leaf = match args.leaf {
-        Some(leaf) => Some(leaf.to_owned()),
+    let leaf = match &args.leaf {
+        Some(leaf) => Some(leaf.clone()),
         None => store.latest_leaf()?.map(|node| node.id),
     };
     let Some(leaf) = leaf else {
@@ -96,7 +96,7 @@ struct Level {
     count: u32,
 }
 
-fn draw(out: &mut Out, nodes: &[Node], leaf: &str, args: &TreeArgs<'_>) -> std::io::Result<()> {
+fn draw(out: &mut Out, nodes: &[Node], leaf: &str, args: &TreeArgs) -> std::io::Result<()> {
     // Nodes arrive in commit order, so a node's index is its seq; children lists in
     // commit order as first-child / next-sibling links.
     let index: HashMap<&str, u32> = nodes
