@@ -19,7 +19,9 @@ fn main() {
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
-    println!("cargo:rerun-if-changed=src/ffi");
+    // cbindgen reads the whole crate (a `pub const` anywhere reaches the header), so
+    // any change under src/ regenerates it; watching only src/ffi left stale headers.
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-env-changed=SESSION_UPDATE_HEADER");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsession.so.{abi_major}");

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
 use crate::error::{CompactionFault, Error, PairingDefect};
-use crate::json::{self, Kind, MAX_DEPTH, Tape};
+use crate::json::{self, MAX_DEPTH, Tape};
 use crate::json_writer::{self, Object};
 use crate::tree::{IdIndex, PathEntry, project_messages};
 
@@ -79,14 +79,7 @@ impl ContextOptions {
     /// Options from a JSON object; absent members keep their defaults, unknown members
     /// and budget numbers that are negative or not finite are [`Error::InvalidOption`].
     pub fn from_json(text: &str) -> Result<ContextOptions, Error> {
-        let invalid = |message: String| Error::InvalidOption { message };
-        let mut tape = Tape::default();
-        json::scan(text.as_bytes(), MAX_DEPTH, &mut tape).map_err(|e| invalid(e.to_string()))?;
-        if tape.nodes.first().map(|n| n.kind) != Some(Kind::Object) {
-            return Err(invalid("options must be a JSON object".into()));
-        }
-        let options: ContextOptions =
-            serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let options: ContextOptions = crate::options::from_json(text)?;
         if let Some(budget) = options.budget {
             for (name, value) in [
                 ("maxTokens", budget.max_tokens),
@@ -94,7 +87,7 @@ impl ContextOptions {
                 ("safetyMargin", budget.safety_margin),
             ] {
                 if !value.is_finite() || value < 0.0 {
-                    return Err(invalid(format!(
+                    return Err(crate::options::invalid(&format!(
                         "budget.{name} must be a finite number >= 0"
                     )));
                 }

@@ -48,6 +48,7 @@ pub mod json;
 mod json_writer;
 pub mod list;
 pub mod nav;
+pub mod options;
 pub mod recover;
 pub mod repair;
 pub mod store;

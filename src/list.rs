@@ -25,7 +25,7 @@ use crate::entry::{Entry, EntryKind, Role, parse_entry};
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
 use crate::json_writer::{self, Object};
-use crate::nav::{options_from_json, preview};
+use crate::nav::preview;
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{State, open_regular_with};
 
@@ -69,7 +69,7 @@ impl ListOptions {
     /// negative or non-integer `limit` or an unknown `sort` is
     /// [`Error::InvalidOption`].
     pub fn from_json(text: &str) -> Result<ListOptions, Error> {
-        options_from_json(text)
+        crate::options::from_json(text)
     }
 }
 

@@ -264,21 +264,8 @@ impl TreeOptions {
     /// non-integer `afterSeq`, `limit` or `previewChars`, a member of the wrong type,
     /// or an unknown member is [`Error::InvalidOption`].
     pub fn from_json(text: &str) -> Result<TreeOptions, Error> {
-        options_from_json(text)
+        crate::options::from_json(text)
     }
-}
-
-/// Options from a JSON object with the hygiene of entries (no duplicate keys).
-pub(crate) fn options_from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    let invalid = |message: String| Error::InvalidOption {
-        message: preview(&message, 200),
-    };
-    let mut tape = Tape::default();
-    json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape).map_err(|e| invalid(e.to_string()))?;
-    if tape.nodes.first().map(|n| n.kind) != Some(Kind::Object) {
-        return Err(invalid("options must be a JSON object".into()));
-    }
-    serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
 }
 
 /// A page of the tree in commit order.

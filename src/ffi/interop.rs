@@ -78,16 +78,5 @@ pub unsafe extern "C" fn session_import(
 
 /// `options_json` must be an empty object: no options are defined yet.
 fn check_no_options(text: &str) -> Result<(), Error> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(o)) if o.is_empty() => Ok(()),
-        Ok(serde_json::Value::Object(o)) => Err(Error::InvalidOption {
-            message: format!(
-                "unknown option {:?}",
-                o.keys().next().unwrap_or(&String::new())
-            ),
-        }),
-        _ => Err(Error::InvalidOption {
-            message: "options_json must be a JSON object".to_owned(),
-        }),
-    }
+    crate::options::from_json::<crate::options::NoOptions>(text).map(|_| ())
 }

@@ -15,7 +15,6 @@ use super::log::Log;
 use super::replay::{Diagnostic, Replay};
 use crate::entry::ParseOptions;
 use crate::error::{Error, FileChange, IoFailure, IoOp, Warning};
-use crate::json;
 
 /// What a successful append promises about the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -106,18 +105,7 @@ impl JsonlOptions {
     /// Options from JSON, e.g. `{"durability":"fsync_batch","lock":true}`; members
     /// that are absent keep their defaults, unknown members are an error.
     pub fn from_json(text: &str) -> Result<JsonlOptions, Error> {
-        // The message may quote the offending value: keep it short whatever its size.
-        let invalid = |message: String| Error::InvalidOption {
-            message: clip(message, 200),
-        };
-        // The same hygiene as entries (no duplicate keys), and an object only.
-        let mut tape = json::Tape::default();
-        json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
-            .map_err(|e| invalid(e.to_string()))?;
-        if tape.nodes.first().map(|n| n.kind) != Some(json::Kind::Object) {
-            return Err(invalid("options must be a JSON object".into()));
-        }
-        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+        crate::options::from_json(text)
     }
 
     /// How this store parses entries.
@@ -129,14 +117,6 @@ impl JsonlOptions {
 
     fn writes(&self) -> bool {
         !(self.read_only || self.salvage)
-    }
-}
-
-/// `text` cut to at most `max` characters, marked with `…` when cut.
-fn clip(text: String, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
     }
 }
 

@@ -32,7 +32,6 @@ use std::cell::RefCell;
 use crate::context::{self, Context, ContextOptions, Estimator};
 use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
-use crate::json;
 use crate::json_writer::{self, Object};
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
@@ -266,14 +265,7 @@ pub struct MemoryOptions {
 impl MemoryOptions {
     /// Options from a JSON object; unknown members are [`Error::InvalidOption`].
     pub fn from_json(text: &str) -> Result<MemoryOptions, Error> {
-        let invalid = |message: String| Error::InvalidOption { message };
-        let mut tape = json::Tape::default();
-        json::scan(text.as_bytes(), json::MAX_DEPTH, &mut tape)
-            .map_err(|e| invalid(e.to_string()))?;
-        if tape.nodes.first().map(|n| n.kind) != Some(json::Kind::Object) {
-            return Err(invalid("options must be a JSON object".into()));
-        }
-        serde_json::from_str(text).map_err(|e| invalid(e.to_string()))
+        crate::options::from_json(text)
     }
 }
 
