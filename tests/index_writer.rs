@@ -354,3 +354,17 @@ fn an_orphaned_index_is_never_listed_and_goes_when_its_session_is_created_again(
     drop(store);
     assert!(!index_path(&path).exists());
 }
+
+// The fuzz target `index_writer` reaches the writer: its seeds get an index.
+
+#[test]
+fn the_index_writer_fuzz_seeds_reach_the_index_writer() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/index_writer");
+    for seed in ["seed-chapter", "seed-chapter-appends", "seed-generated-20"] {
+        let data = read_file(&corpus.join(seed));
+        assert!(
+            common::properties::index_writer_rounds(&data),
+            "{seed} left no index"
+        );
+    }
+}
