@@ -141,3 +141,34 @@ pub(crate) fn create_sidecar(path: &Path, like: &Metadata) -> io::Result<File> {
     file.set_permissions(Permissions::from_mode(mode))?;
     Ok(file)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sidecar_names_fit_name_max_and_stay_distinct() {
+        let short = sidecar_name(OsStr::new("s.jsonl"), ".", ".repair-1.tmp");
+        assert_eq!(short, ".s.jsonl.repair-1.tmp");
+        let (a, b) = (
+            format!("{}a.jsonl", "é".repeat(122)),
+            format!("{}b.jsonl", "é".repeat(122)),
+        );
+        for (prefix, suffix) in [
+            (".", ".repair-10000.tmp"),
+            ("", ".tail-1.bak"),
+            ("", ".tmp"),
+        ] {
+            let (x, y) = (
+                sidecar_name(OsStr::new(&a), prefix, suffix),
+                sidecar_name(OsStr::new(&b), prefix, suffix),
+            );
+            assert_ne!(x, y);
+            for name in [&x, &y] {
+                assert!(name.len() <= NAME_MAX, "{name:?}");
+                let text = name.to_str().expect("cut on a character boundary");
+                assert!(text.starts_with(prefix) && text.ends_with(suffix), "{text}");
+            }
+        }
+    }
+}
