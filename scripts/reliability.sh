@@ -84,11 +84,11 @@ fuzz_one() { # target seconds
 }
 
 if [ "$fuzz_seconds" -gt 0 ]; then
-  step "fuzzing: $fuzz_seconds s per target (parse_entry, recover_jsonl, path_to, build_context, import, index_reader)"
+  step "fuzzing: $fuzz_seconds s per target (parse_entry, recover_jsonl, path_to, build_context, import, index_reader, index_writer)"
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
   RUSTC_BOOTSTRAP=1 cargo fuzz build ${FUZZ_SANITIZER:+-s "$FUZZ_SANITIZER"} >"$logs/fuzz-build.log" 2>&1 \
     || { echo "cargo fuzz build failed: see $logs/fuzz-build.log (try FUZZ_SANITIZER=none)"; exit 1; }
-  # Two targets at once on two cores, three times.
+  # Two targets at once on two cores, three times; then the last one.
   fuzz_one parse_entry "$fuzz_seconds" >"$logs/fuzz-parse_entry.summary" &
   first=$!
   fuzz_one recover_jsonl "$fuzz_seconds" >"$logs/fuzz-recover_jsonl.summary" || status=1
@@ -101,6 +101,8 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   first=$!
   fuzz_one index_reader "$fuzz_seconds" >"$logs/fuzz-index_reader.summary" || status=1
   wait "$first" || status=1
+  # The index writer's target writes and reopens files in the temp folder: alone.
+  fuzz_one index_writer "$fuzz_seconds" >"$logs/fuzz-index_writer.summary" || status=1
 else
   step "fuzzing skipped (FUZZ_SECONDS=0); the corpus replay (T15) ran above"
 fi

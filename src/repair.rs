@@ -12,21 +12,25 @@
 //!    temporary name (`.<name>.repair-<k>.tmp`) never looks like a backup, so a
 //!    repair that fails or is killed leaves no partial `.bak`; on a failure it is
 //!    removed. The backup has the session file's permissions (and owner, where the
-//!    process may set it) and is never created through a symbolic link;
+//!    process may set it) and is never created through a symbolic link. Both names
+//!    fit `NAME_MAX` whatever the session name's length: a name part that would not is
+//!    cut and followed by `~` and 16 hex digits of its checksum;
 //! 3. truncate the file to its committed prefix and fsync it.
 //!
 //! Until step 3 the file is untouched; truncation only ever removes the uncommitted
 //! tail. The repair takes the writer's advisory lock, so it cannot run under an open
 //! writer that holds it.
 
-use std::fs::{File, Metadata, OpenOptions, Permissions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoOp};
 use crate::json_writer::Object;
-use crate::store::{Piece, Reader, Replay, SessionFile, io_error, lock, open_regular, sync_dir};
+use crate::store::{
+    Piece, Reader, Replay, SessionFile, create_sidecar, io_error, lock, open_regular, sidecar_name,
+    sync_dir,
+};
 
 /// What a repair did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,16 +79,7 @@ pub struct RealRepairIo;
 
 impl RepairIo for RealRepairIo {
     fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)?;
-        // Best effort: only a privileged process may give a file to another owner.
-        let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
-        file.set_permissions(Permissions::from_mode(like.mode() & 0o777))?;
-        Ok(Box::new(file))
+        Ok(Box::new(create_sidecar(path, like)?))
     }
 
     fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
@@ -160,11 +155,10 @@ fn back_up_tail(
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".to_owned());
+        .unwrap_or_else(|| std::ffi::OsStr::new("session"));
     let (temp_path, mut temp) = first_free(
         path,
-        |k| format!(".{name}.repair-{k}.tmp"),
+        |k| sidecar_name(name, ".", &format!(".repair-{k}.tmp")),
         |p| io.create_backup(p, &like),
     )?;
     let copied = copy_tail(file, path, from, temp.as_mut(), &temp_path);
@@ -172,7 +166,7 @@ fn back_up_tail(
     let published = copied.and_then(|()| {
         first_free(
             path,
-            |k| format!("{name}.tail-{k}.bak"),
+            |k| sidecar_name(name, "", &format!(".tail-{k}.bak")),
             |p| io.publish_backup(&temp_path, p),
         )
     });
@@ -217,7 +211,7 @@ fn copy_tail(
 /// with `AlreadyExists`.
 fn first_free<T>(
     path: &Path,
-    name: impl Fn(u32) -> String,
+    name: impl Fn(u32) -> std::ffi::OsString,
     mut attempt: impl FnMut(&Path) -> io::Result<T>,
 ) -> Result<(PathBuf, T), Error> {
     for k in 1..=10_000u32 {

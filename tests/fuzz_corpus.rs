@@ -12,17 +12,20 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::properties::{check_build_context, check_parse_entry, check_path_to, check_recover};
+use common::properties::{
+    check_build_context, check_index_writer, check_parse_entry, check_path_to, check_recover,
+};
 use common::*;
 
 /// A fuzz target's property check.
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 4] = [
+const TARGETS: [(&str, Check); 5] = [
     ("parse_entry", check_parse_entry),
     ("recover_jsonl", check_recover),
     ("path_to", check_path_to),
     ("build_context", check_build_context),
+    ("index_writer", check_index_writer),
 ];
 
 fn fuzz_dir() -> PathBuf {
@@ -201,6 +204,28 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         bytes[0] = b'a'; // not '[': the byte encoding
         add("path_to", &format!("encoded-{i}"), bytes);
     }
+
+    // index_writer: a flag byte (bit 0 raw lines, bit 1 cut the last newline, bits 2-3
+    // append in the first and second writer), then the lines.
+    let label = r#"{"id":"l","parentId":"a-final","timestamp":8,"type":"metadata","key":"session.label","value":{"targetId":"u-1","label":"start"}}"#;
+    let with_label = [CHAPTER.join("\n").as_bytes(), b"\n", label.as_bytes()].concat();
+    for (name, flags) in [("chapter", 0), ("chapter-appends", 12), ("chapter-torn", 6)] {
+        add(
+            "index_writer",
+            name,
+            [&[flags][..], &with_label[..]].concat(),
+        );
+    }
+    add(
+        "index_writer",
+        "chapter-raw-blank-line",
+        [&[1u8][..], format!("{U1}\n\n{A_ALT} \n").as_bytes()].concat(),
+    );
+    add(
+        "index_writer",
+        "generated-20",
+        [&[8u8][..], &small.bytes[..]].concat(),
+    );
     seeds
 }
 

@@ -360,7 +360,11 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   line damaged in place without changing the file's size and modification time
 ///   (outside the checks above) is `SESSION_ERR_CORRUPT_LINE` with its `line` from the
 ///   calls that read it, not from open, and the store is not tainted. A damaged index
-///   found by a call makes that call replay the file and answer from it.
+///   found by a call makes that call replay the file and answer from it. The index
+///   gets the session file's permissions (and owner, where allowed), is never written
+///   through a symbolic link or onto a FIFO, and is never written from checksums of
+///   bytes another program changed under the writer (the writer removes it then). A
+///   session whose `<path>.idx` name would exceed 255 bytes has none.
 /// - `"verify"` (default `"index"`): `"full"` checks every line at open, as without an
 ///   index (the index is still kept); `session` CLI's `verify` always does.
 /// - `"strictRoles"` (default `false`): reject extension roles and content blocks
@@ -419,7 +423,9 @@ pub unsafe extern "C" fn session_jsonl_store_open_with(
 /// untouched) removes its temporary, and one that is killed leaves only a temporary,
 /// which no later repair takes for a backup. The backup has the session file's
 /// permissions (and owner, where the process may set it) and is never created
-/// through a symbolic link. The result is
+/// through a symbolic link. For a session name so long that a derived name would
+/// exceed 255 bytes (`NAME_MAX`), the name part is cut and followed by `~` and 16 hex
+/// digits of a checksum of the name. The result is
 /// `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
 /// unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
 /// second repair changes nothing. Afterwards the file opens `ready`.

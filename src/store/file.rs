@@ -2,8 +2,11 @@
 //! (a failing write, a short write that leaves half a line, a failing sync) while the
 //! production implementation is the real file opened for append.
 
-use std::fs::File;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, Metadata, OpenOptions, Permissions};
 use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -87,4 +90,85 @@ pub(crate) fn sync(file: &mut dyn SessionFile) -> io::Result<()> {
 /// The library error for a failed operation `op` on `path`.
 pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
     Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
+}
+
+/// The longest file name Linux file systems take (`NAME_MAX`).
+pub(crate) const NAME_MAX: usize = 255;
+
+/// A file name for a sidecar of the session file named `name`: `prefix`, the name and
+/// `suffix`, at most [`NAME_MAX`] bytes. When the whole would be longer, the name part
+/// is cut (never inside a UTF-8 character) and followed by `~` and 16 hex digits of a
+/// checksum of the whole name, so sidecars of different long names stay different.
+pub(crate) fn sidecar_name(name: &OsStr, prefix: &str, suffix: &str) -> OsString {
+    let bytes = name.as_bytes();
+    let mut out = OsString::from(prefix);
+    if prefix.len() + bytes.len() + suffix.len() <= NAME_MAX {
+        out.push(name);
+    } else {
+        let tag = format!("~{:016x}", super::index::Hash64::of(bytes));
+        let mut keep = NAME_MAX.saturating_sub(prefix.len() + tag.len() + suffix.len());
+        // Back off to the start of a character (a UTF-8 continuation byte is 0b10xx_xxxx).
+        while keep > 0 && bytes.get(keep).is_some_and(|b| b & 0xC0 == 0x80) {
+            keep -= 1;
+        }
+        out.push(OsStr::from_bytes(bytes.get(..keep).unwrap_or_default()));
+        out.push(tag);
+    }
+    out.push(suffix);
+    out
+}
+
+/// Creates a new file at `path` for bytes derived from the session file whose metadata
+/// is `like` (a backup, an index): never through a symbolic link or over anything that
+/// exists (`AlreadyExists` then, without opening it, so a FIFO there never blocks),
+/// created 0600 and then given the session file's permission bits and, where the
+/// process may set it, its owner. Never wider: group bits are dropped when the file
+/// could not be given the session file's group.
+pub(crate) fn create_sidecar(path: &Path, like: &Metadata) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    // Best effort: only a privileged process may give a file to another owner (or to a
+    // group it is not in).
+    let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
+    let mut mode = like.mode() & 0o777;
+    if file.metadata()?.gid() != like.gid() {
+        mode &= !0o070;
+    }
+    file.set_permissions(Permissions::from_mode(mode))?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sidecar_names_fit_name_max_and_stay_distinct() {
+        let short = sidecar_name(OsStr::new("s.jsonl"), ".", ".repair-1.tmp");
+        assert_eq!(short, ".s.jsonl.repair-1.tmp");
+        let (a, b) = (
+            format!("{}a.jsonl", "é".repeat(122)),
+            format!("{}b.jsonl", "é".repeat(122)),
+        );
+        for (prefix, suffix) in [
+            (".", ".repair-10000.tmp"),
+            ("", ".tail-1.bak"),
+            ("", ".tmp"),
+        ] {
+            let (x, y) = (
+                sidecar_name(OsStr::new(&a), prefix, suffix),
+                sidecar_name(OsStr::new(&b), prefix, suffix),
+            );
+            assert_ne!(x, y);
+            for name in [&x, &y] {
+                assert!(name.len() <= NAME_MAX, "{name:?}");
+                let text = name.to_str().expect("cut on a character boundary");
+                assert!(text.starts_with(prefix) && text.ends_with(suffix), "{text}");
+            }
+        }
+    }
 }

@@ -24,7 +24,10 @@
 //!
 //! An index is written only for a file that is exactly its entries' canonical lines
 //! (`json + "\n"` each, no blank lines, no extra whitespace): every file the library
-//! writes itself. Other files open as before, without one.
+//! writes itself. Other files open as before, without one. A writer never writes one
+//! after the file's change time moved other than by its own appends (the records it
+//! holds may then describe bytes that are gone): it removes the index instead (see
+//! `FileSink::write_index`). How the file is created: [`write`].
 //!
 //! Format (version 2, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
 //! header: magic `LSIDX\r\n\x1a`, version `u32`, page size `u32`, record size `u32`,
@@ -44,7 +47,7 @@
 //! xxHash64 (seed 0): they detect change, they do not resist an adversary.
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -1322,24 +1325,40 @@ fn read_extra(bytes: &[u8], header: &Header) -> Option<(Vec<u32>, Vec<IndexedLab
     (at as u64 == header.extra_bytes).then_some((roots, labels))
 }
 
-/// Writes `bytes` as the index of the session at `path`, atomically: a temporary file
-/// beside it, synced when `durable`, renamed over the index (and the directory synced
-/// when `durable`).
-pub(crate) fn write(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+/// Writes `bytes` as the index of the session at `path`, atomically: a new temporary
+/// file beside it, synced when `durable`, renamed over the index (and the directory
+/// synced when `durable`). `like` is the session file's metadata: the index gets its
+/// permission bits and owner (see [`super::file::create_sidecar`]).
+///
+/// The temporary is created exclusively, never through a symbolic link, under the
+/// first free name among `<file>.idx.tmp`, `<file>.idx.tmp-2`, … (shortened to fit
+/// `NAME_MAX`): whatever already exists at a name (a link, a FIFO, another writer's
+/// file) is never opened. A writer holding the lock (`locked`) removes a regular file
+/// left at a name by a writer that was killed. The rename replaces whatever is at
+/// `<file>.idx` (a symbolic link is replaced, not written through). A session whose
+/// index name would exceed `NAME_MAX` gets no index (`InvalidInput`).
+pub(crate) fn write(
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    like: &fs::Metadata,
+    locked: bool,
+) -> io::Result<()> {
     let target = index_path(path);
-    let mut temp = target.clone().into_os_string();
-    temp.push(".tmp");
-    let temp = PathBuf::from(temp);
+    let name = target.file_name().unwrap_or_default().to_owned();
+    if name.len() > super::file::NAME_MAX {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the index name would be longer than NAME_MAX",
+        ));
+    }
+    let (temp, mut file) = create_temp(&target, &name, like, locked)?;
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)?;
         file.write_all(bytes)?;
         if durable {
             file.sync_all()?;
         }
+        drop(file);
         fs::rename(&temp, &target)?;
         if durable {
             super::jsonl::sync_dir(&target)?;
@@ -1350,6 +1369,40 @@ pub(crate) fn write(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> 
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// A new temporary file for the index `target` (named `name`): see [`write`].
+fn create_temp(
+    target: &Path,
+    name: &std::ffi::OsStr,
+    like: &fs::Metadata,
+    locked: bool,
+) -> io::Result<(PathBuf, File)> {
+    for k in 1..=100u32 {
+        let suffix = if k == 1 {
+            ".tmp".to_owned()
+        } else {
+            format!(".tmp-{k}")
+        };
+        let temp = target.with_file_name(super::file::sidecar_name(name, "", &suffix));
+        for attempt in 0..2 {
+            match super::file::create_sidecar(&temp, like) {
+                Ok(file) => return Ok((temp, file)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let stale = fs::symlink_metadata(&temp).is_ok_and(|m| m.file_type().is_file());
+                    if locked && attempt == 0 && stale && fs::remove_file(&temp).is_ok() {
+                        continue;
+                    }
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free name for the index's temporary file",
+    ))
 }
 
 /// Removes the index of the session at `path`, if any (after a repair).

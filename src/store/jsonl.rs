@@ -73,7 +73,9 @@ pub struct JsonlOptions {
     /// Use and keep the session index `<file>.idx` (a cache beside the file that lets
     /// open skip parsing the lines it covers; see [`super::index_path`]). Readers use it
     /// and never write it; a writer writes it after open, every
-    /// 65,536 appends or 64 MiB, and at close (best effort). Default: on.
+    /// 65,536 appends or 64 MiB, and at close (best effort), with the session file's
+    /// permissions, and removes it instead when another program changed the file
+    /// under it. Default: on.
     pub index: bool,
     /// What open checks of the lines a session index covers: `"index"` (default) reads
     /// them on demand and validates each at its first read, so damage there is
@@ -145,6 +147,12 @@ pub(crate) fn open(
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
+    if created {
+        // An index left by a session file that was deleted describes no file here: it
+        // could never be used (another inode, or a size it does not have), but it
+        // is removed rather than left to chance. Best effort.
+        let _ = index::remove_index(&absolute);
+    }
     // A strict open checks every line: an index written without those checks is not used.
     let use_index = options.index && !options.salvage && !options.strict_roles;
     let meta = file
@@ -207,6 +215,8 @@ pub(crate) fn open(
             indexable,
             indexed_count,
             since_index: (0, 0),
+            known_change: change_time(&meta),
+            observed_change: None,
         };
         sink.write_index(&log);
         Some(sink)
@@ -382,6 +392,19 @@ pub(crate) struct FileSink {
     indexed_count: u64,
     /// Appends and bytes since the index was last written.
     since_index: (u64, u64),
+    /// The file's change time (`ctime`) when this writer last knew its bytes to be
+    /// what its log says: at open (taken before the file was read), then after each
+    /// of its own appends. A different change time before an append or an index write
+    /// means another program changed the file (or its metadata) meanwhile.
+    known_change: (i64, i64),
+    /// The change time the identity check saw just before an append.
+    observed_change: Option<(i64, i64)>,
+}
+
+/// The change time (`ctime`) of a file: it moves with every write, truncation,
+/// `chmod` or `chown`, and no program can set it back (unlike the modification time).
+fn change_time(meta: &fs::Metadata) -> (i64, i64) {
+    (meta.ctime(), meta.ctime_nsec())
 }
 
 impl Drop for FileSink {
@@ -407,7 +430,7 @@ impl FileSink {
     /// Before an append: the path still names our file, and its size is ours. One
     /// `stat` of the path answers both: when it names our inode, its size is our
     /// file's size.
-    pub(crate) fn check_identity(&self) -> Result<(), IoFailure> {
+    pub(crate) fn check_identity(&mut self) -> Result<(), IoFailure> {
         if !self.check_identity {
             return Ok(());
         }
@@ -425,7 +448,10 @@ impl FileSink {
                 expected: self.end,
                 actual: named.len(),
             },
-            Ok(_) => return Ok(()),
+            Ok(named) => {
+                self.observed_change = Some(change_time(&named));
+                return Ok(());
+            }
         };
         Err(IoFailure::changed(&self.path.display().to_string(), change))
     }
@@ -446,8 +472,23 @@ impl FileSink {
             // The `\n` that ends the blank piece is not an entry's line.
             self.indexable = false;
         }
+        if self.indexable {
+            let before = match self.observed_change.take() {
+                Some(change) => Some(change),
+                None => self.file.metadata().ok().map(|m| change_time(&m)),
+            };
+            if before != Some(self.known_change) {
+                self.disown_index();
+            }
+        }
         file::write_all(self.writer.as_mut(), bytes)
             .map_err(|e| IoFailure::new(IoOp::Write, "appending a line", &e))?;
+        if self.indexable {
+            match self.file.metadata() {
+                Ok(meta) => self.known_change = change_time(&meta),
+                Err(_) => self.disown_index(),
+            }
+        }
         self.end += bytes.len() as u64;
         self.blank_tail = false;
         self.since_index.0 += 1;
@@ -465,6 +506,12 @@ impl FileSink {
     /// Writes the session index of `log`, the committed entries of this file, unless
     /// the index on disk already covers them all or the file is not exactly their
     /// lines. Best effort: a failure only costs a later open a full replay.
+    ///
+    /// An index is only ever written from line checksums taken from the bytes now in
+    /// the file: when the file changed since this writer last knew its bytes (its
+    /// change time moved, see `known_change`), the records it holds — read from the
+    /// file, or vouched for by the index it opened through — may be stale, so the
+    /// index on disk is removed and none is written by this handle again.
     pub(crate) fn write_index(&mut self, log: &Log) {
         if !self.indexable || log.len() as u64 == self.indexed_count {
             return;
@@ -472,6 +519,20 @@ impl FileSink {
         let Ok(meta) = self.file.metadata() else {
             return;
         };
+        if change_time(&meta) != self.known_change {
+            self.disown_index();
+            return;
+        }
+        // The path must still name this file: an index for a file deleted or replaced
+        // meanwhile would be an orphan, or replace the index of the file now there.
+        match fs::metadata(&self.absolute) {
+            Ok(named) if (named.dev(), named.ino()) == self.identity => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.disown_index();
+                return;
+            }
+            _ => return,
+        }
         let stamp = index::Stamp::of(&meta);
         if (stamp.dev, stamp.ino) != self.identity || stamp.size != log.line_bytes() {
             return;
@@ -483,10 +544,22 @@ impl FileSink {
             return;
         };
         let durable = self.durability != Durability::None;
-        if index::write(&self.path, &bytes, durable).is_ok() {
+        let locked = self.owner.is_some();
+        if index::write(&self.absolute, &bytes, durable, &meta, locked).is_ok() {
             self.indexed_count = log.len() as u64;
             self.since_index = (0, 0);
         }
+    }
+
+    /// The file changed under this writer: the index on disk may vouch for bytes that
+    /// are gone, and the records this writer holds may too. Removes the index (best
+    /// effort; the next writer that opens the file replays it and writes a new one)
+    /// and writes none from this handle.
+    fn disown_index(&mut self) {
+        if self.indexable {
+            let _ = index::remove_index(&self.absolute);
+        }
+        self.indexable = false;
     }
 
     /// The index on disk is not to be trusted: write it again at the next chance.

@@ -38,7 +38,7 @@ use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::io_error;
-pub(crate) use file::{sync, write_all};
+pub(crate) use file::{create_sidecar, sidecar_name, sync, write_all};
 pub use index::{fuzz_index, index_checksum, index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{lock, open_regular, open_regular_with, sync_dir};

@@ -563,3 +563,108 @@ pub fn check_build_context(data: &[u8]) {
         );
     }
 }
+
+/// Everything a read-only open of `path` tells, with the session index (`index`) or
+/// without: its report, the entries, the navigation, the labels and each leaf's path
+/// and context, or its error.
+fn index_outcome(path: &std::path::Path, index: bool) -> String {
+    use session::{ContextOptions, JsonlOptions, Store, TreeOptions};
+    let options = JsonlOptions::from_json(&format!(r#"{{"readOnly":true,"index":{index}}}"#))
+        .expect("valid options");
+    let (store, report) = match Store::open_jsonl_with(path, &options) {
+        Ok(opened) => opened,
+        Err(e) => return format!("error: {e:?}"),
+    };
+    let read = store
+        .read_json()
+        .map_or_else(|e| format!("{e:?}"), |r| String::from_utf8_lossy(&r).into());
+    let tree = store.tree_json(&TreeOptions::default());
+    let (leaves, labels) = (store.leaves_json(), store.labels_json());
+    let per_leaf: Vec<String> = store.leaves().map_or_else(
+        |e| vec![format!("{e:?}")],
+        |leaves| {
+            leaves
+                .leaves
+                .iter()
+                .map(|leaf| {
+                    let path = store
+                        .path_to_json(&leaf.id)
+                        .map(|p| String::from_utf8_lossy(&p).into_owned());
+                    let context = store
+                        .build_context(&leaf.id, &ContextOptions::default(), None)
+                        .map(|c| c.to_json());
+                    format!("{path:?} {context:?}")
+                })
+                .collect()
+        },
+    );
+    format!(
+        "{}\n{read}\n{tree:?}\n{leaves:?}\n{labels:?}\n{per_leaf:?}",
+        report.to_json()
+    )
+}
+
+/// T13 (the session index writer, issue 21): a writer over arbitrary session bytes
+/// writes the index at open and at close, twice (the second time opening through the
+/// index it left); after each, an open with the index answers exactly as one without.
+/// Input: a flag byte (bit 0: keep the lines as given; clear: the lines that parse are
+/// made canonical and blank lines dropped, so that most files get an index; bit 1: cut
+/// the last `\n`; bit 2: append an entry in the first writer; bit 3: in the second),
+/// then the lines.
+pub fn check_index_writer(data: &[u8]) {
+    index_writer_rounds(data);
+}
+
+/// [`check_index_writer`]; returns whether the first writer left an index (so that a
+/// test can check that the seeds reach the writer).
+pub fn index_writer_rounds(data: &[u8]) -> bool {
+    use session::{Store, index_path};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static RUN: AtomicU64 = AtomicU64::new(0);
+    let [flags, rest @ ..] = data else {
+        return false;
+    };
+    let mut file = Vec::with_capacity(rest.len() + 1);
+    let rest = rest.strip_suffix(b"\n").unwrap_or(rest);
+    for line in rest.split(|&b| b == b'\n') {
+        match parse_entry(line) {
+            Ok(entry) if flags & 1 == 0 => file.extend_from_slice(entry.json().as_bytes()),
+            _ if flags & 1 == 0 && line.iter().all(u8::is_ascii_whitespace) => continue,
+            _ => file.extend_from_slice(line),
+        }
+        file.push(b'\n');
+    }
+    if flags & 2 != 0 {
+        file.pop();
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "libsession-index-writer-{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join("s.jsonl");
+    std::fs::write(&path, &file).expect("write the session");
+    let mut indexed = false;
+    for (round, append) in [(1, flags & 4 != 0), (2, flags & 8 != 0)] {
+        if let Ok((store, _)) = Store::open_jsonl(&path) {
+            if append {
+                let parent = store.latest_leaf().ok().flatten().map(|leaf| leaf.id);
+                let parent = serde_json::to_string(&parent).expect("a JSON string or null");
+                let line = format!(
+                    r#"{{"id":"fuzz-{round}","parentId":{parent},"timestamp":{round},"type":"message","message":{{"role":"user","content":"x"}}}}"#
+                );
+                let _ = store.append(&line);
+            }
+            drop(store);
+        }
+        indexed |= round == 1 && index_path(&path).exists();
+        let (with, without) = (index_outcome(&path, true), index_outcome(&path, false));
+        if with != without {
+            let _ = std::fs::remove_dir_all(&dir);
+            panic!("round {round}: with the index:\n{with}\nwithout:\n{without}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    indexed
+}
