@@ -494,15 +494,20 @@ SessionStatus session_jsonl_store_open(const char *path, SessionStore **out_stor
  *   open, every 65,536 appends or 64 MiB, and at `session_store_close` (best effort:
  *   a failure there only costs the next open a full replay); readers never write it.
  *   Only a file that is exactly its entries' lines (as the library writes them) gets
- *   one. With an index, a covered line is validated when a call first reads it: a
- *   line damaged in place without changing the file's size and modification time
- *   (outside the checks above) is `SESSION_ERR_CORRUPT_LINE` with its `line` from the
- *   calls that read it, not from open, and the store is not tainted. A damaged index
- *   found by a call makes that call replay the file and answer from it. The index
- *   gets the session file's permissions (and owner, where allowed), is never written
- *   through a symbolic link or onto a FIFO, and is never written from checksums of
- *   bytes another program changed under the writer (the writer removes it then). A
- *   session whose `<path>.idx` name would exceed 255 bytes has none.
+ *   one. With an index, a covered line is checked every time a call reads it from the
+ *   file (the first time and every later one): a line changed in place without
+ *   changing the file's size and modification time (outside the checks above), before
+ *   open or while the store is open, is `SESSION_ERR_CORRUPT_LINE` with its `line` from
+ *   the calls that read it, not from open, and the store is not tainted; no call
+ *   returns a changed line, nor a label its label entry's line no longer sets. What the
+ *   index derives from lines a call does not return (which entries are children,
+ *   leaves or roots, `depth`, `childCount`, `onPath`, whether an id exists) can stay as
+ *   it was indexed after such a change: open with `"verify":"full"` to rule it out. A
+ *   damaged index found by a call makes that call replay the file and answer from it.
+ *   The index gets the session file's permissions (and owner, where allowed), is never
+ *   written through a symbolic link or onto a FIFO, and is never written from
+ *   checksums of bytes another program changed under the writer (the writer removes
+ *   it then). A session whose `<path>.idx` name would exceed 255 bytes has none.
  * - `"verify"` (default `"index"`): `"full"` checks every line at open, as without an
  *   index (the index is still kept); `session` CLI's `verify` always does.
  * - `"strictRoles"` (default `false`): reject extension roles and content blocks

@@ -11,16 +11,21 @@
 //! without an index. Bytes after the covered prefix are recovered and replayed as
 //! always (tail rules, `needs_repair`, line numbers). Outside the guarantee: a
 //! same-size rewrite of the covered prefix by another program that keeps the
-//! modification time and misses the sampled regions; its damaged lines are still
-//! found when first read (below), and `{"verify":"full"}` checks them all at open.
+//! modification time and misses the sampled regions and the last line. Even then no
+//! changed line is returned (every read of a line checks it, below), but what the
+//! index derives from lines a query does not return — which entries are an entry's
+//! children, the leaves and roots, depth and child count, whether an id exists — is as
+//! it was indexed; `{"verify":"full"}` checks every line at open.
 //!
 //! Nothing is read at open beyond the header, the page checksums, the samples, the
 //! last line, and the roots and labels. Queries read index pages and lines on demand:
 //! an index page is checked against its checksum when read (a mismatch means the
 //! store replays the file and answers from it), and a line against its record's
-//! checksum, id hash and parent when first read (a mismatch is `corrupt_line` with
-//! its line number, and the store is not tainted). Pages and lines read stay cached
-//! up to 16 MiB between operations.
+//! checksum, id hash and parent every time it is read from the file — the first time
+//! and every later one, cached or streamed, so a file changed since is seen (a mismatch
+//! is `corrupt_line` with its line number, and the store is not tainted); a label, also
+//! against the line of the entry that set it. Pages and lines read stay cached up to
+//! 16 MiB between operations; what is answered from the cache was checked when read.
 //!
 //! An index is written only for a file that is exactly its entries' canonical lines
 //! (`json + "\n"` each, no blank lines, no extra whitespace): every file the library
@@ -756,7 +761,7 @@ struct Block {
 }
 
 /// The committed prefix an index covers, read on demand: index pages are checked
-/// against their checksums when first read, lines against their record's checksum.
+/// against their checksums, lines against their record, at every read from the files.
 /// Neither is kept beyond [`CACHE_BYTES`] between operations.
 pub(crate) struct Base {
     jsonl: Box<dyn Source>,
@@ -772,9 +777,6 @@ pub(crate) struct Base {
     pages: Lazy<Box<[u8]>>,
     blocks: Lazy<Block>,
     cached: Cell<usize>,
-    /// One bit per entry: its line was checked against its record (kept when the
-    /// cache is dropped, so a line read again is not checked again).
-    checked: RefCell<Vec<u64>>,
     parser: RefCell<EntryParser>,
     /// The session file, to replay it when the index fails.
     file: Option<File>,
@@ -870,8 +872,6 @@ impl Base {
             pages: Lazy::new(pages as usize),
             blocks: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
             cached: Cell::new(0),
-            // Zeroed memory the allocator need not touch until a bit is set.
-            checked: RefCell::new(vec![0u64; entries.div_ceil(64) as usize]),
             parser: RefCell::new(EntryParser::default()),
             file: None,
             roots: Vec::new(),
@@ -1090,8 +1090,9 @@ impl Base {
             .ok_or(Fault::Index)
     }
 
-    /// The canonical JSON and facts of the entry at `position`, validated at the first
-    /// read: a line that is not what was indexed is `corrupt_line` at its line number.
+    /// The canonical JSON and facts of the entry at `position`, checked when its block
+    /// is read from the file (see [`Base::check`]) and then kept with the block: a line
+    /// that is not what was indexed is `corrupt_line` at its line number.
     pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
         let raw = self.record(position)?;
         let block = self.block(position as usize / BLOCK)?;
@@ -1124,37 +1125,32 @@ impl Base {
         Ok(self.record(position)?.len as usize)
     }
 
-    /// The facts of `line` (the entry at `position` and its `\n`), checked against
-    /// its record the first time: its end and checksum (else `corrupt_line`), then its
-    /// id and parent (else the index is wrong).
+    /// The facts of `line` (the entry at `position` and its `\n`, as just read from the
+    /// file), checked against its record: its end and checksum (else `corrupt_line`),
+    /// then its id and parent (else the index is wrong). Every read of a line from the
+    /// file comes here, the first and every later one (after the cache was dropped, or
+    /// streamed): the file may have changed since, and only what passes is returned.
     fn check(&self, position: u32, raw: &Raw, line: &[u8]) -> Result<Facts, Fault> {
-        let (word, bit) = (position as usize / 64, 1u64 << (position % 64));
-        let first_read = self.checked.borrow().get(word).ok_or(Fault::Index)? & bit == 0;
         let json = &line[..line.len().saturating_sub(1)];
-        if first_read && (line.last() != Some(&b'\n') || line_sum(json) != raw.sum) {
+        if line.last() != Some(&b'\n') || line_sum(json) != raw.sum {
             return Err(Fault::Error(self.changed(position, json)));
         }
         let facts = {
             let mut parser = self.parser.borrow_mut();
             decode_facts(&raw.facts, json, &mut parser).ok_or(Fault::Index)?
         };
-        if first_read {
-            // The record's id and parent are the line's.
-            if id_hash(self.seed, facts.id(json)) != raw.id_hash {
-                return Err(Fault::Index);
-            }
-            match (facts.parent_id(json), raw.parent) {
-                (None, NONE) => {}
-                (Some(parent_id), parent) if parent != NONE => {
-                    if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
-                        return Err(Fault::Index);
-                    }
+        // The record's id and parent are the line's.
+        if id_hash(self.seed, facts.id(json)) != raw.id_hash {
+            return Err(Fault::Index);
+        }
+        match (facts.parent_id(json), raw.parent) {
+            (None, NONE) => {}
+            (Some(parent_id), parent) if parent != NONE => {
+                if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
+                    return Err(Fault::Index);
                 }
-                _ => return Err(Fault::Index),
             }
-            if let Some(bits) = self.checked.borrow_mut().get_mut(word) {
-                *bits |= bit;
-            }
+            _ => return Err(Fault::Index),
         }
         Ok(facts)
     }

@@ -37,8 +37,8 @@ pub enum Durability {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Verify {
-    /// Read the covered lines on demand and validate each at its first read: damage
-    /// there is `corrupt_line` at that read, and the store is not tainted.
+    /// Read the covered lines on demand and check each at every read from the file:
+    /// damage there is `corrupt_line` at that read, and the store is not tainted.
     #[default]
     Index,
     /// Check every line at open, as without an index.
@@ -78,7 +78,7 @@ pub struct JsonlOptions {
     /// under it. Default: on.
     pub index: bool,
     /// What open checks of the lines a session index covers: `"index"` (default) reads
-    /// them on demand and validates each at its first read, so damage there is
+    /// them on demand and checks each at every read from the file, so damage there is
     /// `corrupt_line` at that read instead of at open; `"full"` checks the whole file
     /// at open, as without an index (the index is still written).
     pub verify: Verify,

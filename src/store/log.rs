@@ -2,10 +2,11 @@
 //!
 //! A log has two parts. The entries a session index covers (the base, see
 //! [`super::index::Base`]) stay in the file: their lines, records and tree links are
-//! read on demand and validated at the first read. Every entry committed after them
-//! keeps its canonical JSON back to back in one arena, so reads copy bytes instead of
-//! re-serialising, with a small record: where its text is, its facts (id, parent,
-//! kind, message span) as positions in that text, and the position of its parent.
+//! read on demand, and a line is checked at every read from the file. Every entry
+//! committed after them keeps its canonical JSON back to back in one arena, so reads
+//! copy bytes instead of re-serialising, with a small record: where its text is, its
+//! facts (id, parent, kind, message span) as positions in that text, and the position
+//! of its parent.
 //!
 //! A read through the base can fail (a damaged line, a damaged index, an I/O error):
 //! the log notes the first such fault and answers with what it has; the store checks
@@ -130,6 +131,11 @@ impl Log {
         if noted.is_none() {
             *noted = Some(fault);
         }
+    }
+
+    /// Notes that the session index does not hold over the lines it describes.
+    pub(super) fn note_index_fault(&self) {
+        self.note(Fault::Index);
     }
 
     /// Notes the error of a base read, if it failed.
@@ -285,6 +291,21 @@ impl Log {
         }
         let (target_id, label) = read_label(value.bytes(json))?;
         Some((self.find(&target_id)?, label))
+    }
+
+    /// Whether the entry at `entry` is a `session.label` entry that sets `text` on the
+    /// entry at `target`. A label the session index recorded is checked against the line
+    /// of the entry that set it (read, so checked against its record) before it is
+    /// returned; a label committed since open is in memory. `false` (and a noted fault)
+    /// when the read fails.
+    pub(super) fn sets_label(&self, entry: u32, target: u32, text: &str) -> bool {
+        if entry >= self.base_len {
+            return true;
+        }
+        let Some((json, facts)) = self.entry(entry) else {
+            return false;
+        };
+        matches!(self.label_of(json, facts), Some((at, Some(label))) if at == target && label == text)
     }
 
     /// The total size of the committed entries' lines (`json + "\n"` each).

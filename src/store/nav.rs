@@ -327,10 +327,20 @@ impl Log {
             seq: u64::from(position),
             depth: links.map_or(0, |l| u64::from(l.depth)),
             child_count: links.map_or(0, |l| u64::from(l.child_count)),
-            label: nav.labels.get(&position).map(|l| &*l.text),
+            label: self.label(position),
             on_path,
         };
         Node::describe(self.json_of(position), place, preview_chars)
+    }
+
+    /// The current label of the entry at `target`, checked against the line of the
+    /// label entry that set it (a mismatch is noted: the store answers from the file).
+    fn label(&self, target: u32) -> Option<&str> {
+        let set = self.nav().labels.get(&target)?;
+        if !self.sets_label(set.entry, target, &set.text) {
+            self.note_index_fault();
+        }
+        Some(&set.text)
     }
 
     fn position(&self, id: &str) -> Result<u32, Error> {
@@ -454,6 +464,9 @@ impl Log {
             .iter()
             .map(|(&target, set)| {
                 nav.step();
+                if !self.sets_label(set.entry, target, &set.text) {
+                    self.note_index_fault();
+                }
                 Label {
                     target_id: self.id_of(target).to_owned(),
                     label: set.text.to_string(),
