@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
 use crate::error::{CompactionFault, Error, PairingDefect};
+use crate::json::Object;
 use crate::json::{self, MAX_DEPTH, Tape};
-use crate::json_writer::{self, Object};
 use crate::tree::{IdIndex, PathEntry, project_messages};
 
 /// A host's token estimator: given a message's normalised JSON, its cost in tokens,
@@ -208,14 +208,14 @@ impl Context {
                 .finish()
             }
         };
-        let interactions = json_writer::array(self.interactions.iter().map(|i| {
+        let interactions = crate::json::array(self.interactions.iter().map(|i| {
             let object = Object::new()
                 .number("start", i.start)
                 .number("count", i.count)
                 .string("firstEntryId", &i.first_entry_id)
                 .boolean("cutPoint", i.cut_point);
             match i.tokens {
-                Some(tokens) => object.raw("tokens", &number(tokens)),
+                Some(tokens) => object.finite("tokens", tokens),
                 None => object,
             }
             .finish()
@@ -228,11 +228,11 @@ impl Context {
         let budget = match &self.budget {
             None => "null".to_owned(),
             Some(b) => Object::new()
-                .raw("maxTokens", &number(b.budget.max_tokens))
-                .raw("reservedOutput", &number(b.budget.reserved_output))
-                .raw("safetyMargin", &number(b.budget.safety_margin))
-                .raw("available", &number(b.available))
-                .raw("used", &number(b.used))
+                .finite("maxTokens", b.budget.max_tokens)
+                .finite("reservedOutput", b.budget.reserved_output)
+                .finite("safetyMargin", b.budget.safety_margin)
+                .finite("available", b.available)
+                .finite("used", b.used)
                 .string("reason", b.reason.as_str())
                 .number("droppedInteractions", b.dropped_interactions)
                 .string_or_null(
@@ -244,10 +244,10 @@ impl Context {
         Object::new()
             .string("leafId", &self.leaf_id)
             .raw("compaction", &compaction)
-            .raw("messages", &json_writer::array(self.messages.iter()))
+            .raw("messages", &crate::json::array(self.messages.iter()))
             .raw(
                 "keptEntryIds",
-                &json_writer::string_array(self.kept_entry_ids.iter()),
+                &crate::json::string_array(self.kept_entry_ids.iter()),
             )
             .raw("interactions", &interactions)
             .raw("metadata", &metadata)
@@ -259,7 +259,7 @@ impl Context {
 }
 
 fn defects(list: &[Defect]) -> String {
-    json_writer::array(list.iter().map(|d| {
+    crate::json::array(list.iter().map(|d| {
         Object::new()
             .string("interactionStartId", &d.interaction_start_id)
             .string("entryId", &d.entry_id)
@@ -273,27 +273,6 @@ fn defects(list: &[Defect]) -> String {
 /// near `DBL_MAX` would otherwise add up to infinity, which JSON cannot spell.
 fn add_tokens(a: f64, b: f64) -> f64 {
     (a + b).min(f64::MAX)
-}
-
-/// A number as JSON: integers without a fraction, others in Rust's shortest round-trip
-/// form (with an exponent from 1e21 up). Every value written here is finite by construction (options and estimates are
-/// checked, sums saturate); a non-finite one would still be written as the nearest
-/// finite value, never as `inf` or `NaN`, so the output stays JSON.
-fn number(value: f64) -> String {
-    let value = if value.is_nan() {
-        0.0
-    } else {
-        value.clamp(f64::MIN, f64::MAX)
-    };
-    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
-        format!("{}", value as i64)
-    } else if value.abs() >= 1e21 {
-        // As JavaScript spells them: 1.7976931348623157e308, not 309 digits that some
-        // parsers refuse as out of range.
-        format!("{value:e}")
-    } else {
-        format!("{value}")
-    }
 }
 
 /// The default estimator: a quarter of the message's normalised JSON bytes, rounded up.

@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use crate::json::JsonError;
-use crate::json_writer::Object;
+use crate::json::Object;
 
 /// A fact about a file that is not an error but that the caller must know.
 #[derive(Clone, Debug, PartialEq, Eq)]

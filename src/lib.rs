@@ -45,7 +45,6 @@ pub mod entry;
 pub mod error;
 pub mod interop;
 pub mod json;
-mod json_writer;
 pub mod list;
 pub mod nav;
 pub mod options;

@@ -24,7 +24,7 @@ use serde::Deserialize;
 use crate::entry::{Entry, EntryKind, Role, parse_entry};
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
-use crate::json_writer::{self, Object};
+use crate::json::Object;
 use crate::nav::preview;
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{State, open_regular_with};
@@ -153,7 +153,7 @@ pub fn sessions_json(sessions: &[SessionInfo]) -> String {
     Object::new()
         .raw(
             "sessions",
-            &json_writer::array(sessions.iter().map(SessionInfo::to_json)),
+            &crate::json::array(sessions.iter().map(SessionInfo::to_json)),
         )
         .finish()
 }

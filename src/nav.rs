@@ -12,8 +12,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use crate::error::Error;
+use crate::json::Object;
 use crate::json::{self, Kind, Tape};
-use crate::json_writer::{self, Object};
 
 /// One entry as a navigation query shows it: never the message body.
 #[derive(Clone, Debug, PartialEq)]
@@ -209,7 +209,7 @@ impl Node {
 
 /// `[node, …]`.
 pub fn nodes_json(nodes: &[Node]) -> String {
-    json_writer::array(nodes.iter().map(Node::to_json))
+    crate::json::array(nodes.iter().map(Node::to_json))
 }
 
 /// The first `chars` Unicode scalar values of `text`, then every control character
@@ -335,7 +335,7 @@ impl Label {
 
 /// `[label, …]`.
 pub fn labels_json(labels: &[Label]) -> String {
-    json_writer::array(labels.iter().map(Label::to_json))
+    crate::json::array(labels.iter().map(Label::to_json))
 }
 
 /// The metadata key of a label entry (docs/contract.md §6.3).

@@ -31,6 +31,17 @@ pub struct Recovered {
     pub warnings: Vec<Warning>,
 }
 
+impl Recovered {
+    /// `{"entries":[…],"warnings":[…]}`, the entries as their lines, UTF-8 bytes.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let entries = crate::json::bytes_array(self.entries.iter().map(|e| e.json().as_bytes()));
+        crate::json::Object::new()
+            .raw_bytes("entries", &entries)
+            .raw("warnings", &crate::store::warnings_json(&self.warnings))
+            .finish_bytes()
+    }
+}
+
 /// Recovers the committed entries of a JSONL byte string.
 ///
 /// Fails with [`Error::CorruptLine`] (with the 1-based physical line) when a committed

@@ -26,7 +26,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoOp};
-use crate::json_writer::Object;
+use crate::json::Object;
 use crate::store::{
     Piece, Reader, Replay, SessionFile, create_sidecar, io_error, lock, open_regular, sidecar_name,
     sync_dir,

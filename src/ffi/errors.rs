@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::status::*;
 use crate::error::{Error, FileChange, IoFailure};
-use crate::json_writer::Object;
+use crate::json::Object;
 use crate::store::warnings_json;
 
 /// An error as the C caller sees it.

@@ -24,7 +24,7 @@ use crate::entry::{Entry, parse_entries, parse_entry};
 use crate::error::Error;
 use crate::recover::recover_jsonl;
 use crate::repair::repair_jsonl;
-use crate::store::{JsonlOptions, Store, warnings_json};
+use crate::store::{JsonlOptions, Store};
 use crate::{json, tree};
 use boundary::{bytes_arg, guard, guard_store, set_store, str_arg};
 use errors::FfiError;
@@ -146,7 +146,7 @@ pub unsafe extern "C" fn session_path_to(
     unsafe {
         over_entries(entries_json, leaf_id, out_json, |entries, leaf| {
             let path = tree::path_to(entries, leaf)?;
-            Ok(json::array(path.iter().map(|e| e.json().as_bytes())))
+            Ok(json::bytes_array(path.iter().map(|e| e.json().as_bytes())))
         })
     }
 }
@@ -170,7 +170,9 @@ pub unsafe extern "C" fn session_messages_on_path(
     unsafe {
         over_entries(entries_json, leaf_id, out_json, |entries, leaf| {
             let messages = tree::messages_on_path(entries, leaf)?;
-            Ok(json::array(messages.iter().map(|m| m.json().as_bytes())))
+            Ok(json::bytes_array(
+                messages.iter().map(|m| m.json().as_bytes()),
+            ))
         })
     }
 }
@@ -231,15 +233,7 @@ pub unsafe extern "C" fn session_recover_jsonl(
         guard(out_json, || {
             // SAFETY: the caller guarantees `bytes` is NULL or has `len` readable bytes.
             let input = bytes_arg(bytes, len, "bytes")?;
-            let recovered = recover_jsonl(input)?;
-            let mut out = b"{\"entries\":".to_vec();
-            json::push_array(
-                &mut out,
-                recovered.entries.iter().map(|e| e.json().as_bytes()),
-            );
-            let warnings = warnings_json(&recovered.warnings);
-            out.extend_from_slice(format!(",\"warnings\":{warnings}}}").as_bytes());
-            Ok(out)
+            Ok(recover_jsonl(input)?.to_json_bytes())
         })
     }
 }

@@ -32,7 +32,7 @@ use std::cell::RefCell;
 use crate::context::{self, Context, ContextOptions, Estimator};
 use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
-use crate::json_writer::{self, Object};
+use crate::json::Object;
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
@@ -134,9 +134,7 @@ impl OpenReport {
             .string("state", self.state.as_str())
             .raw("warnings", &warnings_json(&self.warnings));
         let object = if self.salvage {
-            object
-                .boolean("complete", self.diagnostics.is_empty())
-                .raw("diagnostics", &diagnostics_json(&self.diagnostics))
+            salvage_members(object, &self.diagnostics)
         } else {
             object
         };
@@ -156,24 +154,19 @@ pub struct Snapshot {
 
 /// `[…]` of warnings in their JSON form.
 pub fn warnings_json(warnings: &[Warning]) -> String {
-    json_writer::array(warnings.iter().map(Warning::to_json))
+    crate::json::array(warnings.iter().map(Warning::to_json))
 }
 
 /// `[…]` of salvage diagnostics in their JSON form.
 fn diagnostics_json(diagnostics: &[Diagnostic]) -> String {
-    json_writer::array(diagnostics.iter().map(Diagnostic::to_json))
+    crate::json::array(diagnostics.iter().map(Diagnostic::to_json))
 }
 
-/// Appends `,"complete":…,"diagnostics":[…]` for a salvage store.
-fn push_salvage(out: &mut String, salvage: bool, diagnostics: &[Diagnostic]) {
-    if !salvage {
-        return;
-    }
-    out.push_str(&format!(
-        ",\"complete\":{},\"diagnostics\":{}",
-        diagnostics.is_empty(),
-        diagnostics_json(diagnostics)
-    ));
+/// `"complete":…,"diagnostics":[…]`, the members a salvage store adds.
+fn salvage_members(object: Object, diagnostics: &[Diagnostic]) -> Object {
+    object
+        .boolean("complete", diagnostics.is_empty())
+        .raw("diagnostics", &diagnostics_json(diagnostics))
 }
 
 /// An append waiting in the FIFO: the snapshot taken at call time.
@@ -692,15 +685,16 @@ impl Store {
     /// adds `"complete"` and `"diagnostics"`), UTF-8 bytes.
     pub fn read_json(&self) -> Result<Vec<u8>, Error> {
         self.read_with(|inner| {
-            let state = inner.state().as_str();
-            let mut out = format!("{{\"state\":\"{state}\",\"entries\":").into_bytes();
-            inner.log.push_entries_json(&mut out)?;
-            let mut rest = format!(",\"warnings\":{}", warnings_json(&inner.warnings));
-            let salvage = matches!(self.kind, Kind::ReadOnly { salvage: true });
-            push_salvage(&mut rest, salvage, &inner.diagnostics);
-            rest.push('}');
-            out.extend_from_slice(rest.as_bytes());
-            Ok(out)
+            let object = Object::new()
+                .string("state", inner.state().as_str())
+                .raw_with("entries", |out| inner.log.push_entries_json(out))?
+                .raw("warnings", &warnings_json(&inner.warnings));
+            let object = if matches!(self.kind, Kind::ReadOnly { salvage: true }) {
+                salvage_members(object, &inner.diagnostics)
+            } else {
+                object
+            };
+            Ok(object.finish_bytes())
         })
     }
 

@@ -28,7 +28,7 @@ use super::file::io_error;
 use super::log::{IdHashes, Log};
 use crate::entry::{EntryParser, Facts, ParseOptions};
 use crate::error::{Error, IoOp, LineFault};
-use crate::json_writer::Object;
+use crate::json::Object;
 use crate::recover::{LineScanner, MAX_LINE_BYTES, committed};
 
 /// Bytes read at a time (and, when parsing in parallel, the size of a batch).
