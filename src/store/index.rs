@@ -99,125 +99,30 @@ pub fn index_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-const P1: u64 = 0x9E37_79B1_85EB_CA87;
-const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-const P3: u64 = 0x1656_67B1_9E37_79F9;
-const P4: u64 = 0x85EB_CA77_C2B2_AE63;
-const P5: u64 = 0x27D4_EB2F_1656_67C5;
-
-/// A streaming 64-bit checksum (the xxHash64 construction, seed 0): the same value
-/// whatever the pieces the bytes are fed in. Not cryptographic: it detects change, it
-/// does not resist an adversary.
-#[derive(Clone, Debug)]
-pub(crate) struct Hash64 {
-    lanes: [u64; 4],
-    buf: [u8; 32],
-    buffered: usize,
-    total: u64,
-}
+/// A streaming 64-bit checksum (xxHash64, seed 0, from the `xxhash-rust` crate): the
+/// same value whatever the pieces the bytes are fed in. Not cryptographic: it detects
+/// change, it does not resist an adversary.
+#[derive(Clone)]
+pub(crate) struct Hash64(xxhash_rust::xxh64::Xxh64);
 
 impl Default for Hash64 {
     fn default() -> Hash64 {
-        Hash64 {
-            lanes: [P1.wrapping_add(P2), P2, 0, 0u64.wrapping_sub(P1)],
-            buf: [0; 32],
-            buffered: 0,
-            total: 0,
-        }
+        Hash64(xxhash_rust::xxh64::Xxh64::new(0))
     }
-}
-
-fn round(acc: u64, input: u64) -> u64 {
-    acc.wrapping_add(input.wrapping_mul(P2))
-        .rotate_left(31)
-        .wrapping_mul(P1)
-}
-
-fn merge(acc: u64, lane: u64) -> u64 {
-    (acc ^ round(0, lane)).wrapping_mul(P1).wrapping_add(P4)
-}
-
-fn word(bytes: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    if let Some(src) = bytes.get(at..at + 8) {
-        w.copy_from_slice(src);
-    }
-    u64::from_le_bytes(w)
 }
 
 impl Hash64 {
-    fn stripe(lanes: &mut [u64; 4], stripe: &[u8]) {
-        for (i, lane) in lanes.iter_mut().enumerate() {
-            *lane = round(*lane, word(stripe, i * 8));
-        }
-    }
-
-    pub(crate) fn update(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        if self.buffered > 0 {
-            let take = (32 - self.buffered).min(bytes.len());
-            self.buf[self.buffered..self.buffered + take].copy_from_slice(&bytes[..take]);
-            self.buffered += take;
-            bytes = &bytes[take..];
-            if self.buffered < 32 {
-                return;
-            }
-            let buf = self.buf;
-            Hash64::stripe(&mut self.lanes, &buf);
-            self.buffered = 0;
-        }
-        let mut stripes = bytes.chunks_exact(32);
-        for stripe in &mut stripes {
-            Hash64::stripe(&mut self.lanes, stripe);
-        }
-        let rest = stripes.remainder();
-        self.buf[..rest.len()].copy_from_slice(rest);
-        self.buffered = rest.len();
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
     }
 
     pub(crate) fn finish(&self) -> u64 {
-        let [v1, v2, v3, v4] = self.lanes;
-        let mut h = if self.total >= 32 {
-            let h = v1
-                .rotate_left(1)
-                .wrapping_add(v2.rotate_left(7))
-                .wrapping_add(v3.rotate_left(12))
-                .wrapping_add(v4.rotate_left(18));
-            merge(merge(merge(merge(h, v1), v2), v3), v4)
-        } else {
-            P5
-        };
-        h = h.wrapping_add(self.total);
-        let rest = &self.buf[..self.buffered];
-        let mut words = rest.chunks_exact(8);
-        for w in &mut words {
-            h = (h ^ round(0, word(w, 0))).rotate_left(27).wrapping_mul(P1);
-            h = h.wrapping_add(P4);
-        }
-        let mut tail = words.remainder();
-        if tail.len() >= 4 {
-            let mut four = [0u8; 4];
-            four.copy_from_slice(&tail[..4]);
-            h ^= u64::from(u32::from_le_bytes(four)).wrapping_mul(P1);
-            h = h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
-            tail = &tail[4..];
-        }
-        for &b in tail {
-            h ^= u64::from(b).wrapping_mul(P5);
-            h = h.rotate_left(11).wrapping_mul(P1);
-        }
-        h ^= h >> 33;
-        h = h.wrapping_mul(P2);
-        h ^= h >> 29;
-        h = h.wrapping_mul(P3);
-        h ^ (h >> 32)
+        self.0.digest()
     }
 
     /// The checksum of `bytes` in one piece.
     pub(crate) fn of(bytes: &[u8]) -> u64 {
-        let mut hash = Hash64::default();
-        hash.update(bytes);
-        hash.finish()
+        xxhash_rust::xxh64::xxh64(bytes, 0)
     }
 }
 
