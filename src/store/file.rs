@@ -12,6 +12,15 @@ use std::sync::Arc;
 
 use crate::error::{Error, IoFailure, IoOp};
 
+/// Makes the directory entry of `path` durable (after a create or a rename).
+pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
 /// What the JSONL store does to its file after open: append and sync.
 pub trait SessionFile: Send {
     /// One `write(2)`: writes a prefix of `buf` at the end of the file and returns its
@@ -105,7 +114,7 @@ pub(crate) fn sidecar_name(name: &OsStr, prefix: &str, suffix: &str) -> OsString
     if prefix.len() + bytes.len() + suffix.len() <= NAME_MAX {
         out.push(name);
     } else {
-        let tag = format!("~{:016x}", super::index::Hash64::of(bytes));
+        let tag = format!("~{:016x}", xxhash_rust::xxh64::xxh64(bytes, 0));
         let mut keep = NAME_MAX.saturating_sub(prefix.len() + tag.len() + suffix.len());
         // Back off to the start of a character (a UTF-8 continuation byte is 0b10xx_xxxx).
         while keep > 0 && bytes.get(keep).is_some_and(|b| b & 0xC0 == 0x80) {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::file::{self, SessionFile, io_error};
+use super::file::{self, SessionFile, io_error, sync_dir};
 use super::index;
 use super::log::Log;
 use super::replay::{Diagnostic, Replay};
@@ -356,11 +356,6 @@ fn parent_dir(path: &Path) -> PathBuf {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
         _ => PathBuf::from("."),
     }
-}
-
-/// Makes the directory entry of `path` durable (after a create or a rename).
-pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
-    File::open(parent_dir(path))?.sync_all()
 }
 
 /// The writer's side of a JSONL store: its file, what a successful append must

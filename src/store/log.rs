@@ -28,10 +28,8 @@ use crate::error::Error;
 use crate::nav::{LABEL_KEY, read_label};
 use crate::tree::{PathEntry, project_messages};
 
-/// No position: the parent of a root, the end of a hash chain.
-pub(crate) const NONE: u32 = u32::MAX;
-/// The parent of an entry loaded by salvage whose parent is missing.
-pub(crate) const ORPHAN: u32 = u32::MAX - 1;
+/// Positions: see the index's format, which records them.
+pub(crate) use super::index::{NONE, ORPHAN};
 
 struct Record {
     /// Where the entry's canonical JSON starts in the arena, and its length.

@@ -16,6 +16,7 @@
 
 mod fifo;
 mod file;
+mod fuzz;
 mod index;
 mod jsonl;
 mod log;
@@ -38,10 +39,12 @@ use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::io_error;
+pub(crate) use file::sync_dir;
 pub(crate) use file::{create_sidecar, sidecar_name, sync, write_all};
-pub use index::{fuzz_index, index_checksum, index_path, remove_index};
+pub use fuzz::{fuzz_index, index_checksum, reseal_index};
+pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
-pub(crate) use jsonl::{lock, open_regular, open_regular_with, sync_dir};
+pub(crate) use jsonl::{lock, open_regular, open_regular_with};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 

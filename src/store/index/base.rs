@@ -1,0 +1,555 @@
+//! Reading an index: the base a store opened through its index answers from, read lazily
+//! and checked on every read.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::fs::File;
+use std::io::{self};
+use std::path::{Path, PathBuf};
+
+use super::format::*;
+use crate::entry::{EntryParser, Facts};
+use crate::error::{EntryError, Error, IoFailure, IoOp, LineFault};
+use crate::recover::MAX_LINE_BYTES;
+
+/// Why a read through the index failed.
+pub(crate) enum Fault {
+    /// The index itself is damaged or lies (a page checksum, a layout or a record that
+    /// does not hold over its line): the store falls back to the file.
+    Index,
+    /// A line of the file is damaged (`corrupt_line`), or reading failed (`io`).
+    Error(Error),
+}
+
+/// The lines of one block, read together, and the facts of those already validated.
+pub(super) struct Block {
+    pub(super) start: u64,
+    pub(super) bytes: Box<[u8]>,
+    pub(super) facts: Box<[OnceCell<Facts>]>,
+}
+
+/// The committed prefix an index covers, read on demand: index pages are checked
+/// against their checksums, lines against their record, at every read from the files.
+/// Neither is kept beyond [`CACHE_BYTES`] between operations.
+pub(crate) struct Base {
+    pub(super) jsonl: Box<dyn Source>,
+    pub(super) index: Box<dyn Source>,
+    pub(super) path: PathBuf,
+    pub(super) entries: u32,
+    pub(super) covered: u64,
+    pub(super) seed: u64,
+    pub(super) slots: u64,
+    pub(super) table_page: u64,
+    /// The page checksums, `u64` little-endian each.
+    pub(super) sums: Vec<u8>,
+    pub(super) pages: Lazy<Box<[u8]>>,
+    pub(super) blocks: Lazy<Block>,
+    pub(super) cached: Cell<usize>,
+    pub(super) parser: RefCell<EntryParser>,
+    /// The session file, to replay it when the index fails.
+    pub(super) file: Option<File>,
+    /// Loaded at open: the roots, the labels (target, label entry, text), and the ends
+    /// of the leaf list.
+    pub(crate) roots: Vec<u32>,
+    pub(crate) labels: Vec<IndexedLabel>,
+    pub(crate) leaf_first: u32,
+    pub(crate) leaf_last: u32,
+}
+
+/// Bytes of pages and lines a base keeps between operations; beyond, they are dropped
+/// at the start of the next one and read again when needed.
+pub(super) const CACHE_BYTES: usize = 16 << 20;
+
+impl Base {
+    /// The base of the file `jsonl` (in the state `stamp`; `None` skips the identity
+    /// checks, for the fuzz target) from its index `index`, when the index is intact,
+    /// of this version, and matches the file: device, inode, covered size, modification
+    /// time, sampled regions and last line. `Ok(None)` means: replay the file.
+    pub(crate) fn open(
+        jsonl: Box<dyn Source>,
+        index: Box<dyn Source>,
+        index_len: u64,
+        stamp: Option<Stamp>,
+        path: &Path,
+    ) -> io::Result<Option<Base>> {
+        let mut first = [0u8; HEADER];
+        if !read_exact_at(index.as_ref(), &mut first, 0)? {
+            return Ok(None);
+        }
+        let Some(header) = Header::decode(&first) else {
+            return Ok(None);
+        };
+        let recorded = header.stamp;
+        if let Some(now) = stamp {
+            let same_file = (now.dev, now.ino) == (recorded.dev, recorded.ino);
+            // A file that grew has a newer time; one of the covered size, the same.
+            let time_fits = if now.size == recorded.size {
+                now.mtime == recorded.mtime
+            } else {
+                now.mtime >= recorded.mtime
+            };
+            if !same_file || now.size < recorded.size || !time_fits {
+                return Ok(None);
+            }
+        }
+        let (entries, covered) = (header.entries, recorded.size);
+        // At most one entry per three bytes (`{}` and `\n`), and positions below ORPHAN.
+        if entries == 0 || entries > covered / 3 || entries >= u64::from(ORPHAN) {
+            return Ok(None);
+        }
+        let slots = header.slots;
+        if !slots.is_power_of_two() || slots <= entries || slots > entries * 4 + 16 {
+            return Ok(None);
+        }
+        let (record_pages, table_pages, extra_pages, pages, sum_pages) =
+            layout(entries, slots, header.extra_bytes);
+        let total = 1u64
+            .checked_add(pages)
+            .and_then(|p| p.checked_add(sum_pages))
+            .and_then(|p| p.checked_mul(PAGE as u64));
+        if pages != header.pages
+            || header.extra_bytes > pages.saturating_mul(PAGE as u64)
+            || total != Some(index_len)
+            || header.roots > entries
+            || header.labels > entries
+            || u64::from(header.leaf_first) >= entries
+            || u64::from(header.leaf_last) >= entries
+        {
+            return Ok(None);
+        }
+        // The page checksums (the index's size is known, so this is bounded by it).
+        let mut sums = vec![0u8; (pages * 8) as usize];
+        if !read_exact_at(index.as_ref(), &mut sums, (1 + pages) * PAGE as u64)?
+            || Hash64::of(&sums) != header.sums_hash
+        {
+            return Ok(None);
+        }
+        if sample_hash(jsonl.as_ref(), covered)? != Some(header.sample_hash) {
+            return Ok(None);
+        }
+        let mut base = Base {
+            jsonl,
+            index,
+            path: path.to_owned(),
+            entries: entries as u32,
+            covered,
+            seed: header.seed,
+            slots,
+            table_page: 1 + record_pages,
+            sums,
+            pages: Lazy::new(pages as usize),
+            blocks: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
+            cached: Cell::new(0),
+            parser: RefCell::new(EntryParser::default()),
+            file: None,
+            roots: Vec::new(),
+            labels: Vec::new(),
+            leaf_first: header.leaf_first,
+            leaf_last: header.leaf_last,
+        };
+        // The last covered line ends the covered prefix and is the one recorded.
+        let Ok(last) = base.record(base.entries - 1) else {
+            return Ok(None);
+        };
+        if last.offset.checked_add(u64::from(last.len) + 1) != Some(covered) {
+            return Ok(None);
+        }
+        let mut line = vec![0u8; last.len as usize + 1];
+        if !read_exact_at(base.jsonl.as_ref(), &mut line, last.offset)?
+            || Hash64::of(&line) != header.last_hash
+        {
+            return Ok(None);
+        }
+        // Roots and labels.
+        let extra_page = 1 + record_pages + table_pages;
+        let mut extra = Vec::new();
+        for page in extra_page..extra_page + extra_pages {
+            match base.page(page) {
+                Ok(bytes) => extra.extend_from_slice(bytes),
+                Err(Fault::Index) => return Ok(None),
+                Err(Fault::Error(_)) => return Err(io::Error::other("reading the index")),
+            }
+        }
+        let Some((roots, labels)) = read_extra(&extra, &header) else {
+            return Ok(None);
+        };
+        base.roots = roots;
+        base.labels = labels;
+        Ok(Some(base))
+    }
+
+    pub(crate) fn len(&self) -> u32 {
+        self.entries
+    }
+
+    /// Keeps `file`, the session file, to replay it if the index fails later.
+    pub(crate) fn with_file(mut self, file: File) -> Base {
+        self.file = Some(file);
+        self
+    }
+
+    /// The session file, when kept.
+    pub(crate) fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
+    /// The session file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn covered(&self) -> u64 {
+        self.covered
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Drops the cached pages and lines when they exceed [`CACHE_BYTES`].
+    pub(crate) fn trim(&mut self) {
+        if self.cached.get() > CACHE_BYTES {
+            self.pages.clear();
+            self.blocks.clear();
+            self.cached.set(0);
+        }
+    }
+
+    pub(super) fn io(&self, what: &str, e: &io::Error) -> Fault {
+        let path = format!("{} ({what})", self.path.display());
+        Fault::Error(Error::Io(std::sync::Arc::new(IoFailure::new(
+            IoOp::Read,
+            &path,
+            e,
+        ))))
+    }
+
+    /// Index page `page` (1-based: page 0 is the header), checked against its checksum.
+    pub(super) fn page(&self, page: u64) -> Result<&[u8], Fault> {
+        let at = page.checked_sub(1).ok_or(Fault::Index)?;
+        let cell = self.pages.cell(at as usize).ok_or(Fault::Index)?;
+        if let Some(bytes) = cell.get() {
+            return Ok(bytes);
+        }
+        let mut bytes = vec![0u8; PAGE].into_boxed_slice();
+        match read_exact_at(self.index.as_ref(), &mut bytes, page * PAGE as u64) {
+            Ok(true) => {}
+            Ok(false) => return Err(Fault::Index),
+            Err(e) => return Err(self.io("its index", &e)),
+        }
+        if u64_at(&self.sums, at as usize * 8) != Some(Hash64::of(&bytes)) {
+            return Err(Fault::Index);
+        }
+        self.cached.set(self.cached.get() + PAGE);
+        let _ = cell.set(bytes);
+        cell.get().map(|b| &b[..]).ok_or(Fault::Index)
+    }
+
+    /// The record of the entry at `position`.
+    pub(crate) fn record(&self, position: u32) -> Result<Raw, Fault> {
+        if position >= self.entries {
+            return Err(Fault::Index);
+        }
+        let (page, slot) = (position as usize / PER_PAGE, position as usize % PER_PAGE);
+        let bytes = self.page(1 + page as u64)?;
+        let raw = bytes
+            .get(slot * RECORD..(slot + 1) * RECORD)
+            .and_then(Raw::read)
+            .ok_or(Fault::Index)?;
+        if !self.holds(position, &raw) {
+            return Err(Fault::Index);
+        }
+        Ok(raw)
+    }
+
+    /// Whether a record is possible at `position`: its line inside the covered prefix,
+    /// its parent and jump before it, its children, next sibling and next leaf after
+    /// it (so that every walk ends), every link inside the base or `NONE`.
+    pub(super) fn holds(&self, position: u32, raw: &Raw) -> bool {
+        let n = self.entries;
+        let before = |at: u32| at == NONE || at < position;
+        let after = |at: u32| at == NONE || (at > position && at < n);
+        let [
+            first_child,
+            last_child,
+            next_sibling,
+            child_count,
+            _depth,
+            jump,
+            leaf_prev,
+            leaf_next,
+        ] = raw.links;
+        raw.len >= 2
+            && raw.len as usize <= MAX_LINE_BYTES
+            && raw.offset.saturating_add(u64::from(raw.len) + 1) <= self.covered
+            && before(raw.parent)
+            && before(jump)
+            && before(leaf_prev)
+            && after(first_child)
+            && after(last_child)
+            && after(next_sibling)
+            && after(leaf_next)
+            && child_count < n
+    }
+
+    /// The byte range of block `block`'s lines in the file.
+    pub(super) fn block_range(&self, block: usize) -> Result<(u64, u64), Fault> {
+        let first = u32::try_from(block * BLOCK).map_err(|_| Fault::Index)?;
+        if first >= self.entries {
+            return Err(Fault::Index);
+        }
+        let last = (first as usize + BLOCK).min(self.entries as usize) as u32 - 1;
+        let start = match first {
+            0 => 0,
+            _ => {
+                let before = self.record(first - 1)?;
+                before.offset + u64::from(before.len) + 1
+            }
+        };
+        let end = {
+            let last = self.record(last)?;
+            last.offset + u64::from(last.len) + 1
+        };
+        let lines = u64::from(last - first + 1);
+        if end <= start || end > self.covered || end - start > lines * (MAX_LINE_BYTES as u64 + 1) {
+            return Err(Fault::Index);
+        }
+        Ok((start, end))
+    }
+
+    /// Reads block `block`'s lines into `buf` (reusing its allocation); returns where
+    /// they start in the file.
+    pub(super) fn read_block(&self, block: usize, buf: &mut Vec<u8>) -> Result<u64, Fault> {
+        let (start, end) = self.block_range(block)?;
+        buf.clear();
+        buf.resize((end - start) as usize, 0);
+        match read_exact_at(self.jsonl.as_ref(), buf, start) {
+            Ok(true) => Ok(start),
+            // The file is shorter than when it was opened.
+            Ok(false) => Err(Fault::Index),
+            Err(e) => Err(self.io("reading a line", &e)),
+        }
+    }
+
+    /// The lines of block `block`, read at the first need and cached.
+    pub(super) fn block(&self, block: usize) -> Result<&Block, Fault> {
+        let cell = self.blocks.cell(block).ok_or(Fault::Index)?;
+        if let Some(b) = cell.get() {
+            return Ok(b);
+        }
+        let mut bytes = Vec::new();
+        let start = self.read_block(block, &mut bytes)?;
+        self.cached.set(self.cached.get() + bytes.len());
+        let lines = (self.entries as usize - block * BLOCK).min(BLOCK);
+        let _ = cell.set(Block {
+            start,
+            bytes: bytes.into_boxed_slice(),
+            facts: (0..lines).map(|_| OnceCell::new()).collect(),
+        });
+        cell.get().ok_or(Fault::Index)
+    }
+
+    /// The line (with its last byte, `\n` when intact) of the entry of record `raw`
+    /// in a block read from `start`.
+    pub(super) fn line_in<'b>(raw: &Raw, start: u64, bytes: &'b [u8]) -> Result<&'b [u8], Fault> {
+        let from = raw.offset.checked_sub(start).ok_or(Fault::Index)? as usize;
+        bytes
+            .get(from..from + raw.len as usize + 1)
+            .ok_or(Fault::Index)
+    }
+
+    /// The canonical JSON and facts of the entry at `position`, checked when its block
+    /// is read from the file (see [`Base::check`]) and then kept with the block: a line
+    /// that is not what was indexed is `corrupt_line` at its line number.
+    pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
+        let raw = self.record(position)?;
+        let block = self.block(position as usize / BLOCK)?;
+        let line = Base::line_in(&raw, block.start, &block.bytes)?;
+        let json = &line[..line.len() - 1];
+        let cell = block
+            .facts
+            .get(position as usize % BLOCK)
+            .ok_or(Fault::Index)?;
+        if let Some(facts) = cell.get() {
+            return Ok((json, facts));
+        }
+        let facts = self.check(position, &raw, line)?;
+        let _ = cell.set(facts);
+        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+    }
+
+    /// A reader of many lines through one reused block buffer instead of the cache:
+    /// a read of a whole path or of every entry costs one block of memory.
+    pub(crate) fn streamer(&self) -> Streamer<'_> {
+        Streamer {
+            base: self,
+            buf: Vec::new(),
+            loaded: None,
+        }
+    }
+
+    /// The line length of the entry at `position`.
+    pub(crate) fn line_len(&self, position: u32) -> Result<usize, Fault> {
+        Ok(self.record(position)?.len as usize)
+    }
+
+    /// The facts of `line` (the entry at `position` and its `\n`, as just read from the
+    /// file), checked against its record: its end and checksum (else `corrupt_line`),
+    /// then its id and parent (else the index is wrong). Every read of a line from the
+    /// file comes here, the first and every later one (after the cache was dropped, or
+    /// streamed): the file may have changed since, and only what passes is returned.
+    pub(super) fn check(&self, position: u32, raw: &Raw, line: &[u8]) -> Result<Facts, Fault> {
+        let json = &line[..line.len().saturating_sub(1)];
+        if line.last() != Some(&b'\n') || line_sum(json) != raw.sum {
+            return Err(Fault::Error(self.changed(position, json)));
+        }
+        let facts = {
+            let mut parser = self.parser.borrow_mut();
+            decode_facts(&raw.facts, json, &mut parser).ok_or(Fault::Index)?
+        };
+        // The record's id and parent are the line's.
+        if id_hash(self.seed, facts.id(json)) != raw.id_hash {
+            return Err(Fault::Index);
+        }
+        match (facts.parent_id(json), raw.parent) {
+            (None, NONE) => {}
+            (Some(parent_id), parent) if parent != NONE => {
+                if self.record(parent)?.id_hash != id_hash(self.seed, parent_id) {
+                    return Err(Fault::Index);
+                }
+            }
+            _ => return Err(Fault::Index),
+        }
+        Ok(facts)
+    }
+
+    /// The error for the line of `position`, which is not what was indexed.
+    pub(super) fn changed(&self, position: u32, line: &[u8]) -> Error {
+        let number = u64::from(position) + 1;
+        let mut parser = self.parser.borrow_mut();
+        match parser.parse(line) {
+            Err(fault) => fault.at_line(number),
+            Ok(_) => Error::CorruptLine {
+                line: number,
+                fault: LineFault::Entry(EntryError {
+                    pointer: String::new(),
+                    message: "the line changed after the session index was written; \
+                              open with {\"verify\":\"full\"} to check the whole file"
+                        .to_owned(),
+                }),
+            },
+        }
+    }
+
+    /// The position of the entry with `id`, through the index's hash table.
+    pub(crate) fn find(&self, id: &str) -> Result<Option<u32>, Fault> {
+        let hash = id_hash(self.seed, id);
+        let mask = self.slots - 1;
+        let mut slot = hash & mask;
+        for _ in 0..self.slots {
+            let at = slot * SLOT as u64;
+            let page = self.page(self.table_page + at / PAGE as u64)?;
+            let at = (at % PAGE as u64) as usize;
+            let (position, tag) = (
+                u32_at(page, at).ok_or(Fault::Index)?,
+                u32_at(page, at + 4).ok_or(Fault::Index)?,
+            );
+            if position == NONE {
+                return Ok(None);
+            }
+            if tag == (hash >> 32) as u32 {
+                let (json, facts) = self.entry(position)?;
+                if facts.id(json) == id {
+                    return Ok(Some(position));
+                }
+            }
+            slot = (slot + 1) & mask;
+        }
+        Ok(None)
+    }
+}
+
+/// Cells created on first use, a chunk of [`LAZY_CHUNK`] at a time, so that a base of
+/// millions of entries costs nothing at open for its page and block caches.
+pub(super) struct Lazy<T> {
+    pub(super) chunks: Box<[OnceCell<Chunk<T>>]>,
+    pub(super) len: usize,
+}
+
+pub(super) const LAZY_CHUNK: usize = 256;
+
+/// [`LAZY_CHUNK`] cells.
+pub(super) type Chunk<T> = Box<[OnceCell<T>]>;
+
+impl<T> Lazy<T> {
+    pub(super) fn new(len: usize) -> Lazy<T> {
+        Lazy {
+            chunks: (0..len.div_ceil(LAZY_CHUNK))
+                .map(|_| OnceCell::new())
+                .collect(),
+            len,
+        }
+    }
+
+    /// Cell `i`, `None` past the end.
+    pub(super) fn cell(&self, i: usize) -> Option<&OnceCell<T>> {
+        if i >= self.len {
+            return None;
+        }
+        let chunk = self.chunks.get(i / LAZY_CHUNK)?;
+        let cells = chunk.get_or_init(|| (0..LAZY_CHUNK).map(|_| OnceCell::new()).collect());
+        cells.get(i % LAZY_CHUNK)
+    }
+
+    /// Whether cell `i` holds a value (creates nothing).
+    pub(super) fn loaded(&self, i: usize) -> bool {
+        self.chunks
+            .get(i / LAZY_CHUNK)
+            .and_then(OnceCell::get)
+            .and_then(|cells| cells.get(i % LAZY_CHUNK))
+            .is_some_and(|cell| cell.get().is_some())
+    }
+
+    /// Drops every value.
+    pub(super) fn clear(&mut self) {
+        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
+    }
+}
+
+/// See [`Base::streamer`].
+pub(crate) struct Streamer<'b> {
+    pub(super) base: &'b Base,
+    pub(super) buf: Vec<u8>,
+    /// The block in `buf` and where its lines start in the file.
+    pub(super) loaded: Option<(usize, u64)>,
+}
+
+impl Streamer<'_> {
+    /// Calls `f` with the entry at `position`, checked as [`Base::entry`] checks it.
+    /// Reading positions in ascending order reads each block once.
+    pub(crate) fn read(
+        &mut self,
+        position: u32,
+        f: &mut dyn FnMut(&[u8], &Facts),
+    ) -> Result<(), Fault> {
+        let base = self.base;
+        let block = position as usize / BLOCK;
+        if base.blocks.loaded(block) {
+            let (json, facts) = base.entry(position)?;
+            f(json, facts);
+            return Ok(());
+        }
+        let start = match self.loaded {
+            Some((at, start)) if at == block => start,
+            _ => {
+                let start = base.read_block(block, &mut self.buf)?;
+                self.loaded = Some((block, start));
+                start
+            }
+        };
+        let raw = base.record(position)?;
+        let line = Base::line_in(&raw, start, &self.buf)?;
+        let facts = base.check(position, &raw, line)?;
+        f(&line[..line.len() - 1], &facts);
+        Ok(())
+    }
+}
