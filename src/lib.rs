@@ -48,6 +48,7 @@ pub mod json;
 pub mod list;
 pub mod nav;
 pub mod options;
+pub mod preview;
 pub mod recover;
 pub mod repair;
 pub mod store;

@@ -25,7 +25,7 @@ use crate::entry::{Entry, EntryKind, Role, parse_entry};
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json;
 use crate::json::Object;
-use crate::nav::preview;
+use crate::preview::preview;
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{State, open_regular_with};
 

@@ -29,7 +29,7 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
 /// [`Error::InvalidOption`] with `message` cut and escaped.
 pub(crate) fn invalid(message: &str) -> Error {
     Error::InvalidOption {
-        message: crate::nav::preview(message, MESSAGE_CHARS),
+        message: crate::preview::preview(message, MESSAGE_CHARS),
     }
 }
 

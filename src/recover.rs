@@ -37,7 +37,10 @@ impl Recovered {
         let entries = crate::json::bytes_array(self.entries.iter().map(|e| e.json().as_bytes()));
         crate::json::Object::new()
             .raw_bytes("entries", &entries)
-            .raw("warnings", &crate::store::warnings_json(&self.warnings))
+            .raw(
+                "warnings",
+                &crate::json::array(self.warnings.iter().map(Warning::to_json)),
+            )
             .finish_bytes()
     }
 }

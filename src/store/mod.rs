@@ -21,6 +21,7 @@ mod index;
 mod jsonl;
 mod log;
 mod nav;
+mod queries;
 mod replay;
 
 use std::fs::File;

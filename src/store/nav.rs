@@ -1,6 +1,6 @@
-//! The navigation index and its queries (docs/contract.md §8).
+//! The navigation index (docs/contract.md §8); its queries are in `queries.rs`.
 //!
-//! Beside the id index of [`Log`], every commit records in O(1): the entry's depth,
+//! Beside the id index of the log, every commit records in O(1): the entry's depth,
 //! its place in its parent's child list (commit order: first child, last child, next
 //! sibling), its place in the leaf list (a doubly linked list in commit order: a new
 //! entry joins at the end, and its parent leaves the list when it gains its first
@@ -9,27 +9,25 @@
 //! `tree` page its own range plus O(log depth) jumps to find its `leaf`'s path there.
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
+use super::index::NONE;
 use super::index::{Base, Tree};
-use super::log::{Log, NONE};
-use crate::error::Error;
-use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
 
 /// The tree links of one entry.
 #[derive(Clone, Copy)]
 pub(super) struct Links {
-    first_child: u32,
-    last_child: u32,
-    next_sibling: u32,
-    child_count: u32,
-    depth: u32,
+    pub(super) first_child: u32,
+    pub(super) last_child: u32,
+    pub(super) next_sibling: u32,
+    pub(super) child_count: u32,
+    pub(super) depth: u32,
     /// A proper ancestor chosen by the skew-binary rule (Myers, "An applicative
     /// random-access stack", 1983): following `jump` or the parent reaches any
     /// ancestor in O(log depth) steps. `NONE` for a root.
-    jump: u32,
-    leaf_prev: u32,
-    leaf_next: u32,
+    pub(super) jump: u32,
+    pub(super) leaf_prev: u32,
+    pub(super) leaf_next: u32,
 }
 
 impl Links {
@@ -62,10 +60,10 @@ impl Links {
 }
 
 /// A target's current label.
-struct LabelSet {
-    text: Box<str>,
+pub(super) struct LabelSet {
+    pub(super) text: Box<str>,
     /// Position of the label entry that set it.
-    entry: u32,
+    pub(super) entry: u32,
 }
 
 /// Child links, depth, leaves, roots and labels of the committed entries.
@@ -74,19 +72,19 @@ struct LabelSet {
 /// later commit changes (a first child, the leaf list) are copied into `changed`.
 pub(crate) struct NavIndex {
     /// Links of the entries after the base, at `position - base_len`.
-    links: Vec<Links>,
-    base_len: u32,
+    pub(super) links: Vec<Links>,
+    pub(super) base_len: u32,
     /// Links of base entries changed since open.
-    changed: HashMap<u32, Links>,
+    pub(super) changed: HashMap<u32, Links>,
     /// Entries without a parent in the store, in commit order: roots, and salvaged
     /// orphans (whose parent is missing), so that every entry is reachable from here.
-    roots: Vec<u32>,
-    leaf_first: u32,
-    leaf_last: u32,
+    pub(super) roots: Vec<u32>,
+    pub(super) leaf_first: u32,
+    pub(super) leaf_last: u32,
     /// Target position → its label; ordered by the target's seq.
-    labels: BTreeMap<u32, LabelSet>,
+    pub(super) labels: BTreeMap<u32, LabelSet>,
     /// Index records visited by queries since open: the cost measure of the tests.
-    steps: Cell<u64>,
+    pub(super) steps: Cell<u64>,
 }
 
 impl Default for NavIndex {
@@ -134,7 +132,11 @@ impl NavIndex {
     }
 
     /// [`NavIndex::get`], reading an unchanged base entry's links with `read_base`.
-    fn get_with(&self, at: u32, read_base: impl FnOnce(u32) -> Option<[u32; 8]>) -> Option<Links> {
+    pub(super) fn get_with(
+        &self,
+        at: u32,
+        read_base: impl FnOnce(u32) -> Option<[u32; 8]>,
+    ) -> Option<Links> {
         if at < self.base_len {
             if let Some(links) = self.changed.get(&at) {
                 return Some(*links);
@@ -301,203 +303,12 @@ impl NavIndex {
         }
     }
 
-    fn step(&self) {
+    pub(super) fn step(&self) {
         self.steps.set(self.steps.get() + 1);
     }
 
     /// Index records visited by queries so far.
     pub(crate) fn steps(&self) -> u64 {
         self.steps.get()
-    }
-}
-
-impl Log {
-    /// The links of the entry at `at` (a base read that fails is noted).
-    fn links(&self, at: u32) -> Option<Links> {
-        self.nav()
-            .get_with(at, |at| Some(self.noted(self.base()?.record(at))?.links))
-    }
-
-    /// The node of the entry at `position`.
-    fn node(&self, position: u32, preview_chars: u64, on_path: bool) -> Node {
-        let nav = self.nav();
-        nav.step();
-        let links = self.links(position);
-        let place = Place {
-            seq: u64::from(position),
-            depth: links.map_or(0, |l| u64::from(l.depth)),
-            child_count: links.map_or(0, |l| u64::from(l.child_count)),
-            label: self.label(position),
-            on_path,
-        };
-        Node::describe(self.json_of(position), place, preview_chars)
-    }
-
-    /// The current label of the entry at `target`, checked against the line of the
-    /// label entry that set it (a mismatch is noted: the store answers from the file).
-    fn label(&self, target: u32) -> Option<&str> {
-        let set = self.nav().labels.get(&target)?;
-        if !self.sets_label(set.entry, target, &set.text) {
-            self.note_index_fault();
-        }
-        Some(&set.text)
-    }
-
-    fn position(&self, id: &str) -> Result<u32, Error> {
-        self.find(id)
-            .ok_or_else(|| Error::UnknownLeaf { id: id.to_owned() })
-    }
-
-    /// The direct children of `id`, in commit order. O(children).
-    pub(crate) fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
-        let parent = self.position(id)?;
-        let mut nodes = Vec::new();
-        let mut at = self.links(parent).map_or(NONE, |l| l.first_child);
-        while let Some(links) = self.links(at) {
-            nodes.push(self.node(at, 0, false));
-            at = links.next_sibling;
-        }
-        Ok(nodes)
-    }
-
-    /// The entries without a parent in the store, in commit order. O(roots).
-    pub(crate) fn roots(&self) -> Vec<Node> {
-        let nav = self.nav();
-        nav.roots
-            .iter()
-            .map(|&at| self.node(at, 0, false))
-            .collect()
-    }
-
-    /// The leaves in commit order, the last committed one, and the latest by
-    /// timestamp. O(leaves).
-    pub(crate) fn leaves(&self) -> Leaves {
-        let nav = self.nav();
-        let mut leaves: Vec<Node> = Vec::new();
-        let mut at = nav.leaf_first;
-        while let Some(links) = self.links(at) {
-            leaves.push(self.node(at, 0, false));
-            at = links.leaf_next;
-        }
-        // Commit order, so a later leaf with an equal timestamp has the higher seq.
-        let latest_by_timestamp = leaves
-            .iter()
-            .fold(None::<&Node>, |best, node| match best {
-                Some(best) if best.timestamp > node.timestamp => Some(best),
-                _ => Some(node),
-            })
-            .map(|node| node.id.clone());
-        Leaves {
-            latest_by_seq: leaves.last().map(|node| node.id.clone()),
-            latest_by_timestamp,
-            leaves,
-        }
-    }
-
-    /// The node of the last committed entry. O(1).
-    pub(crate) fn latest_leaf(&self) -> Option<Node> {
-        let last = u32::try_from(self.len().checked_sub(1)?).ok()?;
-        Some(self.node(last, 0, false))
-    }
-
-    /// A page of nodes in commit order. O(limit + log(depth of `leaf`)).
-    pub(crate) fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
-        let leaf = match &options.leaf {
-            Some(leaf) => Some(self.position(leaf)?),
-            None => None,
-        };
-        let count = self.len() as u64;
-        let start = options.after_seq.map_or(0, |s| s.saturating_add(1));
-        let end = match options.limit {
-            Some(limit) => start.saturating_add(limit).min(count),
-            None => count,
-        };
-        let on_path = match leaf {
-            Some(leaf) => self.path_in(leaf, start, end),
-            None => HashSet::new(),
-        };
-        let nodes: Vec<Node> = (start..end)
-            .filter_map(|seq| u32::try_from(seq).ok())
-            .map(|at| self.node(at, options.preview_chars, on_path.contains(&at)))
-            .collect();
-        let next_after_seq = match nodes.last() {
-            Some(last) if end < count => Some(last.seq),
-            _ => None,
-        };
-        Ok(TreePage {
-            nodes,
-            count,
-            next_after_seq,
-        })
-    }
-
-    /// The positions on the path from the root to `leaf` whose seq is in
-    /// `start..end`. A parent always commits before its child, so seqs fall strictly
-    /// going up: jump to the deepest ancestor below `end` in O(log depth) steps, then
-    /// walk up while the seq stays at or above `start` (at most `end - start` steps).
-    fn path_in(&self, leaf: u32, start: u64, end: u64) -> HashSet<u32> {
-        let nav = self.nav();
-        let mut path = HashSet::new();
-        let mut at = leaf;
-        while let Some(links) = self.links(at) {
-            if u64::from(at) < end {
-                break;
-            }
-            nav.step();
-            at = match self.links(links.jump) {
-                Some(_) if u64::from(links.jump) >= end => links.jump,
-                _ => self.parent_of(at),
-            };
-        }
-        while self.links(at).is_some() && u64::from(at) >= start {
-            nav.step();
-            path.insert(at);
-            at = self.parent_of(at);
-        }
-        path
-    }
-
-    /// Each labelled target once, ordered by the target's seq. O(labels).
-    pub(crate) fn labels(&self) -> Vec<Label> {
-        let nav = self.nav();
-        nav.labels
-            .iter()
-            .map(|(&target, set)| {
-                nav.step();
-                if !self.sets_label(set.entry, target, &set.text) {
-                    self.note_index_fault();
-                }
-                Label {
-                    target_id: self.id_of(target).to_owned(),
-                    label: set.text.to_string(),
-                    entry_id: self.id_of(set.entry).to_owned(),
-                    seq: u64::from(set.entry),
-                }
-            })
-            .collect()
-    }
-}
-
-impl Log {
-    /// For the fuzz target: reads every entry, finds it by id, walks its children and
-    /// path, and runs every navigation query. Returns the number of entries.
-    pub(crate) fn exercise(&self) -> usize {
-        let len = self.len();
-        for position in 0..len as u32 {
-            let id = self.id_of(position).to_owned();
-            let _ = self.find(&id);
-            let _ = self.children(&id);
-            let _ = self.path_jsons(&id);
-            let _ = self.take_fault();
-        }
-        let _ = (
-            self.roots(),
-            self.leaves(),
-            self.labels(),
-            self.latest_leaf(),
-        );
-        let _ = self.tree(&TreeOptions::default());
-        let _ = self.take_fault();
-        len
     }
 }

@@ -1,0 +1,203 @@
+//! The navigation queries of a log (docs/contract.md §8), answered from its navigation
+//! index (`nav.rs`): `children` walks the child list, `leaves` the leaf list,
+//! `latest_leaf` reads one record, and a `tree` page its own range plus O(log depth)
+//! jumps to find its `leaf`'s path there.
+
+use std::collections::HashSet;
+
+use super::index::NONE;
+use super::log::Log;
+use super::nav::Links;
+use crate::error::Error;
+use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
+
+impl Log {
+    /// The links of the entry at `at` (a base read that fails is noted).
+    fn links(&self, at: u32) -> Option<Links> {
+        self.nav()
+            .get_with(at, |at| Some(self.noted(self.base()?.record(at))?.links))
+    }
+
+    /// The node of the entry at `position`.
+    fn node(&self, position: u32, preview_chars: u64, on_path: bool) -> Node {
+        let nav = self.nav();
+        nav.step();
+        let links = self.links(position);
+        let place = Place {
+            seq: u64::from(position),
+            depth: links.map_or(0, |l| u64::from(l.depth)),
+            child_count: links.map_or(0, |l| u64::from(l.child_count)),
+            label: self.label(position),
+            on_path,
+        };
+        Node::describe(self.json_of(position), place, preview_chars)
+    }
+
+    /// The current label of the entry at `target`, checked against the line of the
+    /// label entry that set it (a mismatch is noted: the store answers from the file).
+    fn label(&self, target: u32) -> Option<&str> {
+        let set = self.nav().labels.get(&target)?;
+        if !self.sets_label(set.entry, target, &set.text) {
+            self.note_index_fault();
+        }
+        Some(&set.text)
+    }
+
+    fn position(&self, id: &str) -> Result<u32, Error> {
+        self.find(id)
+            .ok_or_else(|| Error::UnknownLeaf { id: id.to_owned() })
+    }
+
+    /// The direct children of `id`, in commit order. O(children).
+    pub(crate) fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
+        let parent = self.position(id)?;
+        let mut nodes = Vec::new();
+        let mut at = self.links(parent).map_or(NONE, |l| l.first_child);
+        while let Some(links) = self.links(at) {
+            nodes.push(self.node(at, 0, false));
+            at = links.next_sibling;
+        }
+        Ok(nodes)
+    }
+
+    /// The entries without a parent in the store, in commit order. O(roots).
+    pub(crate) fn roots(&self) -> Vec<Node> {
+        let nav = self.nav();
+        nav.roots
+            .iter()
+            .map(|&at| self.node(at, 0, false))
+            .collect()
+    }
+
+    /// The leaves in commit order, the last committed one, and the latest by
+    /// timestamp. O(leaves).
+    pub(crate) fn leaves(&self) -> Leaves {
+        let nav = self.nav();
+        let mut leaves: Vec<Node> = Vec::new();
+        let mut at = nav.leaf_first;
+        while let Some(links) = self.links(at) {
+            leaves.push(self.node(at, 0, false));
+            at = links.leaf_next;
+        }
+        // Commit order, so a later leaf with an equal timestamp has the higher seq.
+        let latest_by_timestamp = leaves
+            .iter()
+            .fold(None::<&Node>, |best, node| match best {
+                Some(best) if best.timestamp > node.timestamp => Some(best),
+                _ => Some(node),
+            })
+            .map(|node| node.id.clone());
+        Leaves {
+            latest_by_seq: leaves.last().map(|node| node.id.clone()),
+            latest_by_timestamp,
+            leaves,
+        }
+    }
+
+    /// The node of the last committed entry. O(1).
+    pub(crate) fn latest_leaf(&self) -> Option<Node> {
+        let last = u32::try_from(self.len().checked_sub(1)?).ok()?;
+        Some(self.node(last, 0, false))
+    }
+
+    /// A page of nodes in commit order. O(limit + log(depth of `leaf`)).
+    pub(crate) fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
+        let leaf = match &options.leaf {
+            Some(leaf) => Some(self.position(leaf)?),
+            None => None,
+        };
+        let count = self.len() as u64;
+        let start = options.after_seq.map_or(0, |s| s.saturating_add(1));
+        let end = match options.limit {
+            Some(limit) => start.saturating_add(limit).min(count),
+            None => count,
+        };
+        let on_path = match leaf {
+            Some(leaf) => self.path_in(leaf, start, end),
+            None => HashSet::new(),
+        };
+        let nodes: Vec<Node> = (start..end)
+            .filter_map(|seq| u32::try_from(seq).ok())
+            .map(|at| self.node(at, options.preview_chars, on_path.contains(&at)))
+            .collect();
+        let next_after_seq = match nodes.last() {
+            Some(last) if end < count => Some(last.seq),
+            _ => None,
+        };
+        Ok(TreePage {
+            nodes,
+            count,
+            next_after_seq,
+        })
+    }
+
+    /// The positions on the path from the root to `leaf` whose seq is in
+    /// `start..end`. A parent always commits before its child, so seqs fall strictly
+    /// going up: jump to the deepest ancestor below `end` in O(log depth) steps, then
+    /// walk up while the seq stays at or above `start` (at most `end - start` steps).
+    fn path_in(&self, leaf: u32, start: u64, end: u64) -> HashSet<u32> {
+        let nav = self.nav();
+        let mut path = HashSet::new();
+        let mut at = leaf;
+        while let Some(links) = self.links(at) {
+            if u64::from(at) < end {
+                break;
+            }
+            nav.step();
+            at = match self.links(links.jump) {
+                Some(_) if u64::from(links.jump) >= end => links.jump,
+                _ => self.parent_of(at),
+            };
+        }
+        while self.links(at).is_some() && u64::from(at) >= start {
+            nav.step();
+            path.insert(at);
+            at = self.parent_of(at);
+        }
+        path
+    }
+
+    /// Each labelled target once, ordered by the target's seq. O(labels).
+    pub(crate) fn labels(&self) -> Vec<Label> {
+        let nav = self.nav();
+        nav.labels
+            .iter()
+            .map(|(&target, set)| {
+                nav.step();
+                if !self.sets_label(set.entry, target, &set.text) {
+                    self.note_index_fault();
+                }
+                Label {
+                    target_id: self.id_of(target).to_owned(),
+                    label: set.text.to_string(),
+                    entry_id: self.id_of(set.entry).to_owned(),
+                    seq: u64::from(set.entry),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Log {
+    /// For the fuzz target: reads every entry, finds it by id, walks its children and
+    /// path, and runs every navigation query. Returns the number of entries.
+    pub(crate) fn exercise(&self) -> usize {
+        let len = self.len();
+        for position in 0..len as u32 {
+            let id = self.id_of(position).to_owned();
+            let _ = self.find(&id);
+            let _ = self.children(&id);
+            let _ = self.path_jsons(&id);
+            let _ = self.take_fault();
+        }
+        let _ = (
+            self.roots(),
+            self.leaves(),
+            self.labels(),
+            self.latest_leaf(),
+        );
+        let _ = self.tree(&TreeOptions::default());
+        let _ = self.take_fault();
+        len
+    }
+}
