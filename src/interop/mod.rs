@@ -20,7 +20,7 @@ mod time;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 use crate::context::{ContextOptions, OnDefect, build_context_indexed, default_estimate};
 use crate::entry::EntryKind;
 use crate::error::{Error, IoFailure, IoOp};
+use crate::store::open_regular;
 use crate::tree::IdIndex;
 use lenient::Lenient;
 
@@ -185,10 +186,18 @@ pub fn import(format: Format, source: &[u8]) -> Import {
 
 /// Imports `source` into a new libsession file at `out`, written line by line (not
 /// through a store, so a compaction §6.2 refuses is written as the source has it).
-/// `out` must not exist: an import never overwrites a file. Fails only on I/O; the
-/// written file is synced before the report is returned.
+/// `out` must not exist: an import never overwrites a file. Fails only on I/O (a
+/// source that is not a regular file, such as a FIFO or a device, is refused when
+/// opened, before a byte is read); the written file is synced before the report is
+/// returned.
 pub fn import_file(format: Format, source: &Path, out: &Path) -> Result<ImportReport, Error> {
-    let bytes = std::fs::read(source).map_err(|e| io_error(IoOp::Read, source, &e))?;
+    // A FIFO would block and a device such as /dev/zero never end: refused before a
+    // byte is read, as every open of a session file is.
+    let mut file = open_regular(OpenOptions::new().read(true), source)
+        .map_err(|e| io_error(IoOp::Open, source, &e))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| io_error(IoOp::Read, source, &e))?;
     let imported = import(format, &bytes);
     write_new_file(out, &imported.lines)?;
     Ok(imported.report)
