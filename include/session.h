@@ -810,8 +810,9 @@ SessionStatus session_memory_store_open_with(const char *options_json, SessionSt
  * `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
  * `SESSION_ERR_INVALID_ARGUMENT`).
  *
- * Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read or the output
- * cannot be created (it exists already: `op` `"open"`, OS error 17) or written;
+ * Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read (one that is
+ * not a regular file, such as a FIFO or `/dev/zero`, is refused at once: `op`
+ * `"open"`, "… is a FIFO, not a regular file") or the output cannot be created (it exists already: `op` `"open"`, OS error 17) or written;
  * `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
  * bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
  *
