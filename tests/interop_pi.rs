@@ -167,7 +167,7 @@ fn our_id(name: &str, k: usize, pi_id: &str) -> String {
 fn check_file(path: &Path, figures: &mut Figures, failures: &mut Vec<String>) {
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let source = std::fs::read(path).unwrap();
-    let imported = import(Format::Pi, &source);
+    let imported = import(Format::Pi, &source).unwrap();
     assert!(
         imported.report.unmapped.is_empty(),
         "{name}: unmapped lines {:?}",
