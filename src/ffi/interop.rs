@@ -26,6 +26,10 @@ use crate::interop::{Format, import_file};
 /// a time (two or three passes): memory follows the longest line and the ids kept
 /// (about 200 bytes an entry), never the size of the source.
 ///
+/// A pi entry's own member named like one of the importer's marks (`isoTimestamp`,
+/// `piType`, `importedParentId`, or such a name followed by `~`) is kept with one more
+/// `~`, so that it is never read as a mark; the export to pi takes it off again.
+///
 /// The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
 /// "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
 /// "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",

@@ -28,8 +28,37 @@ const CURRENT_VERSION: u64 = 3;
 /// Members of a pi entry that every entry has; the rest are the entry's own.
 const HEAD: [&str; 4] = ["type", "id", "parentId", "timestamp"];
 
-/// Members the importer adds to an entry; the exporter removes them again.
+/// Members the importer adds to an entry; the exporter removes them again. A pi
+/// entry's own member of one of these names is data, not a mark: the importer escapes
+/// it with a `~` (and one more on a name already escaped, `isoTimestamp~` →
+/// `isoTimestamp~~`), the exporter takes one off, so that data is never read as a
+/// mark and every name comes back as it was.
 const IMPORT_MARKS: [&str; 3] = ["isoTimestamp", "piType", "importedParentId"];
+
+/// For a mark's name followed by `n` tildes (`n` ≥ 0), `n`; `None` for any other name.
+fn tildes_after_mark(name: &str) -> Option<usize> {
+    IMPORT_MARKS.iter().find_map(|mark| {
+        let rest = name.strip_prefix(mark)?;
+        rest.bytes().all(|b| b == b'~').then_some(rest.len())
+    })
+}
+
+/// The name under which the importer keeps a pi entry's own member.
+fn escape_member(name: &str) -> String {
+    match tildes_after_mark(name) {
+        Some(_) => format!("{name}~"),
+        None => name.to_owned(),
+    }
+}
+
+/// The name the exporter gives back to a member of an entry; `None` for a mark.
+fn unescape_member(name: &str) -> Option<&str> {
+    match tildes_after_mark(name) {
+        Some(0) => None,
+        Some(_) => Some(&name[..name.len() - 1]),
+        None => Some(name),
+    }
+}
 
 /// The `custom` entry type under which the exporter writes a libsession metadata
 /// entry that has no pi equivalent.
@@ -197,15 +226,22 @@ fn map_entry(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     };
+    // Members beside the importer's marks: names that could be read as one escaped.
+    let own_beside_marks = |skip: &[&str]| -> Map<String, Value> {
+        own(skip)
+            .into_iter()
+            .map(|(k, v)| (escape_member(&k), v))
+            .collect()
+    };
     let mut entry;
     match kind {
         "message" => {
             entry = entry_head(id, Some(&parent), millis, "message");
-            entry.extend(own(&[]));
+            entry.extend(own_beside_marks(&[]));
         }
         "compaction" => {
             entry = entry_head(id, Some(&parent), millis, "compaction");
-            entry.extend(own(&[]));
+            entry.extend(own_beside_marks(&[]));
         }
         "label" => {
             let target = object
@@ -218,7 +254,7 @@ fn map_entry(
                 "value".into(),
                 serde_json::json!({"targetId": target, "label": label}),
             );
-            entry.extend(own(&["targetId", "label"]));
+            entry.extend(own_beside_marks(&["targetId", "label"]));
         }
         "model_change" | "thinking_level_change" | "custom" | "session_info" => {
             entry = metadata(id, &parent, millis, &format!("pi.{kind}"));
@@ -237,7 +273,7 @@ fn map_entry(
                 entry = entry_head(id, Some(&parent), millis, "message");
                 entry.insert("message".into(), Value::Object(message));
                 entry.insert("piType".into(), Value::String(kind.into()));
-                entry.extend(own(&["summary", "fromId"]));
+                entry.extend(own_beside_marks(&["summary", "fromId"]));
             }
             // pi leaves an empty summary out of the context: so does metadata.
             _ => {
@@ -259,7 +295,12 @@ fn map_entry(
             entry = entry_head(id, Some(&parent), millis, "message");
             entry.insert("message".into(), Value::Object(message));
             entry.insert("piType".into(), Value::String(kind.into()));
-            entry.extend(own(&["customType", "content", "display", "details"]));
+            entry.extend(own_beside_marks(&[
+                "customType",
+                "content",
+                "display",
+                "details",
+            ]));
         }
         _ => return Err(Refusal::Raw("unknown_kind")),
     }
@@ -387,12 +428,8 @@ fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &
     let own = |skip: &[&str]| -> Map<String, Value> {
         object
             .iter()
-            .filter(|(k, _)| {
-                !HEAD.contains(&k.as_str())
-                    && !IMPORT_MARKS.contains(&k.as_str())
-                    && !skip.contains(&k.as_str())
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter(|(k, _)| !HEAD.contains(&k.as_str()) && !skip.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((unescape_member(k)?.to_owned(), v.clone())))
             .collect()
     };
     let head = |pi_type: &str| -> Map<String, Value> {
