@@ -364,7 +364,8 @@ fn create_temporary(path: &Path) -> Result<(PathBuf, File), Error> {
         match OpenOptions::new().write(true).create_new(true).open(&temp) {
             Ok(file) => return Ok((temp, file)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(io_error(IoOp::Open, &temp, &e)),
+            // Named by the file asked for: its folder is missing or not writable.
+            Err(e) => return Err(io_error(IoOp::Open, path, &e)),
         }
     }
     let e = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists));
