@@ -392,14 +392,23 @@ pub(crate) fn check_headroom(bytes: usize, what: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Room for one more item in `vec`, by fallible reservation; when that grows it, the
-/// working room beside it is checked too.
+/// Room for one more item in `vec`, by fallible reservation; when that grows it past
+/// a mebibyte, the working room beside it is checked too (smaller tables never use up
+/// memory, and probing at each of their growths would cost more than they do).
 pub(crate) fn reserve_one<T>(vec: &mut Vec<T>, what: &str) -> Result<(), Error> {
     if vec.len() < vec.capacity() {
         return Ok(());
     }
     vec.try_reserve(1).map_err(|_| out_of_memory(what))?;
-    check_headroom(HEADROOM, what)
+    grown_to(vec.capacity().saturating_mul(size_of::<T>()), what)
+}
+
+/// After a table grew to `bytes`: the working room check, for a large table.
+pub(crate) fn grown_to(bytes: usize, what: &str) -> Result<(), Error> {
+    match bytes >= 1 << 20 {
+        true => check_headroom(HEADROOM, what),
+        false => Ok(()),
+    }
 }
 
 /// An allocation that failed: an error, never an abort of the host.

@@ -11,7 +11,7 @@ use crate::context::{Ancestor, ToolFacts, ToolReader, check_compaction};
 use crate::entry::Role;
 use crate::error::Error;
 
-use super::{HEADROOM, check_headroom, out_of_memory, reserve_one};
+use super::{grown_to, out_of_memory, reserve_one};
 
 /// No entry: the parent of a root, the end of a walk.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -98,7 +98,7 @@ impl Written {
             self.arena
                 .try_reserve(id.len())
                 .map_err(|_| out_of_memory(WHAT))?;
-            check_headroom(HEADROOM, WHAT)?;
+            grown_to(self.arena.capacity(), WHAT)?;
         }
         reserve_one(&mut self.ends, WHAT)?;
         reserve_one(&mut self.same_hash, WHAT)?;
@@ -108,7 +108,8 @@ impl Written {
             .try_reserve(1)
             .map_err(|_| out_of_memory(WHAT))?;
         if self.by_hash.capacity() != capacity {
-            check_headroom(HEADROOM, WHAT)?;
+            // A bucket holds a key, a value and a control byte.
+            grown_to(self.by_hash.capacity().saturating_mul(13), WHAT)?;
         }
         let tools = if tools.calls.is_empty() && tools.result_for.is_none() {
             NONE
