@@ -320,22 +320,26 @@ pub(crate) fn build_context_indexed(
 
 /// Reads the tool facts of messages, reusing one scan buffer.
 #[derive(Default)]
-struct ToolReader {
+pub(crate) struct ToolReader {
     tape: Tape,
 }
 
 /// What a message says about tool calls: the ids it calls, or the id it answers.
 #[derive(Default)]
-struct ToolFacts {
-    calls: Vec<String>,
-    result_for: Option<String>,
+pub(crate) struct ToolFacts {
+    pub(crate) calls: Vec<String>,
+    pub(crate) result_for: Option<String>,
 }
 
 impl ToolReader {
     /// The tool facts of a message entry. A result's id and whether an assistant
     /// message calls tools were recorded when it was parsed; only a message that calls
     /// tools is read again, for its call ids.
-    fn read(&mut self, entry: &PathEntry<'_>, message: &[u8]) -> Result<ToolFacts, Error> {
+    pub(crate) fn read(
+        &mut self,
+        entry: &PathEntry<'_>,
+        message: &[u8],
+    ) -> Result<ToolFacts, Error> {
         let mut facts = ToolFacts::default();
         match &entry.facts.body {
             Body::Message {
@@ -365,13 +369,42 @@ impl ToolReader {
     }
 }
 
+/// What the rule of a compaction's cut reads of an ancestor: its id, its role when it
+/// is a message, and a message's tool facts. A store's path entry is one; the
+/// importer's compact record of an entry it wrote is another, so that the rule has
+/// one implementation.
+pub(crate) trait Ancestor {
+    fn id(&self) -> &str;
+    /// `None` for an entry that is not a message.
+    fn role(&self) -> Option<Role>;
+    /// The tool facts of a message (empty for any other entry).
+    fn tool_facts(&self, reader: &mut ToolReader) -> Result<ToolFacts, Error>;
+}
+
+impl Ancestor for PathEntry<'_> {
+    fn id(&self) -> &str {
+        PathEntry::id(self)
+    }
+
+    fn role(&self) -> Option<Role> {
+        self.facts.role()
+    }
+
+    fn tool_facts(&self, reader: &mut ToolReader) -> Result<ToolFacts, Error> {
+        match self.message() {
+            Some(message) => reader.read(self, message),
+            None => Ok(ToolFacts::default()),
+        }
+    }
+}
+
 /// The rule of a compaction's cut (docs/contract.md §6.2), over its ancestors from its parent up
 /// to the root, walked lazily: the walk stops as soon as the answer is known.
 /// `exists` says whether an id names any entry at all.
-pub(crate) fn check_compaction<'a>(
+pub(crate) fn check_compaction<A: Ancestor>(
     compaction_id: &str,
     first_kept: Option<&str>,
-    mut ancestors: impl Iterator<Item = PathEntry<'a>>,
+    mut ancestors: impl Iterator<Item = A>,
     exists: &dyn Fn(&str) -> bool,
 ) -> Result<(), Error> {
     let fail = |reason| {
@@ -394,11 +427,12 @@ pub(crate) fn check_compaction<'a>(
     let mut first_kept_role = None;
     let mut found = false;
     for entry in ancestors.by_ref() {
-        walked.push(entry);
-        if let Some(role) = entry.facts.role() {
+        if let Some(role) = entry.role() {
             first_kept_role = Some(role);
         }
-        if entry.id() == first {
+        let is_first = entry.id() == first;
+        walked.push(entry);
+        if is_first {
             found = true;
             break;
         }
@@ -413,7 +447,7 @@ pub(crate) fn check_compaction<'a>(
         Some(Role::User) => Ok(()),
         // Any other first kept message is a cut point only as the first message of
         // the whole path.
-        Some(_) => match ancestors.any(|e| e.facts.role().is_some()) {
+        Some(_) => match ancestors.any(|e| e.role().is_some()) {
             true => fail(CompactionFault::NotInteractionStart),
             false => Ok(()),
         },
@@ -423,18 +457,18 @@ pub(crate) fn check_compaction<'a>(
 /// The rule for keeping nothing: the last interaction before the compaction (from its
 /// last `user` message, or the path's first message, to the parent) has no unanswered
 /// tool call. Walks up from the parent only to the start of that interaction.
-fn check_nothing_pending<'a>(
-    ancestors: impl Iterator<Item = PathEntry<'a>>,
+fn check_nothing_pending<A: Ancestor>(
+    ancestors: impl Iterator<Item = A>,
     reader: &mut ToolReader,
     fail: impl Fn(CompactionFault) -> Result<(), Error>,
 ) -> Result<(), Error> {
     // Walking backwards, a result is seen before its call.
     let mut answered: Vec<String> = Vec::new();
     for entry in ancestors {
-        let (Some(role), Some(message)) = (entry.facts.role(), entry.message()) else {
+        let Some(role) = entry.role() else {
             continue;
         };
-        let facts = reader.read(&entry, message)?;
+        let facts = entry.tool_facts(reader)?;
         if let Some(id) = facts.result_for {
             answered.push(id);
         }

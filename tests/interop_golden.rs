@@ -20,7 +20,7 @@ fn dir(name: &str) -> PathBuf {
 /// returns the imported lines.
 fn check_golden(fixture: &str, format: Format) -> Vec<String> {
     let source = std::fs::read(dir("fixtures").join(fixture)).unwrap();
-    let imported = import(format, &source);
+    let imported = import(format, &source).unwrap();
     let mut entries = imported.lines.join("\n");
     entries.push('\n');
     let report = serde_json::to_string_pretty(&imported.report.to_json_value()).unwrap() + "\n";

@@ -167,7 +167,7 @@ fn our_id(name: &str, k: usize, pi_id: &str) -> String {
 fn check_file(path: &Path, figures: &mut Figures, failures: &mut Vec<String>) {
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let source = std::fs::read(path).unwrap();
-    let imported = import(Format::Pi, &source);
+    let imported = import(Format::Pi, &source).unwrap();
     assert!(
         imported.report.unmapped.is_empty(),
         "{name}: unmapped lines {:?}",
@@ -322,4 +322,28 @@ fn pi_sessions_import_with_pi_contexts_and_round_trip() {
     assert_eq!(figures.files, 9);
     assert!(figures.refused > 0, "the split-turn compaction is refused");
     assert_eq!(figures.mismatches, 0);
+}
+
+/// Issue 21, item 11: members of a pi entry named like the importer's marks
+/// (`importedParentId`, `piType`, `isoTimestamp`, and those names followed by `~`)
+/// are data: pi → libsession → pi gives every line back byte for byte. Before, they
+/// re-parented entries, turned a user message into a `custom_message`, or vanished.
+#[test]
+fn pi_members_named_like_import_marks_round_trip_byte_for_byte() {
+    let source = [
+        r#"{"type":"session","version":3,"id":"s-1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        r#"{"type":"message","id":"u-1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"},"importedParentId":"x-9","piType":"custom_message","isoTimestamp":"1999-01-01T00:00:00.000Z"}"#,
+        r#"{"type":"message","id":"a-1","parentId":"u-1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]},"isoTimestamp~":"t","piType~~":1,"importedParentId~x":2}"#,
+        r#"{"type":"custom_message","id":"m-1","parentId":"a-1","timestamp":"2025-01-01T00:00:03.000Z","customType":"note","content":"c","display":true,"piType":"branch_summary","importedParentId":null}"#,
+        r#"{"type":"branch_summary","id":"b-1","parentId":"m-1","timestamp":"2025-01-01T00:00:04.000Z","fromId":"a-1","summary":"s","isoTimestamp":"x"}"#,
+        r#"{"type":"compaction","id":"c-1","parentId":"b-1","timestamp":"2025-01-01T00:00:05.000Z","summary":"s","firstKeptEntryId":"b-1","tokensBefore":1,"importedParentId":"u-1"}"#,
+        r#"{"type":"label","id":"l-1","parentId":"c-1","timestamp":"2025-01-01T00:00:06.000Z","targetId":"u-1","label":"x","piType":"message"}"#,
+    ];
+    let text = source.join("\n") + "\n";
+    let imported = import(Format::Pi, text.as_bytes()).unwrap();
+    assert!(imported.report.unmapped.is_empty());
+    assert!(imported.report.reparented.is_empty());
+    let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+    let exported = export_pi(&entries, "l-1").unwrap();
+    assert_eq!(exported.lines().collect::<Vec<_>>(), source);
 }

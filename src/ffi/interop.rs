@@ -19,8 +19,16 @@ use crate::interop::{Format, import_file};
 /// cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
 /// `<format>.unmapped` holding its raw text and line number. A compaction that the
 /// store would refuse at append is written as the source has it and listed in
-/// `refusedCompactions`. The file is written line by line and synced; `out_path` must
-/// not exist (an import never overwrites a file).
+/// `refusedCompactions`. `out_path` must not exist (an import never overwrites a
+/// file): the entries are written through a buffer into a temporary file beside it
+/// (`.NAME.import-PID-K.tmp`), synced, then renamed to `out_path` unless that exists
+/// by then; on any failure nothing is left at `out_path`. The source is read a line at
+/// a time (two or three passes): memory follows the longest line and the ids kept
+/// (about 200 bytes an entry), never the size of the source.
+///
+/// A pi entry's own member named like one of the importer's marks (`isoTimestamp`,
+/// `piType`, `importedParentId`, or such a name followed by `~`) is kept with one more
+/// `~`, so that it is never read as a mark; the export to pi takes it off again.
 ///
 /// The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
 /// "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
@@ -32,8 +40,14 @@ use crate::interop::{Format, import_file};
 /// `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
 /// `SESSION_ERR_INVALID_ARGUMENT`).
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read or the output
-/// cannot be created (it exists already: `op` `"open"`, OS error 17) or written;
+/// Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read (one that is
+/// not a regular file, such as a FIFO or `/dev/zero`, is refused at once: `op`
+/// `"open"`, "… is a FIFO, not a regular file"), when the output cannot be created
+/// (it exists already: `op` `"open"`, OS error 17) or written, or when memory runs
+/// out (an error, never an abort: "out of memory for …");
+/// `SESSION_ERR_CORRUPT_LINE` (`reason` `line_too_long`, `line` the source line) when
+/// a source line, or the entry it becomes, is longer than `SESSION_MAX_LINE_BYTES`:
+/// no store could read such an entry back, so the import writes nothing;
 /// `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
 /// bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
 ///

@@ -19,7 +19,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{Builder, SourceLine, entry_head, timestamp_of};
+use super::{Builder, Refusal, Source, SourceLine, entry_head, timestamp_of};
+use crate::error::Error;
 
 /// Line kinds kept as `claude.<type>` metadata, value = the whole line.
 const METADATA_KINDS: [&str; 5] = [
@@ -33,15 +34,15 @@ const METADATA_KINDS: [&str; 5] = [
 /// Members of a line that the mapping consumes; the rest go to the entry's `claude`.
 const CONSUMED: [&str; 5] = ["type", "uuid", "parentUuid", "timestamp", "message"];
 
-pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
-    let parsed: Vec<Option<Value>> = lines.iter().map(|line| out.parse(line)).collect();
-    let summaries = compact_summaries(&parsed);
-    let first = parsed.iter().flatten().find_map(Value::as_object);
-    let (millis, iso) = timestamp_of(first.and_then(|o| o.get("timestamp")));
+pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(), Error> {
+    let (first, summaries) = prescan(source, out)?;
+    let (millis, iso) = timestamp_of(first.as_ref().and_then(|o| o.get("timestamp")));
     let session = first
+        .as_ref()
         .and_then(|o| o.get("sessionId"))
         .cloned()
         .unwrap_or(Value::Null);
+    drop(first);
     let mut extra = Map::new();
     if let Some(iso) = iso {
         extra.insert("isoTimestamp".into(), Value::String(iso));
@@ -52,40 +53,68 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
         json!({"sessionId": session}),
         millis,
         extra,
-    );
+    )?;
     let mut tool_names: HashMap<String, String> = HashMap::new();
-    for (line, value) in lines.iter().zip(&parsed) {
+    source.rewind()?;
+    while let Some(line) = source.next_line()? {
         out.begin(line.number);
-        let Some(Value::Object(object)) = value else {
+        let Some(Value::Object(object)) = out.parse(&line) else {
             out.count_kind("invalid_json");
-            out.raw(line.number, line.text, "invalid_json", None);
+            out.raw(line.number, line.text, "invalid_json", None)?;
             continue;
         };
         let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
         out.count_kind(if kind.is_empty() { "(none)" } else { kind });
-        match map_line(object, line, &summaries, &mut tool_names, out) {
+        match map_line(&object, &line, &summaries, &mut tool_names, out) {
             Ok(entries) => {
                 for entry in entries {
-                    out.push(line, entry);
+                    out.push(&line, entry)?;
                 }
             }
-            Err(reason) => out.raw(line.number, line.text, reason, None),
+            Err(Refusal::Raw(reason)) => out.raw(line.number, line.text, reason, None)?,
+            Err(Refusal::Fail(e)) => return Err(e),
         }
     }
+    Ok(())
 }
 
-/// The summary text of each compact boundary: the text of the `isCompactSummary`
-/// user line whose parent is the boundary.
-fn compact_summaries(parsed: &[Option<Value>]) -> HashMap<String, String> {
-    parsed
-        .iter()
-        .flatten()
-        .filter(|v| v.get("isCompactSummary") == Some(&Value::Bool(true)))
-        .filter_map(|v| {
-            let parent = v.get("parentUuid")?.as_str()?.to_owned();
-            Some((parent, content_text(v.get("message")?.get("content")?)))
-        })
-        .collect()
+/// The first JSON object, and each compact boundary's summary by the boundary's id.
+type Prescan = (Option<Map<String, Value>>, HashMap<String, String>);
+
+/// What the mapping needs before the first line: the first JSON object (the
+/// transcript's root takes its `timestamp` and `sessionId`), and the summary text of
+/// each compact boundary: the text of the `isCompactSummary` user line whose parent is
+/// the boundary (a later line than the boundary). Only lines that can hold that member
+/// are parsed: those that spell it, and those with a `\u` escape.
+fn prescan(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<Prescan, Error> {
+    source.rewind()?;
+    let mut first = None;
+    let mut summaries = HashMap::new();
+    while let Some(line) = source.next_line()? {
+        let candidate = memchr::memmem::find(line.text, b"isCompactSummary").is_some()
+            || memchr::memmem::find(line.text, b"\\u").is_some();
+        if first.is_some() && !candidate {
+            continue;
+        }
+        let Some(value) = out.parse(&line) else {
+            continue;
+        };
+        if value.get("isCompactSummary") == Some(&Value::Bool(true))
+            && let Some(Value::String(parent)) = value.get("parentUuid")
+            && let Some(content) = value.get("message").and_then(|m| m.get("content"))
+        {
+            summaries
+                .try_reserve(1)
+                .map_err(|_| super::out_of_memory("the compact summaries"))?;
+            summaries.insert(parent.clone(), content_text(content));
+        }
+        if first.is_none()
+            && let Value::Object(object) = value
+        {
+            first = Some(object);
+        }
+    }
+    Ok((first, summaries))
 }
 
 /// The text of a content value: the string, or its text blocks joined.
@@ -106,23 +135,23 @@ fn map_line(
     line: &SourceLine<'_>,
     summaries: &HashMap<String, String>,
     tool_names: &mut HashMap<String, String>,
-    out: &mut Builder,
-) -> Result<Vec<Map<String, Value>>, &'static str> {
+    out: &mut Builder<'_>,
+) -> Result<Vec<Map<String, Value>>, Refusal> {
     let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
     let (millis, iso) = timestamp_of(object.get("timestamp"));
     let id = match object.get("uuid") {
         Some(Value::String(id)) if !id.is_empty() => {
             if out.has_id(id) {
-                return Err("duplicate_id");
+                return Err(Refusal::Raw("duplicate_id"));
             }
             id.clone()
         }
         None => out.fresh_id(&format!("claude-line-{}", line.number)),
-        Some(_) => return Err("invalid_shape"),
+        Some(_) => return Err(Refusal::Raw("invalid_shape")),
     };
     let mut parent = match object.get("parentUuid") {
         Some(Value::String(p)) if !p.is_empty() => p.clone(),
-        _ => out.root(millis),
+        _ => out.root(millis)?,
     };
     let rest: Map<String, Value> = object
         .iter()
@@ -186,8 +215,8 @@ fn map_line(
     }
     let message = match (kind, message) {
         ("user" | "assistant", Some(m)) => m,
-        ("user" | "assistant", None) => return Err("invalid_shape"),
-        _ => return Err("unknown_kind"),
+        ("user" | "assistant", None) => return Err(Refusal::Raw("invalid_shape")),
+        _ => return Err(Refusal::Raw("unknown_kind")),
     };
     let messages = if kind == "assistant" {
         vec![assistant(message, tool_names)]

@@ -18,18 +18,20 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{Builder, SourceLine, entry_head, number, timestamp_of};
+use super::{Builder, Source, entry_head, number, timestamp_of};
+use crate::error::Error;
 
 const METADATA_KINDS: [&str; 3] = ["event_msg", "turn_context", "session_meta"];
 
-pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
+pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(), Error> {
     let mut tool_names: HashMap<String, String> = HashMap::new();
     let mut previous: Option<String> = None;
-    for line in lines {
+    source.rewind()?;
+    while let Some(line) = source.next_line()? {
         out.begin(line.number);
-        let Some(Value::Object(object)) = out.parse(line) else {
+        let Some(Value::Object(object)) = out.parse(&line) else {
             out.count_kind("invalid_json");
-            out.raw(line.number, line.text, "invalid_json", previous.clone());
+            out.raw(line.number, line.text, "invalid_json", previous.clone())?;
             previous = out.last_id();
             continue;
         };
@@ -58,12 +60,12 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
             if let Some(iso) = &iso {
                 extra.insert("isoTimestamp".into(), Value::String(iso.clone()));
             }
-            previous = Some(out.set_root(&id, "session_meta", payload, millis, extra));
+            previous = Some(out.set_root(&id, "session_meta", payload, millis, extra)?);
             continue;
         }
         let parent = match &previous {
             Some(p) => p.clone(),
-            None => out.root(millis),
+            None => out.root(millis)?,
         };
         let id = out.fresh_id(&format!("codex-{}", line.number));
         let mapped: Result<Vec<Map<String, Value>>, &'static str> = match kind {
@@ -98,13 +100,14 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
         match mapped {
             Ok(entries) => {
                 for entry in entries {
-                    out.push(line, mark(entry));
+                    out.push(&line, mark(entry))?;
                 }
             }
-            Err(reason) => out.raw(line.number, line.text, reason, Some(parent)),
+            Err(reason) => out.raw(line.number, line.text, reason, Some(parent))?,
         }
         previous = out.last_id();
     }
+    Ok(())
 }
 
 fn message_entry(
@@ -135,7 +138,7 @@ fn compacted(
     millis: f64,
     payload: &Value,
     tool_names: &mut HashMap<String, String>,
-    out: &Builder,
+    out: &Builder<'_>,
 ) -> Vec<Map<String, Value>> {
     let mut details = payload.as_object().cloned().unwrap_or_default();
     let history = details.remove("replacement_history");

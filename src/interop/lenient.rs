@@ -23,16 +23,9 @@ impl Lenient {
     /// Picks a private-use character that `input` contains neither raw nor as a
     /// `\uXXXX` escape.
     pub(crate) fn for_input(input: &[u8]) -> Lenient {
-        let lower = input.to_ascii_lowercase();
-        let marker = (0xE000u32..=0xF8FF)
-            .filter_map(char::from_u32)
-            .find(|&marker| {
-                let mut raw = [0u8; 4];
-                let raw = marker.encode_utf8(&mut raw).as_bytes();
-                let escape = format!("\\u{:04x}", marker as u32);
-                !contains(input, raw) && !contains(&lower, escape.as_bytes())
-            });
-        Lenient { marker }
+        let mut scan = MarkerScan::default();
+        scan.feed(input);
+        scan.lenient()
     }
 
     /// Parses one JSON text into a value, lone surrogate escapes marked.
@@ -53,6 +46,70 @@ impl Lenient {
             Some(marker) if text.contains(marker) => unmark(marker, &text),
             _ => text,
         }
+    }
+}
+
+/// The private-use characters an input uses, raw or as a `\uXXXX` escape (in either
+/// case), fed piece by piece: an import reads its source line by line, and neither
+/// form can span a line break.
+pub(crate) struct MarkerScan {
+    /// One bit per character of U+E000..=U+F8FF.
+    used: [u64; 100],
+}
+
+impl Default for MarkerScan {
+    fn default() -> MarkerScan {
+        MarkerScan { used: [0; 100] }
+    }
+}
+
+impl MarkerScan {
+    const FIRST: u32 = 0xE000;
+    const LAST: u32 = 0xF8FF;
+
+    fn mark(&mut self, code: u32) {
+        if (Self::FIRST..=Self::LAST).contains(&code) {
+            let bit = (code - Self::FIRST) as usize;
+            self.used[bit / 64] |= 1 << (bit % 64);
+        }
+    }
+
+    /// Notes the characters of one piece of input that does not end inside a
+    /// character or an escape (a whole line).
+    pub(crate) fn feed(&mut self, piece: &[u8]) {
+        for at in memchr::memchr2_iter(0xEE, 0xEF, piece) {
+            // U+E000..=U+F8FF in UTF-8: EE or EF, then two continuation bytes.
+            if let Some(&[lead, b1, b2]) = piece.get(at..at + 3)
+                && (b1 & 0xC0) == 0x80
+                && (b2 & 0xC0) == 0x80
+            {
+                let code = (u32::from(lead & 0x0F) << 12)
+                    | (u32::from(b1 & 0x3F) << 6)
+                    | u32::from(b2 & 0x3F);
+                self.mark(code);
+            }
+        }
+        for at in memchr::memchr_iter(b'\\', piece) {
+            if let Some(&[_, u, ref hex @ ..]) = piece.get(at..at + 6)
+                && (u == b'u' || u == b'U')
+                && let Ok(hex) = std::str::from_utf8(hex)
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+                && let Ok(code) = u32::from_str_radix(hex, 16)
+            {
+                self.mark(code);
+            }
+        }
+    }
+
+    /// The marker: the first private-use character not used.
+    pub(crate) fn lenient(&self) -> Lenient {
+        let marker = (Self::FIRST..=Self::LAST)
+            .find(|&code| {
+                let bit = (code - Self::FIRST) as usize;
+                self.used[bit / 64] & (1 << (bit % 64)) == 0
+            })
+            .and_then(char::from_u32);
+        Lenient { marker }
     }
 }
 
@@ -162,6 +219,20 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
+/// The marker as the whole-input search picked it before the scan was incremental.
+#[cfg(test)]
+fn marker_by_search(input: &[u8]) -> Option<char> {
+    let lower = input.to_ascii_lowercase();
+    (0xE000u32..=0xF8FF)
+        .filter_map(char::from_u32)
+        .find(|&marker| {
+            let mut raw = [0u8; 4];
+            let raw = marker.encode_utf8(&mut raw).as_bytes();
+            let escape = format!("\\u{:04x}", marker as u32);
+            !contains(input, raw) && !contains(&lower, escape.as_bytes())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +246,25 @@ mod tests {
             lenient.write(&value),
             r#"{"a":"x\ud83d","b":"\uDE00y","c":"😀","d":"\\ud83d"}"#
         );
+    }
+
+    #[test]
+    fn the_incremental_marker_scan_picks_what_the_whole_input_search_picked() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            "\u{E000}\u{E001}\\uE002\\UE003\\ue004".as_bytes().to_vec(),
+            b"\\u\\ue0\\ue00g\\uE0".to_vec(),
+            vec![0xEE, 0x80],
+            vec![0xEE, 0x80, 0x80, 0xEF, 0xA3, 0xBF, 0xEE, 0x80, 0x41],
+        ];
+        // Every private-use character raw, then all but the last escaped.
+        let all: String = (0xE000u32..=0xF8FF).filter_map(char::from_u32).collect();
+        inputs.push(all.as_bytes().to_vec());
+        let escaped: String = (0xE000u32..0xF8FF).map(|c| format!("\\u{c:04X}")).collect();
+        inputs.push(escaped.into_bytes());
+        for input in inputs {
+            assert_eq!(Lenient::for_input(&input).marker, marker_by_search(&input));
+        }
     }
 
     #[test]

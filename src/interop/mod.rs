@@ -17,20 +17,24 @@ pub mod codex;
 mod lenient;
 pub mod pi;
 mod time;
+mod written;
 
-use std::collections::{BTreeMap, HashSet};
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::context::{ContextOptions, OnDefect, build_context_indexed, default_estimate};
-use crate::entry::EntryKind;
-use crate::error::{Error, IoFailure, IoOp};
-use crate::tree::IdIndex;
-use lenient::Lenient;
+use crate::context::{ToolFacts, ToolReader};
+use crate::entry::{Body, Role};
+use crate::error::{Error, IoFailure, IoOp, LineFault};
+use crate::recover::MAX_LINE_BYTES;
+use crate::store::{open_regular, sync_dir};
+use crate::tree::PathEntry;
+use lenient::{Lenient, MarkerScan};
+use written::Written;
 
 pub use pi::export_pi;
 // The one date arithmetic of the crate, for the `session` binary and the benchmark
@@ -158,7 +162,52 @@ impl ImportReport {
 
     /// [`ImportReport::to_json_value`] as text.
     pub fn to_json(&self) -> String {
-        self.to_json_value().to_string()
+        let mut text = Vec::new();
+        // Writing to a vector cannot fail, and the JSON writer writes UTF-8.
+        let _ = self.write_json(&mut text);
+        String::from_utf8(text).unwrap_or_default()
+    }
+
+    /// [`ImportReport::to_json`] written to `out` as it is made: a report that lists
+    /// a million lines is never held twice.
+    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let string = |out: &mut dyn Write, s: &str| serde_json::to_writer(&mut *out, s);
+        write!(
+            out,
+            "{{\"linesRead\":{},\"entriesWritten\":{},\"entryTypes\":",
+            self.lines_read, self.entries_written
+        )?;
+        serde_json::to_writer(&mut *out, &self.entry_types)?;
+        out.write_all(b",\"sourceKinds\":")?;
+        serde_json::to_writer(&mut *out, &self.source_kinds)?;
+        out.write_all(b",\"unmapped\":[")?;
+        for (i, u) in self.unmapped.iter().enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(out, "{comma}{{\"line\":{},\"reason\":", u.line)?;
+            string(out, u.reason)?;
+            out.write_all(b",\"entryId\":")?;
+            string(out, &u.entry_id)?;
+            out.write_all(b"}")?;
+        }
+        out.write_all(b"],\"reparented\":[")?;
+        for (i, r) in self.reparented.iter().enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(out, "{comma}{{\"line\":{},\"id\":", r.line)?;
+            string(out, &r.id)?;
+            out.write_all(b",\"parentId\":")?;
+            string(out, &r.parent_id)?;
+            out.write_all(b"}")?;
+        }
+        out.write_all(b"],\"refusedCompactions\":[")?;
+        for (i, c) in self.refused_compactions.iter().enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(out, "{comma}{{\"line\":{},\"id\":", c.line)?;
+            string(out, &c.id)?;
+            out.write_all(b",\"reason\":")?;
+            string(out, &c.reason)?;
+            out.write_all(b"}")?;
+        }
+        write!(out, "],\"unterminatedTail\":{}}}", self.unterminated_tail)
     }
 }
 
@@ -170,161 +219,445 @@ pub struct Import {
     pub report: ImportReport,
 }
 
-/// Converts the bytes of a foreign session file. Never fails: whatever cannot be
-/// mapped is kept as raw metadata and listed in the report.
-pub fn import(format: Format, source: &[u8]) -> Import {
-    let mut out = Builder::new(format, Lenient::for_input(source));
-    let lines = source_lines(source, &mut out.report);
-    match format {
-        Format::Pi => pi::import(&lines, &mut out),
-        Format::ClaudeCode => claude::import(&lines, &mut out),
-        Format::Codex => codex::import(&lines, &mut out),
-    }
-    out.finish()
+/// Converts the bytes of a foreign session file, in memory. Whatever cannot be mapped
+/// is kept as raw metadata and listed in the report; fails only when a source line, or
+/// the entry it becomes, is longer than [`MAX_LINE_BYTES`] (a line no store reads
+/// back: [`Error::CorruptLine`] with [`LineFault::TooLong`], naming the source line),
+/// or when memory runs out.
+pub fn import(format: Format, source: &[u8]) -> Result<Import, Error> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut source = Source::new(Box::new(std::io::Cursor::new(source)), "the source");
+    let report = run(format, &mut source, &mut lines)?;
+    Ok(Import { lines, report })
 }
 
 /// Imports `source` into a new libsession file at `out`, written line by line (not
 /// through a store, so a compaction §6.2 refuses is written as the source has it).
-/// `out` must not exist: an import never overwrites a file. Fails only on I/O; the
-/// written file is synced before the report is returned.
+/// `out` must not exist: an import never overwrites a file.
+///
+/// The source is streamed (read a line at a time, more than once) and the entries go
+/// through a buffered writer into a temporary file beside `out`, synced, then renamed
+/// to `out` unless `out` exists by then: memory follows the longest line and the ids
+/// kept, never the size of the source, and a failed import leaves nothing at `out`.
+/// Fails on I/O (a source that is not a regular file, such as a FIFO or a device, is
+/// refused when opened, before a byte is read; `out` exists: `open`, `EEXIST`), on a
+/// line too long to import (see [`import`]) and when memory runs out (an
+/// [`Error::Io`] of kind `OutOfMemory`).
 pub fn import_file(format: Format, source: &Path, out: &Path) -> Result<ImportReport, Error> {
-    let bytes = std::fs::read(source).map_err(|e| io_error(IoOp::Read, source, &e))?;
-    let imported = import(format, &bytes);
-    write_new_file(out, &imported.lines)?;
-    Ok(imported.report)
+    // A FIFO would block and a device such as /dev/zero never end: refused before a
+    // byte is read, as every open of a session file is.
+    let file = open_regular(OpenOptions::new().read(true), source)
+        .map_err(|e| io_error(IoOp::Open, source, &e))?;
+    let name = source.display().to_string();
+    let mut source = Source::new(Box::new(BufReader::with_capacity(1 << 16, file)), &name);
+    write_new_file(out, |sink| run(format, &mut source, sink))
 }
 
 /// [`export_pi`] into a new file at `out` (which must not exist), synced.
 pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Result<(), Error> {
     let text = export_pi(entries, leaf)?;
-    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-    write_new_file(out, &lines)
+    write_new_file(out, |sink| {
+        text.lines().try_for_each(|line| sink.line(line))
+    })
 }
 
-/// Writes `lines` (each followed by `\n`) to a new file at `path`.
-fn write_new_file(path: &Path, lines: &[String]) -> Result<(), Error> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    let mut text = Vec::new();
-    for line in lines {
-        text.extend_from_slice(line.as_bytes());
-        text.push(b'\n');
+/// The three passes of an import: the source's lines and the lone-surrogate marker,
+/// what the format must know before its first line is mapped, then the mapping.
+fn run(
+    format: Format,
+    source: &mut Source<'_>,
+    sink: &mut dyn Sink,
+) -> Result<ImportReport, Error> {
+    let mut scan = MarkerScan::default();
+    source.scan(|line| scan.feed(line))?;
+    let mut out = Builder::new(format, scan.lenient(), sink);
+    out.report.lines_read = source.lines_read;
+    out.report.unterminated_tail = source.unterminated;
+    match format {
+        Format::Pi => pi::import(source, &mut out)?,
+        Format::ClaudeCode => claude::import(source, &mut out)?,
+        Format::Codex => codex::import(source, &mut out)?,
     }
-    file.write_all(&text)
-        .map_err(|e| io_error(IoOp::Write, path, &e))?;
-    file.sync_all().map_err(|e| io_error(IoOp::Sync, path, &e))
+    out.finish()
+}
+
+/// Where an import's lines go: a vector (in memory) or a buffered temporary file.
+pub(crate) trait Sink {
+    fn line(&mut self, text: &str) -> Result<(), Error>;
+}
+
+impl Sink for Vec<String> {
+    fn line(&mut self, text: &str) -> Result<(), Error> {
+        self.try_reserve(1)
+            .map_err(|_| out_of_memory("the imported lines"))?;
+        self.push(text.to_owned());
+        Ok(())
+    }
+}
+
+struct FileSink<'p> {
+    writer: BufWriter<File>,
+    path: &'p Path,
+}
+
+impl Sink for FileSink<'_> {
+    fn line(&mut self, text: &str) -> Result<(), Error> {
+        self.writer
+            .write_all(text.as_bytes())
+            .and_then(|()| self.writer.write_all(b"\n"))
+            .map_err(|e| io_error(IoOp::Write, self.path, &e))
+    }
+}
+
+/// Writes a new file at `path` through `fill`: into a temporary file beside it,
+/// synced, then renamed to `path` unless `path` exists (an import never overwrites a
+/// file). On any failure the temporary file is removed and `path` left alone.
+fn write_new_file<T>(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Sink) -> Result<T, Error>,
+) -> Result<T, Error> {
+    // Fail before the work when `path` exists; the rename checks again.
+    if std::fs::symlink_metadata(path).is_ok() {
+        let exists = std::io::Error::from_raw_os_error(libc::EEXIST);
+        return Err(io_error(IoOp::Open, path, &exists));
+    }
+    let (temp, file) = create_temporary(path)?;
+    let written = (|| {
+        let mut sink = FileSink {
+            writer: BufWriter::with_capacity(1 << 16, file),
+            path: &temp,
+        };
+        let made = fill(&mut sink)?;
+        let file = sink
+            .writer
+            .into_inner()
+            .map_err(|e| io_error(IoOp::Write, &temp, e.error()))?;
+        file.sync_all()
+            .map_err(|e| io_error(IoOp::Sync, &temp, &e))?;
+        crate::repair::rename_no_replace(&temp, path)
+            .map_err(|e| io_error(IoOp::Open, path, &e))?;
+        Ok(made)
+    })();
+    match written {
+        Ok(made) => {
+            // The rename is durable once the directory is synced; the file itself
+            // already is, so a failure here loses nothing the caller was promised.
+            let _ = sync_dir(path);
+            Ok(made)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
+
+/// A new temporary file beside `path`: `.NAME.import-PID-K.tmp`.
+fn create_temporary(path: &Path) -> Result<(PathBuf, File), Error> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut last = None;
+    for k in 0..1000u32 {
+        let temp = path.with_file_name(format!(".{name}.import-{}-{k}.tmp", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            // Named by the file asked for: its folder is missing or not writable.
+            Err(e) => return Err(io_error(IoOp::Open, path, &e)),
+        }
+    }
+    let e = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists));
+    Err(io_error(IoOp::Open, path, &e))
 }
 
 fn io_error(op: IoOp, path: &Path, e: &std::io::Error) -> Error {
     Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
 }
 
-/// The compactions among `lines` that §6.2 refuses, found by building the context
-/// of each compaction (the one implementation of the rule, in [`crate::context`]).
-/// `line_of` gives each entry's source line.
-fn refused_compactions(lines: &[String], line_of: &[u64]) -> Vec<RefusedCompaction> {
-    let Ok(entries) = crate::entry::parse_entries(format!("[{}]", lines.join(","))) else {
-        return Vec::new();
-    };
-    let options = ContextOptions {
-        on_defect: OnDefect::Keep,
-        ..ContextOptions::default()
-    };
-    // One id index for every compaction: rebuilding it per call is quadratic.
-    let Ok(index) = IdIndex::new(&entries) else {
-        return Vec::new();
-    };
-    let mut estimate = |m: &str| Ok(default_estimate(m));
-    entries
-        .iter()
-        .zip(line_of)
-        .filter(|(entry, _)| entry.kind() == EntryKind::Compaction)
-        .filter_map(|(entry, &line)| {
-            match build_context_indexed(&index, entry.id(), &options, &mut estimate) {
-                Err(Error::InvalidCompaction {
-                    compaction_id,
-                    reason,
-                    ..
-                }) if compaction_id == entry.id() => Some(RefusedCompaction {
-                    line,
-                    id: compaction_id,
-                    reason: reason.as_str().to_owned(),
-                }),
-                _ => None,
-            }
-        })
-        .collect()
+/// Working room an import keeps free beside its tables: what mapping a line takes
+/// (its JSON values, its entry's text and checks) is allocated the ordinary way,
+/// which aborts when it fails, so the tables stop growing, with an error, while this
+/// much more could still be had.
+const HEADROOM: usize = 8 << 20;
+
+/// Fails unless `bytes` more could be allocated (the probe is released at once).
+pub(crate) fn check_headroom(bytes: usize, what: &str) -> Result<(), Error> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(bytes)
+        .map_err(|_| out_of_memory(what))?;
+    std::hint::black_box(&probe);
+    Ok(())
 }
 
-/// One physical line of the source.
+/// Room for one more item in `vec`, by fallible reservation; when that grows it past
+/// a mebibyte, the working room beside it is checked too (smaller tables never use up
+/// memory, and probing at each of their growths would cost more than they do).
+pub(crate) fn reserve_one<T>(vec: &mut Vec<T>, what: &str) -> Result<(), Error> {
+    if vec.len() < vec.capacity() {
+        return Ok(());
+    }
+    vec.try_reserve(1).map_err(|_| out_of_memory(what))?;
+    grown_to(vec.capacity().saturating_mul(size_of::<T>()), what)
+}
+
+/// After a table grew to `bytes`: the working room check, for a large table.
+pub(crate) fn grown_to(bytes: usize, what: &str) -> Result<(), Error> {
+    match bytes >= 1 << 20 {
+        true => check_headroom(HEADROOM, what),
+        false => Ok(()),
+    }
+}
+
+/// An allocation that failed: an error, never an abort of the host.
+pub(crate) fn out_of_memory(what: &str) -> Error {
+    let e = std::io::Error::new(
+        std::io::ErrorKind::OutOfMemory,
+        format!("out of memory for {what}"),
+    );
+    Error::Io(Arc::new(IoFailure::new(
+        IoOp::Read,
+        "the import source",
+        &e,
+    )))
+}
+
+/// Why a source entry is not mapped: kept raw with a reason, or the import fails.
+pub(crate) enum Refusal {
+    Raw(&'static str),
+    Fail(Error),
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Fail(e)
+    }
+}
+
+/// One non-blank physical line of the source, `\r\n` read as `\n`.
 pub(crate) struct SourceLine<'a> {
     pub number: u64,
     pub text: &'a [u8],
 }
 
-/// Splits the source into non-blank lines, counting every physical line (a final
-/// piece without `\n` is a line too, and marks the report's `unterminatedTail`).
-fn source_lines<'a>(source: &'a [u8], report: &mut ImportReport) -> Vec<SourceLine<'a>> {
-    let mut pieces: Vec<&[u8]> = source.split(|&b| b == b'\n').collect();
-    // The piece after the last `\n` is empty when the source ends in one.
-    if pieces.last().is_some_and(|p| p.is_empty()) {
-        pieces.pop();
-    }
-    report.lines_read = pieces.len() as u64;
-    report.unterminated_tail = !source.is_empty() && !source.ends_with(b"\n");
-    pieces
-        .into_iter()
-        .zip(1u64..)
-        .map(|(text, number)| SourceLine {
-            number,
-            text: text.strip_suffix(b"\r").unwrap_or(text),
-        })
-        .filter(|line| !line.text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')))
-        .collect()
+/// The source, read line by line into one buffer (at most [`MAX_LINE_BYTES`] plus a
+/// `\r`), as many times as the import needs; every pass stops where the first ended,
+/// so a file that grows meanwhile is read as it was.
+pub(crate) struct Source<'r> {
+    reader: Box<dyn Input + 'r>,
+    name: String,
+    line: Vec<u8>,
+    /// Physical lines of the current pass so far.
+    number: u64,
+    /// Bytes consumed by the current pass, and the first pass's total.
+    consumed: u64,
+    length: Option<u64>,
+    /// Whether the line read last ended at the end of the source without a `\n`.
+    last_unterminated: bool,
+    /// Set by the first pass.
+    lines_read: u64,
+    unterminated: bool,
 }
 
-/// Collects output entries: ids unique, parents present, and the report.
-pub(crate) struct Builder {
+/// A source the import can read again from the start.
+pub(crate) trait Input: BufRead + Seek {}
+impl<T: BufRead + Seek> Input for T {}
+
+impl<'r> Source<'r> {
+    fn new(reader: Box<dyn Input + 'r>, name: &str) -> Source<'r> {
+        Source {
+            reader,
+            name: name.to_owned(),
+            line: Vec::new(),
+            number: 0,
+            consumed: 0,
+            length: None,
+            last_unterminated: false,
+            lines_read: 0,
+            unterminated: false,
+        }
+    }
+
+    fn read_error(&self, e: &std::io::Error) -> Error {
+        Error::Io(Arc::new(IoFailure::new(IoOp::Read, &self.name, e)))
+    }
+
+    /// The first pass: every physical line (blank ones too) to `each`, the count of
+    /// lines and whether the last has no `\n`.
+    fn scan(&mut self, mut each: impl FnMut(&[u8])) -> Result<(), Error> {
+        self.rewind()?;
+        let mut unterminated = false;
+        while self.next_physical()? {
+            unterminated = self.last_unterminated;
+            each(&self.line);
+        }
+        self.lines_read = self.number;
+        self.unterminated = unterminated;
+        self.length = Some(self.consumed);
+        Ok(())
+    }
+
+    /// Starts a pass over the source.
+    pub(crate) fn rewind(&mut self) -> Result<(), Error> {
+        self.reader
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| self.read_error(&e))?;
+        self.number = 0;
+        self.consumed = 0;
+        Ok(())
+    }
+
+    /// Reads the next physical line into `self.line` (without its `\n`); `false` at
+    /// the end of the pass. A line longer than [`MAX_LINE_BYTES`] (and a `\r`) is
+    /// [`Error::CorruptLine`], read to its end without being kept.
+    fn next_physical(&mut self) -> Result<bool, Error> {
+        const LIMIT: u64 = MAX_LINE_BYTES as u64 + 1;
+        let Source {
+            reader,
+            name,
+            line,
+            consumed,
+            length: total,
+            last_unterminated,
+            ..
+        } = self;
+        let read_error =
+            |e: &std::io::Error| Error::Io(Arc::new(IoFailure::new(IoOp::Read, name, e)));
+        line.clear();
+        *last_unterminated = false;
+        let mut length = 0u64;
+        loop {
+            let room = total.map_or(u64::MAX, |t| t.saturating_sub(*consumed));
+            let available = match reader.fill_buf() {
+                Ok(available) => available,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_error(&e)),
+            };
+            let available = &available[..available
+                .len()
+                .min(usize::try_from(room).unwrap_or(usize::MAX))];
+            if available.is_empty() {
+                if length == 0 {
+                    return Ok(false);
+                }
+                *last_unterminated = true;
+                break;
+            }
+            let (piece, used, ends) = match memchr::memchr(b'\n', available) {
+                Some(at) => (&available[..at], at + 1, true),
+                None => (available, available.len(), false),
+            };
+            length += piece.len() as u64;
+            if length <= LIMIT {
+                line.try_reserve(piece.len())
+                    .map_err(|_| out_of_memory("a source line"))?;
+                line.extend_from_slice(piece);
+            }
+            reader.consume(used);
+            *consumed += used as u64;
+            if ends {
+                break;
+            }
+        }
+        self.number += 1;
+        if length > LIMIT {
+            return Err(Error::CorruptLine {
+                line: self.number,
+                fault: LineFault::TooLong {
+                    len: length,
+                    max: MAX_LINE_BYTES,
+                },
+            });
+        }
+        Ok(true)
+    }
+
+    /// The next non-blank line of this pass, `None` at the end.
+    pub(crate) fn next_line(&mut self) -> Result<Option<SourceLine<'_>>, Error> {
+        loop {
+            if !self.next_physical()? {
+                return Ok(None);
+            }
+            let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+            if !text.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+                break;
+            }
+        }
+        if self.line.len() > 1 << 20 {
+            // Mapping a long line takes a few times its size.
+            check_headroom(self.line.len().saturating_mul(8), "a long source line")?;
+        }
+        let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+        Ok(Some(SourceLine {
+            number: self.number,
+            text,
+        }))
+    }
+}
+
+/// A compaction written, checked against §6.2 once everything is written.
+struct WrittenCompaction {
+    node: u32,
+    line: u64,
+    first_kept: Option<Box<str>>,
+}
+
+/// Writes output entries to the sink: ids unique, parents present, and the report.
+pub(crate) struct Builder<'s> {
     format: Format,
     lenient: Lenient,
-    lines: Vec<String>,
-    ids: HashSet<String>,
-    last: Option<String>,
+    sink: &'s mut dyn Sink,
+    written: Written,
+    compactions: Vec<WrittenCompaction>,
+    tool_reader: ToolReader,
+    last: Option<u32>,
     last_timestamp: f64,
-    /// The source line of each output line (0 for a root the import made up).
-    line_of: Vec<u64>,
     /// The source line being mapped.
     current_line: u64,
-    root: Option<String>,
+    root: Option<u32>,
     pub(crate) report: ImportReport,
 }
 
-impl Builder {
-    fn new(format: Format, lenient: Lenient) -> Builder {
+impl<'s> Builder<'s> {
+    fn new(format: Format, lenient: Lenient, sink: &'s mut dyn Sink) -> Builder<'s> {
         Builder {
             format,
             lenient,
-            lines: Vec::new(),
-            ids: HashSet::new(),
+            sink,
+            written: Written::new(),
+            compactions: Vec::new(),
+            tool_reader: ToolReader::default(),
             last: None,
             last_timestamp: 0.0,
-            line_of: Vec::new(),
             current_line: 0,
             root: None,
             report: ImportReport::default(),
         }
     }
 
-    fn finish(mut self) -> Import {
-        self.report.entries_written = self.lines.len() as u64;
-        self.report.refused_compactions = refused_compactions(&self.lines, &self.line_of);
-        Import {
-            lines: self.lines,
-            report: self.report,
+    /// The report, once the compactions written are checked: the cost of each check
+    /// is the messages its walk passes (see [`written`]), never the whole tree.
+    fn finish(mut self) -> Result<ImportReport, Error> {
+        for compaction in &self.compactions {
+            if let Err(Error::InvalidCompaction {
+                compaction_id,
+                reason,
+                ..
+            }) = self
+                .written
+                .check_compaction(compaction.node, compaction.first_kept.as_deref())
+            {
+                reserve_one(&mut self.report.refused_compactions, "the import report")?;
+                self.report.refused_compactions.push(RefusedCompaction {
+                    line: compaction.line,
+                    id: compaction_id,
+                    reason: reason.as_str().to_owned(),
+                });
+            }
         }
+        Ok(self.report)
     }
 
     /// Parses one source line (lone surrogate escapes kept); `None` when it is not JSON.
@@ -339,16 +672,21 @@ impl Builder {
 
     /// Counts a line under its source kind.
     pub(crate) fn count_kind(&mut self, kind: &str) {
-        *self.report.source_kinds.entry(kind.to_owned()).or_default() += 1;
+        match self.report.source_kinds.get_mut(kind) {
+            Some(count) => *count += 1,
+            None => {
+                self.report.source_kinds.insert(kind.to_owned(), 1);
+            }
+        }
     }
 
     /// The id of the entry written last.
     pub(crate) fn last_id(&self) -> Option<String> {
-        self.last.clone()
+        self.last.map(|n| self.written.id(n).to_owned())
     }
 
     pub(crate) fn has_id(&self, id: &str) -> bool {
-        self.ids.contains(id)
+        self.written.find(id).is_some()
     }
 
     /// The root entry every parentless source entry hangs under; written as a
@@ -360,7 +698,7 @@ impl Builder {
         value: Value,
         timestamp: f64,
         extra: Map<String, Value>,
-    ) -> String {
+    ) -> Result<String, Error> {
         let id = self.fresh_id(id);
         let mut entry = entry_head(&id, None, timestamp, "metadata");
         entry.insert(
@@ -369,15 +707,15 @@ impl Builder {
         );
         entry.insert("value".into(), value);
         entry.extend(extra);
-        self.push_entry(entry);
-        self.root = Some(id.clone());
-        id
+        let node = self.push_entry(entry)?;
+        self.root = Some(node);
+        Ok(id)
     }
 
     /// The root's id, writing a root holding `null` first if there is none yet.
-    pub(crate) fn root(&mut self, timestamp: f64) -> String {
-        match &self.root {
-            Some(id) => id.clone(),
+    pub(crate) fn root(&mut self, timestamp: f64) -> Result<String, Error> {
+        match self.root {
+            Some(node) => Ok(self.written.id(node).to_owned()),
             None => self.set_root("import-root", "session", Value::Null, timestamp, Map::new()),
         }
     }
@@ -385,12 +723,12 @@ impl Builder {
     /// An id not used yet: `base`, or `base~2`, `base~3`, … .
     pub(crate) fn fresh_id(&self, base: &str) -> String {
         let base = if base.is_empty() { "entry" } else { base };
-        if !self.ids.contains(base) {
+        if !self.has_id(base) {
             return base.to_owned();
         }
         (2u64..)
             .map(|n| format!("{base}~{n}"))
-            .find(|id| !self.ids.contains(id))
+            .find(|id| !self.has_id(id))
             .unwrap_or_default()
     }
 
@@ -399,60 +737,120 @@ impl Builder {
     /// the original parent is kept as `importedParentId`.
     /// An entry that libsession's parser refuses (a source message of a shape the
     /// contract rejects) is kept raw instead, so the output always opens.
-    pub(crate) fn push(&mut self, source: &SourceLine<'_>, mut entry: Map<String, Value>) {
+    pub(crate) fn push(
+        &mut self,
+        source: &SourceLine<'_>,
+        mut entry: Map<String, Value>,
+    ) -> Result<(), Error> {
         let missing_parent = match entry.get("parentId") {
-            Some(Value::String(parent)) if !self.ids.contains(parent.as_str()) => {
-                Some(parent.clone())
-            }
+            Some(Value::String(parent)) if !self.has_id(parent) => Some(parent.clone()),
             _ => None,
         };
         if let Some(parent) = &missing_parent {
-            let timestamp = entry
-                .get("timestamp")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0);
-            let root = self.root(timestamp);
+            let timestamp = timestamp_member(&entry);
+            let root = self.root(timestamp)?;
             entry.insert("parentId".into(), Value::String(root));
             entry.insert("importedParentId".into(), Value::String(parent.clone()));
         }
-        let text = self.lenient.write(&Value::Object(entry.clone()));
-        if crate::entry::parse_entry(&text).is_err() {
-            let parent = entry
-                .get("parentId")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            self.raw(source.number, source.text, "invalid_entry", parent);
-            return;
-        }
         let id = string_member(&entry, "id");
+        let kind = string_member(&entry, "type");
+        let timestamp = timestamp_member(&entry);
+        let parent = entry
+            .get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let text = self.lenient.write(&Value::Object(entry));
+        let parsed = match crate::entry::parse_entry(&text) {
+            Ok(parsed) if !self.has_id(&id) => parsed,
+            Ok(_) => return self.raw(source.number, source.text, "duplicate_id", parent),
+            Err(_) => return self.raw(source.number, source.text, "invalid_entry", parent),
+        };
         if let Some(parent_id) = missing_parent {
+            reserve_one(&mut self.report.reparented, "the import report")?;
             self.report.reparented.push(Reparented {
                 line: source.number,
                 id: id.clone(),
                 parent_id,
             });
         }
+        let facts = parsed.facts();
+        let tools = match facts.message_json(parsed.json().as_bytes()) {
+            Some(message) => self.tool_reader.read(&PathEntry::of(&parsed), message)?,
+            None => ToolFacts::default(),
+        };
+        let first_kept = match &facts.body {
+            Body::Compaction { first_kept, .. } => Some(
+                first_kept
+                    .as_ref()
+                    .map(|f| Box::<str>::from(f.of(parsed.json().as_bytes()))),
+            ),
+            _ => None,
+        };
+        let role = facts.role();
+        drop(parsed);
+        let node = self.push_text(&id, parent.as_deref(), kind, &text, timestamp, role, tools)?;
+        if let Some(first_kept) = first_kept {
+            reserve_one(&mut self.compactions, "the imported compactions")?;
+            self.compactions.push(WrittenCompaction {
+                node,
+                line: self.current_line,
+                first_kept,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes an entry the import made up (a root, a raw line's metadata).
+    fn push_entry(&mut self, entry: Map<String, Value>) -> Result<u32, Error> {
+        let id = string_member(&entry, "id");
+        let kind = string_member(&entry, "type");
         let timestamp = timestamp_member(&entry);
-        self.push_text(id, string_member(&entry, "type"), text, timestamp);
-    }
-
-    fn push_entry(&mut self, entry: Map<String, Value>) {
-        let text = self.lenient.write(&Value::Object(entry.clone()));
+        let parent = entry
+            .get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let text = self.lenient.write(&Value::Object(entry));
         self.push_text(
-            string_member(&entry, "id"),
-            string_member(&entry, "type"),
-            text,
-            timestamp_member(&entry),
-        );
+            &id,
+            parent.as_deref(),
+            kind,
+            &text,
+            timestamp,
+            None,
+            ToolFacts::default(),
+        )
     }
 
-    fn push_text(&mut self, id: String, kind: String, text: String, timestamp: f64) {
+    /// Writes one line and records its entry. A line longer than a store reads back
+    /// fails the import, naming the source line: the output must always open.
+    #[allow(clippy::too_many_arguments)]
+    fn push_text(
+        &mut self,
+        id: &str,
+        parent: Option<&str>,
+        kind: String,
+        text: &str,
+        timestamp: f64,
+        role: Option<Role>,
+        tools: ToolFacts,
+    ) -> Result<u32, Error> {
+        if text.len() > MAX_LINE_BYTES {
+            return Err(Error::CorruptLine {
+                line: self.current_line,
+                fault: LineFault::TooLong {
+                    len: text.len() as u64,
+                    max: MAX_LINE_BYTES,
+                },
+            });
+        }
+        let parent = parent.and_then(|p| self.written.find(p));
+        let node = self.written.add(id, parent, role, tools)?;
+        self.sink.line(text)?;
         self.last_timestamp = timestamp;
-        self.line_of.push(self.current_line);
+        self.report.entries_written += 1;
         *self.report.entry_types.entry(kind).or_default() += 1;
-        self.lines.push(text);
-        self.ids.insert(id.clone());
-        self.last = Some(id);
+        self.last = Some(node);
+        Ok(node)
     }
 
     /// Keeps a line that cannot be mapped as a metadata entry
@@ -464,11 +862,11 @@ impl Builder {
         text: &[u8],
         reason: &'static str,
         parent: Option<String>,
-    ) {
+    ) -> Result<(), Error> {
         self.current_line = line;
         let parent = match parent {
-            Some(p) if self.ids.contains(&p) => p,
-            _ => self.root(0.0),
+            Some(p) if self.has_id(&p) => p,
+            _ => self.root(0.0)?,
         };
         let id = self.fresh_id(&format!("{}-line-{line}", self.format.key_prefix()));
         let raw = match std::str::from_utf8(text) {
@@ -485,12 +883,14 @@ impl Builder {
             Value::String(format!("{}.unmapped", self.format.key_prefix())),
         );
         entry.insert("value".into(), raw);
-        self.push_entry(entry);
+        self.push_entry(entry)?;
+        reserve_one(&mut self.report.unmapped, "the import report")?;
         self.report.unmapped.push(UnmappedLine {
             line,
             reason,
             entry_id: id,
         });
+        Ok(())
     }
 }
 
@@ -543,5 +943,159 @@ pub(crate) fn timestamp_of(value: Option<&Value>) -> (f64, Option<String>) {
         Some(Value::String(text)) => (time::iso_to_millis(text).unwrap_or(0.0), Some(text.clone())),
         Some(Value::Number(n)) => (n.as_f64().filter(|f| f.is_finite()).unwrap_or(0.0), None),
         _ => (0.0, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{ContextOptions, OnDefect, build_context_indexed, default_estimate};
+    use crate::entry::EntryKind;
+    use crate::tree::IdIndex;
+    use std::collections::HashMap;
+
+    /// The refused compactions as the import found them before its check walked the
+    /// written ids: a context built per compaction over all the entries.
+    fn refused_by_context(
+        lines: &[String],
+        line_of: &HashMap<String, u64>,
+    ) -> Vec<RefusedCompaction> {
+        let entries = crate::entry::parse_entries(format!("[{}]", lines.join(","))).unwrap();
+        let options = ContextOptions {
+            on_defect: OnDefect::Keep,
+            ..ContextOptions::default()
+        };
+        let index = IdIndex::new(&entries).unwrap();
+        let mut estimate = |m: &str| Ok(default_estimate(m));
+        entries
+            .iter()
+            .filter(|entry| entry.kind() == EntryKind::Compaction)
+            .filter_map(|entry| {
+                match build_context_indexed(&index, entry.id(), &options, &mut estimate) {
+                    Err(Error::InvalidCompaction {
+                        compaction_id,
+                        reason,
+                        ..
+                    }) if compaction_id == entry.id() => Some(RefusedCompaction {
+                        line: line_of[entry.id()],
+                        id: compaction_id,
+                        reason: reason.as_str().to_owned(),
+                    }),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// A pi file of random trees: messages of every role (tool calls and results from
+    /// a few call ids), metadata, and compactions keeping from nothing, an entry on
+    /// the path or off it, a non-message, or an unknown id.
+    fn random_pi_file(seed: u64, count: usize) -> String {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = move |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as usize) % n
+        };
+        let mut lines = vec![
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#
+                .to_owned(),
+        ];
+        let mut ids: Vec<String> = Vec::new();
+        for i in 0..count {
+            let id = format!("e{i}");
+            let parent = match (ids.len(), next(4)) {
+                (0, _) => "null".to_owned(),
+                (n, 0) => format!("\"{}\"", ids[next(n)]),
+                (n, _) => format!("\"{}\"", ids[n - 1]),
+            };
+            let head = format!(
+                r#""id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z""#
+            );
+            let call = format!("c{}", next(3));
+            let line = match next(9) {
+                0 | 1 => format!(
+                    r#"{{"type":"message",{head},"message":{{"role":"user","content":"u"}}}}"#
+                ),
+                2 => format!(
+                    r#"{{"type":"message",{head},"message":{{"role":"assistant","content":[{{"type":"toolCall","id":"{call}","name":"t","arguments":{{}}}}]}}}}"#
+                ),
+                3 => format!(
+                    r#"{{"type":"message",{head},"message":{{"role":"toolResult","toolCallId":"{call}","toolName":"t","content":[],"isError":false}}}}"#
+                ),
+                4 => format!(
+                    r#"{{"type":"message",{head},"message":{{"role":"assistant","content":[{{"type":"text","text":"a"}}]}}}}"#
+                ),
+                5 => format!(r#"{{"type":"model_change",{head},"provider":"p","modelId":"m"}}"#),
+                _ => {
+                    let first = match (ids.len(), next(5)) {
+                        (_, 0) => "null".to_owned(),
+                        (_, 1) => "\"unknown\"".to_owned(),
+                        (0, _) => "null".to_owned(),
+                        (n, _) => format!("\"{}\"", ids[n - 1 - next(n.min(6))]),
+                    };
+                    format!(
+                        r#"{{"type":"compaction",{head},"summary":"s","firstKeptEntryId":{first},"tokensBefore":1}}"#
+                    )
+                }
+            };
+            lines.push(line);
+            ids.push(id);
+        }
+        lines.join("\n") + "\n"
+    }
+
+    #[test]
+    fn the_streamed_report_is_the_report_value_as_text() {
+        let source = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\\\"\",\"parentId\":\"gone\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n{}\n[\n";
+        let mut report = import(Format::Pi, source.as_bytes()).unwrap().report;
+        report.refused_compactions.push(RefusedCompaction {
+            line: 9,
+            id: "c\u{1}".into(),
+            reason: "not_on_path".into(),
+        });
+        assert!(!report.unmapped.is_empty() && !report.reparented.is_empty());
+        assert_eq!(report.to_json(), report.to_json_value().to_string());
+        assert_eq!(
+            ImportReport::default().to_json(),
+            ImportReport::default().to_json_value().to_string()
+        );
+    }
+
+    #[test]
+    fn the_compaction_check_over_the_written_ids_refuses_what_a_context_refuses() {
+        let mut reasons = std::collections::BTreeSet::new();
+        for seed in 0..300 {
+            let source = random_pi_file(seed, 40);
+            let imported = import(Format::Pi, source.as_bytes()).unwrap();
+            let line_of: HashMap<String, u64> = imported
+                .lines
+                .iter()
+                .map(|l| {
+                    let entry = crate::entry::parse_entry(l).unwrap();
+                    let line = source
+                        .lines()
+                        .position(|s| s.contains(&format!("\"id\":\"{}\"", entry.id())))
+                        .map_or(0, |p| p as u64 + 1);
+                    (entry.id().to_owned(), line)
+                })
+                .collect();
+            let expected = refused_by_context(&imported.lines, &line_of);
+            reasons.extend(expected.iter().map(|c| c.reason.clone()));
+            assert_eq!(imported.report.refused_compactions, expected, "seed {seed}");
+        }
+        // Every reason occurs: the comparison is not vacuous.
+        assert_eq!(
+            reasons.into_iter().collect::<Vec<_>>(),
+            [
+                "not_interaction_start",
+                "not_on_path",
+                "pending_tool_calls",
+                "unknown_entry"
+            ]
+        );
     }
 }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::lenient::Lenient;
 use super::time::{iso_to_millis, millis_to_iso};
-use super::{Builder, SourceLine, entry_head, number, timestamp_of};
+use super::{Builder, Refusal, Source, entry_head, number, timestamp_of};
 use crate::entry::Entry;
 use crate::error::Error;
 
@@ -28,26 +28,55 @@ const CURRENT_VERSION: u64 = 3;
 /// Members of a pi entry that every entry has; the rest are the entry's own.
 const HEAD: [&str; 4] = ["type", "id", "parentId", "timestamp"];
 
-/// Members the importer adds to an entry; the exporter removes them again.
+/// Members the importer adds to an entry; the exporter removes them again. A pi
+/// entry's own member of one of these names is data, not a mark: the importer escapes
+/// it with a `~` (and one more on a name already escaped, `isoTimestamp~` →
+/// `isoTimestamp~~`), the exporter takes one off, so that data is never read as a
+/// mark and every name comes back as it was.
 const IMPORT_MARKS: [&str; 3] = ["isoTimestamp", "piType", "importedParentId"];
+
+/// For a mark's name followed by `n` tildes (`n` ≥ 0), `n`; `None` for any other name.
+fn tildes_after_mark(name: &str) -> Option<usize> {
+    IMPORT_MARKS.iter().find_map(|mark| {
+        let rest = name.strip_prefix(mark)?;
+        rest.bytes().all(|b| b == b'~').then_some(rest.len())
+    })
+}
+
+/// The name under which the importer keeps a pi entry's own member.
+fn escape_member(name: &str) -> String {
+    match tildes_after_mark(name) {
+        Some(_) => format!("{name}~"),
+        None => name.to_owned(),
+    }
+}
+
+/// The name the exporter gives back to a member of an entry; `None` for a mark.
+fn unescape_member(name: &str) -> Option<&str> {
+    match tildes_after_mark(name) {
+        Some(0) => None,
+        Some(_) => Some(&name[..name.len() - 1]),
+        None => Some(name),
+    }
+}
 
 /// The `custom` entry type under which the exporter writes a libsession metadata
 /// entry that has no pi equivalent.
 const METADATA_CUSTOM_TYPE: &str = "libsession.metadata";
 
-pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
-    let mut parsed: Vec<(u64, Option<Value>)> = lines
-        .iter()
-        .map(|line| (line.number, out.parse(line)))
-        .collect();
-    migrate(&mut parsed);
+pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(), Error> {
+    let mut migration = Migration::prescan(source, out)?;
+    source.rewind()?;
     let mut header_seen = false;
-    for (index, (number, value)) in parsed.iter().enumerate() {
-        let text = lines[index].text;
-        out.begin(*number);
+    while let Some(line) = source.next_line()? {
+        out.begin(line.number);
+        let mut value = out.parse(&line);
+        if let Some(Value::Object(object)) = &mut value {
+            migration.apply(object);
+        }
         let Some(Value::Object(object)) = value else {
             out.count_kind("invalid_json");
-            out.raw(*number, text, "invalid_json", None);
+            out.raw(line.number, line.text, "invalid_json", None)?;
             continue;
         };
         let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
@@ -58,83 +87,104 @@ pub(crate) fn import(lines: &[SourceLine<'_>], out: &mut Builder) {
             let id = object
                 .get("id")
                 .and_then(Value::as_str)
-                .unwrap_or("pi-session");
-            out.set_root(
-                id,
-                "session",
-                Value::Object(object.clone()),
-                millis,
-                iso_mark(iso),
-            );
+                .unwrap_or("pi-session")
+                .to_owned();
+            out.set_root(&id, "session", Value::Object(object), millis, iso_mark(iso))?;
             continue;
         }
-        match map_entry(object, out) {
-            Ok(entry) => out.push(&lines[index], entry),
-            Err(reason) => out.raw(*number, text, reason, None),
+        match map_entry(&object, out) {
+            Ok(entry) => out.push(&line, entry)?,
+            Err(Refusal::Raw(reason)) => out.raw(line.number, line.text, reason, None)?,
+            Err(Refusal::Fail(e)) => return Err(e),
         }
     }
+    Ok(())
 }
 
-/// Mirrors pi's `migrateToCurrentVersion`: a version-1 file gets ids and a linear
-/// chain (and `firstKeptEntryIndex` becomes `firstKeptEntryId`); version 2's
-/// `hookMessage` role becomes `custom`. Unparseable lines take no part, as in pi.
-fn migrate(parsed: &mut [(u64, Option<Value>)]) {
-    let version = parsed
-        .iter()
-        .filter_map(|(_, v)| v.as_ref()?.as_object())
-        .find(|o| o.get("type").and_then(Value::as_str) == Some("session"))
-        .map_or(1, |header| {
-            header.get("version").and_then(Value::as_u64).unwrap_or(1)
-        });
-    if version >= CURRENT_VERSION {
-        return;
-    }
-    let entries: Vec<&mut Map<String, Value>> = parsed
-        .iter_mut()
-        .filter_map(|(_, v)| v.as_mut()?.as_object_mut())
-        .collect();
-    let mut entries = entries;
-    if version < 2 {
-        let ids: Vec<String> = (0..entries.len()).map(|i| format!("v1-{i:08x}")).collect();
-        let mut previous: Option<String> = None;
-        for i in 0..entries.len() {
-            if entries[i].get("type").and_then(Value::as_str) == Some("session") {
+/// pi's `migrateToCurrentVersion`, applied line by line: a version-1 file gets ids
+/// and a linear chain (and `firstKeptEntryIndex` becomes `firstKeptEntryId`); version
+/// 2's `hookMessage` role becomes `custom`. Unparseable lines take no part, as in pi.
+struct Migration {
+    /// The version of the first header (1 without one).
+    version: u64,
+    /// Version 1 only: the indices, among the source's JSON objects, of the headers
+    /// (a `firstKeptEntryIndex` naming one sets no `firstKeptEntryId`), and how many
+    /// objects there are.
+    headers: Vec<u64>,
+    objects: u64,
+    /// The index of the next object, and the id of the last entry given one.
+    next: u64,
+    previous: Option<String>,
+}
+
+impl Migration {
+    /// Reads the source as far as the migration needs: to the first header, or to the
+    /// end for a version-1 file.
+    fn prescan(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<Migration, Error> {
+        source.rewind()?;
+        let mut version = None;
+        let mut headers = Vec::new();
+        let mut objects = 0u64;
+        while let Some(line) = source.next_line()? {
+            let Some(Value::Object(object)) = out.parse(&line) else {
                 continue;
+            };
+            if object.get("type").and_then(Value::as_str) == Some("session") {
+                version.get_or_insert(object.get("version").and_then(Value::as_u64).unwrap_or(1));
+                headers
+                    .try_reserve(1)
+                    .map_err(|_| super::out_of_memory("the headers of a pi file"))?;
+                headers.push(objects);
             }
-            let target = entries[i]
+            objects += 1;
+            if version.is_some_and(|v| v >= 2) {
+                break;
+            }
+        }
+        Ok(Migration {
+            version: version.unwrap_or(1),
+            headers,
+            objects,
+            next: 0,
+            previous: None,
+        })
+    }
+
+    /// Migrates the next JSON object of the source.
+    fn apply(&mut self, entry: &mut Map<String, Value>) {
+        if self.version >= CURRENT_VERSION {
+            return;
+        }
+        let index = self.next;
+        self.next += 1;
+        let id = |i: u64| format!("v1-{i:08x}");
+        let kind = entry
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if self.version < 2 && kind != "session" {
+            let target = entry
                 .get("firstKeptEntryIndex")
                 .and_then(Value::as_u64)
-                .and_then(|t| usize::try_from(t).ok())
-                .filter(|&t| t < entries.len());
-            let entry = &mut *entries[i];
-            entry.insert("id".into(), Value::String(ids[i].clone()));
+                .filter(|&t| t < self.objects);
+            entry.insert("id".into(), Value::String(id(index)));
             entry.insert(
                 "parentId".into(),
-                previous.map_or(Value::Null, Value::String),
+                self.previous.take().map_or(Value::Null, Value::String),
             );
-            previous = Some(ids[i].clone());
-            if entry.get("type").and_then(Value::as_str) == Some("compaction")
-                && entry.contains_key("firstKeptEntryIndex")
-            {
-                entry.remove("firstKeptEntryIndex");
-                if let Some(t) = target {
-                    // pi sets it only when the target is not the header; the
-                    // target's id is the one assigned above (or its own if it is
-                    // the header, which pi skips).
-                    let is_header =
-                        entries[t].get("type").and_then(Value::as_str) == Some("session");
-                    if !is_header {
-                        let id = ids[t].clone();
-                        entries[i].insert("firstKeptEntryId".into(), Value::String(id));
-                    }
+            self.previous = Some(id(index));
+            if kind == "compaction" && entry.remove("firstKeptEntryIndex").is_some() {
+                // pi sets it only when the target is not the header.
+                if let Some(t) = target
+                    && self.headers.binary_search(&t).is_err()
+                {
+                    entry.insert("firstKeptEntryId".into(), Value::String(id(t)));
                 }
             }
         }
-    }
-    for entry in entries.iter_mut() {
-        let is_message = entry.get("type").and_then(Value::as_str) == Some("message");
         if let Some(Value::Object(message)) = entry.get_mut("message")
-            && is_message
+            && kind == "message"
             && message.get("role").and_then(Value::as_str) == Some("hookMessage")
         {
             message.insert("role".into(), Value::String("custom".into()));
@@ -153,21 +203,21 @@ fn iso_mark(iso: Option<String>) -> Map<String, Value> {
 /// The libsession entry for one pi entry, or why it has none.
 fn map_entry(
     object: &Map<String, Value>,
-    out: &mut Builder,
-) -> Result<Map<String, Value>, &'static str> {
+    out: &mut Builder<'_>,
+) -> Result<Map<String, Value>, Refusal> {
     let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
     let id = match object.get("id") {
         Some(Value::String(id)) if !id.is_empty() => id.as_str(),
-        _ => return Err("invalid_shape"),
+        _ => return Err(Refusal::Raw("invalid_shape")),
     };
     if out.has_id(id) {
-        return Err("duplicate_id");
+        return Err(Refusal::Raw("duplicate_id"));
     }
     let (millis, iso) = timestamp_of(object.get("timestamp"));
     let parent = match object.get("parentId") {
         Some(Value::String(p)) if !p.is_empty() => p.clone(),
-        None | Some(Value::Null) => out.root(millis),
-        Some(_) => return Err("invalid_shape"),
+        None | Some(Value::Null) => out.root(millis)?,
+        Some(_) => return Err(Refusal::Raw("invalid_shape")),
     };
     let own = |skip: &[&str]| -> Map<String, Value> {
         object
@@ -176,28 +226,35 @@ fn map_entry(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     };
+    // Members beside the importer's marks: names that could be read as one escaped.
+    let own_beside_marks = |skip: &[&str]| -> Map<String, Value> {
+        own(skip)
+            .into_iter()
+            .map(|(k, v)| (escape_member(&k), v))
+            .collect()
+    };
     let mut entry;
     match kind {
         "message" => {
             entry = entry_head(id, Some(&parent), millis, "message");
-            entry.extend(own(&[]));
+            entry.extend(own_beside_marks(&[]));
         }
         "compaction" => {
             entry = entry_head(id, Some(&parent), millis, "compaction");
-            entry.extend(own(&[]));
+            entry.extend(own_beside_marks(&[]));
         }
         "label" => {
             let target = object
                 .get("targetId")
                 .filter(|t| t.is_string())
-                .ok_or("invalid_shape")?;
+                .ok_or(Refusal::Raw("invalid_shape"))?;
             let label = object.get("label").cloned().unwrap_or(Value::Null);
             entry = metadata(id, &parent, millis, "session.label");
             entry.insert(
                 "value".into(),
                 serde_json::json!({"targetId": target, "label": label}),
             );
-            entry.extend(own(&["targetId", "label"]));
+            entry.extend(own_beside_marks(&["targetId", "label"]));
         }
         "model_change" | "thinking_level_change" | "custom" | "session_info" => {
             entry = metadata(id, &parent, millis, &format!("pi.{kind}"));
@@ -216,7 +273,7 @@ fn map_entry(
                 entry = entry_head(id, Some(&parent), millis, "message");
                 entry.insert("message".into(), Value::Object(message));
                 entry.insert("piType".into(), Value::String(kind.into()));
-                entry.extend(own(&["summary", "fromId"]));
+                entry.extend(own_beside_marks(&["summary", "fromId"]));
             }
             // pi leaves an empty summary out of the context: so does metadata.
             _ => {
@@ -238,9 +295,14 @@ fn map_entry(
             entry = entry_head(id, Some(&parent), millis, "message");
             entry.insert("message".into(), Value::Object(message));
             entry.insert("piType".into(), Value::String(kind.into()));
-            entry.extend(own(&["customType", "content", "display", "details"]));
+            entry.extend(own_beside_marks(&[
+                "customType",
+                "content",
+                "display",
+                "details",
+            ]));
         }
-        _ => return Err("unknown_kind"),
+        _ => return Err(Refusal::Raw("unknown_kind")),
     }
     entry.extend(iso_mark(iso));
     Ok(entry)
@@ -366,12 +428,8 @@ fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &
     let own = |skip: &[&str]| -> Map<String, Value> {
         object
             .iter()
-            .filter(|(k, _)| {
-                !HEAD.contains(&k.as_str())
-                    && !IMPORT_MARKS.contains(&k.as_str())
-                    && !skip.contains(&k.as_str())
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter(|(k, _)| !HEAD.contains(&k.as_str()) && !skip.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((unescape_member(k)?.to_owned(), v.clone())))
             .collect()
     };
     let head = |pi_type: &str| -> Map<String, Value> {

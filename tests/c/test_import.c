@@ -1,7 +1,8 @@
 /*
  * test_import.c -- session_import (issue 14): a pi session file with a corrupt line
  * imports into a new libsession file that opens; every line is accounted for in the
- * report; bad arguments fail without creating anything.
+ * report; bad arguments fail without creating anything; a FIFO source is refused at
+ * once.
  */
 #include "check.h"
 
@@ -110,11 +111,31 @@ static void bad_arguments_fail_and_create_nothing(void)
     CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
 }
 
+static void a_fifo_source_is_refused_at_once(void)
+{
+    char src[512], out[512];
+    char *json = NULL;
+    struct stat sb;
+    SessionStatus st;
+
+    SECTION("a FIFO source is refused without blocking, and nothing is created");
+    path_in(src, sizeof src, "fifo.jsonl");
+    path_in(out, sizeof out, "from-fifo.jsonl");
+    CHECK(mkfifo(src, 0600) == 0, "mkfifo");
+    st = session_import("pi", src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_IO, json, "a FIFO source (before: blocked for ever)");
+    CHECK_JSON(json, "error.op", "\"open\"", "refused when opened");
+    session_string_free(json);
+    CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
+    CHECK(unlink(src) == 0, "remove the FIFO");
+}
+
 int main(void)
 {
     make_tmpdir(g_dir, sizeof g_dir, "import");
     imports_pi_and_reports_every_line();
     bad_arguments_fail_and_create_nothing();
+    a_fifo_source_is_refused_at_once();
     remove_tmpdir(g_dir);
     check_done("test_import");
     return 0;

@@ -1,11 +1,12 @@
 //! The property every import path must have, for any bytes at all: no panic, and a
-//! report that accounts for every line, with output that libsession opens. Shared by
+//! report that accounts for every line, with output that libsession opens (it
+//! recovers whole: no line too long, none that is not an entry). Shared by
 //! tests/interop_fuzz.rs (proptest) and the cargo-fuzz target fuzz/fuzz_targets/import.rs.
 
 use std::collections::HashSet;
 
 use session::interop::{Format, export_pi, import};
-use session::parse_entries;
+use session::{parse_entries, recover_jsonl};
 
 pub const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
 
@@ -17,7 +18,7 @@ pub fn check_import(data: &[u8]) {
 }
 
 pub fn check_import_as(format: Format, data: &[u8]) {
-    let imported = import(format, data);
+    let imported = import(format, data).expect("an import in memory of a small input");
     let report = &imported.report;
     let physical = data.split(|&b| b == b'\n').count() as u64
         - u64::from(data.is_empty() || data.ends_with(b"\n"));
@@ -42,6 +43,11 @@ pub fn check_import_as(format: Format, data: &[u8]) {
     for unmapped in &report.unmapped {
         assert!(unmapped.line >= 1 && unmapped.line <= report.lines_read);
     }
+    // The output, as a file, recovers whole: no line too long or not an entry.
+    let text: String = imported.lines.iter().map(|l| format!("{l}\n")).collect();
+    let recovered = recover_jsonl(text.as_bytes()).expect("the output is a valid file");
+    assert!(recovered.warnings.is_empty());
+    assert_eq!(recovered.entries.len(), imported.lines.len());
     // The output is a valid file: every line an entry, ids unique, every parent on an
     // earlier line.
     let entries = parse_entries(format!("[{}]", imported.lines.join(",")))

@@ -12,7 +12,11 @@ use crate::output::{Outcome, latest_or, open};
 /// file `out` (never overwriting one); the report goes to stderr as one JSON line.
 pub fn import(format: Format, source: &Path, out: &Path) -> Outcome {
     let report = import_file(format, source, out)?;
-    let _ = writeln!(std::io::stderr().lock(), "{}", report.to_json());
+    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    let _ = report
+        .write_json(&mut stderr)
+        .and_then(|()| writeln!(stderr))
+        .and_then(|()| stderr.flush());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,191 @@
+//! Issue 21, the import's items: what an adversarial source did to `import`. Each test
+//! failed before its fix.
+//!
+//! Tests that must change the process (its memory limit) run themselves again as a
+//! child process: the child part does nothing unless the `IMPORT_CHILD` variable names
+//! it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::*;
+use session::interop::{Format, ImportReport, import_file};
+use session::{Error, IoOp};
+
+const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
+
+/// Runs `op` on another thread; fails the test if it has not returned in a minute.
+fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, result) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(op());
+    });
+    result
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what} hung"))
+}
+
+// Item 4: a source that is not a regular file is refused at once.
+
+fn assert_import_refuses(source: &Path, what: &str) {
+    for format in FORMATS {
+        let dir = temp_dir("import-refuses");
+        let out = dir.join("out.jsonl");
+        let target = source.to_owned();
+        let written = out.clone();
+        let result: Result<ImportReport, Error> =
+            within_a_minute(what, move || import_file(format, &target, &written));
+        match result {
+            Err(Error::Io(failure)) => {
+                assert_eq!(failure.op, IoOp::Open, "{what}");
+                assert!(
+                    failure
+                        .message
+                        .contains(&format!("is {what}, not a regular file")),
+                    "{what}: {}",
+                    failure.message
+                );
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        assert!(!out.exists(), "{what}: nothing is written");
+    }
+}
+
+#[test]
+fn an_import_refuses_a_fifo_without_blocking() {
+    let dir = temp_dir("import-fifo");
+    let path = dir.join("src.jsonl");
+    let made = Command::new("mkfifo").arg(&path).status().unwrap();
+    assert!(made.success());
+    assert_import_refuses(&path, "a FIFO");
+}
+
+#[test]
+fn an_import_refuses_endless_devices_and_directories() {
+    assert_import_refuses(Path::new("/dev/zero"), "a character device");
+    assert_import_refuses(&temp_dir("import-a-directory"), "a directory");
+}
+
+// Item 5: memory follows what is kept, never the source; running out is an error.
+
+/// Runs the `session` tool's `import --from pi SRC OUT` under `ulimit -v KIB`; its
+/// exit status and stderr.
+fn import_under_limit(kib: u64, source: &Path, out: &Path) -> (std::process::ExitStatus, String) {
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib}; exec \"$0\" import --from pi \"$1\" \"$2\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_session"))
+        .arg(source)
+        .arg(out)
+        .output()
+        .unwrap();
+    (
+        output.status,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Lines of `{}` (no header: a version-1 pi file): each is kept raw (an
+/// `unknown_kind` entry), so what the import keeps of one is the report's line and the
+/// entry's id and links, under 200 bytes. It was 1.7 KB: the whole source, every
+/// output line and every entry parsed again were held at once.
+const EMPTY_OBJECTS: usize = 300_000;
+
+fn empty_objects(dir: &Path) -> std::path::PathBuf {
+    let source = dir.join("empty-objects.jsonl");
+    std::fs::write(&source, "{}\n".repeat(EMPTY_OBJECTS)).unwrap();
+    source
+}
+
+#[test]
+fn an_import_of_300_000_lines_fits_in_128_mib_of_address_space() {
+    let dir = TempDir::new("import-ulimit");
+    let source = empty_objects(&dir);
+    let out = dir.join("out.jsonl");
+    let (status, stderr) = import_under_limit(128 * 1024, &source, &out);
+    assert!(
+        status.success(),
+        "{status}: {}",
+        &stderr[..stderr.len().min(2000)]
+    );
+    let report: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(report["linesRead"], EMPTY_OBJECTS);
+    assert_eq!(report["entriesWritten"], EMPTY_OBJECTS + 1);
+    let (_, open) = session::Store::open_jsonl_with(&out, &read_only()).unwrap();
+    assert_eq!(open.state, session::State::Ready);
+}
+
+#[test]
+fn an_import_out_of_memory_is_an_error_status_never_an_abort() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = TempDir::new("import-oom");
+    let source = empty_objects(&dir);
+    let out = dir.join("out.jsonl");
+    let (status, stderr) = import_under_limit(40 * 1024, &source, &out);
+    assert_eq!(status.signal(), None, "killed by a signal: {stderr}");
+    // Exit 3: an I/O error (out of memory while reading the source).
+    assert_eq!(status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("out of memory"), "{stderr}");
+    assert!(!out.exists(), "nothing is left at OUT");
+    assert_eq!(
+        std::fs::read_dir(&*dir).unwrap().count(),
+        1,
+        "no temporary file is left"
+    );
+}
+
+// Item 12: an import's output always opens; a line too long to store fails the import.
+
+/// A pi file whose second line is a user message of `len` bytes.
+fn pi_file_with_a_message_of(dir: &Path, len: usize) -> std::path::PathBuf {
+    let head = r#"{"type":"message","id":"u-1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":""#;
+    let tail = "\"}}\n";
+    let mut text = String::with_capacity(len + 200);
+    text.push_str(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#);
+    text.push('\n');
+    text.push_str(head);
+    text.extend(std::iter::repeat_n('x', len - head.len() - tail.len() + 1));
+    text.push_str(tail);
+    let path = dir.join("big.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn assert_fails_naming_line_2(dir: &Path, source: &Path) {
+    let out = dir.join("out.jsonl");
+    match import_file(Format::Pi, source, &out) {
+        Err(Error::CorruptLine { line, fault }) => {
+            assert_eq!(line, 2);
+            assert_eq!(fault.reason(), "line_too_long", "{fault}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!out.exists(), "nothing is written");
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        1,
+        "no temporary file is left"
+    );
+}
+
+#[test]
+fn an_import_of_a_70_mb_message_fails_naming_its_line_and_writes_nothing() {
+    let dir = TempDir::new("import-70mb");
+    let source = pi_file_with_a_message_of(&dir, 70_000_000);
+    assert_fails_naming_line_2(&dir, &source);
+}
+
+#[test]
+fn an_import_fails_when_an_entry_would_outgrow_a_line_its_source_fitted_in() {
+    // The source line fits; its entry adds `isoTimestamp`, so it does not.
+    let dir = TempDir::new("import-grows");
+    let source = pi_file_with_a_message_of(&dir, session::MAX_LINE_BYTES - 8);
+    assert_fails_naming_line_2(&dir, &source);
+}
