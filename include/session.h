@@ -109,13 +109,13 @@
 
 /**
  * The longest line, in bytes without its newline, that a JSONL file may commit; an
- * append whose line would be longer fails with `SESSION_ERR_INVALID_ENTRY`.
+ * append whose line would be longer fails with SESSION_ERR_INVALID_ENTRY.
  */
 #define SESSION_MAX_LINE_BYTES 67108864
 
 /**
- * An open session store: in memory (`session_memory_store_open`) or backed by a JSONL
- * file (`session_jsonl_store_open`). Opaque; free it with `session_store_close`.
+ * An open session store: in memory (session_memory_store_open) or backed by a JSONL
+ * file (session_jsonl_store_open). Opaque; free it with session_store_close.
  *
  * A store is safe to use from many threads at once. Appends commit in the order in
  * which they arrive (a fair FIFO inside the handle); a read waits for the appends that
@@ -124,27 +124,27 @@
 typedef struct SessionStore SessionStore;
 
 /**
- * The result of a libsession call. `SESSION_OK` (0) is success; every other value is
- * an error whose name `session_status_name` returns and whose details the call's
+ * The result of a libsession call. SESSION_OK (0) is success; every other value is
+ * an error whose name session_status_name returns and whose details the call's
  * error JSON carries. Values are stable and will only ever be appended to.
  */
 typedef int32_t SessionStatus;
 
 /**
- * The condition of a store, as `session_store_state` reports it.
+ * The condition of a store, as session_store_state reports it.
  */
 typedef int32_t SessionState;
 
 /**
- * A host's token estimator for `session_store_build_context`: returns the cost in
- * tokens of one message, given its normalised JSON (`message_json`, NUL-terminated,
- * `len` bytes without the NUL, valid only during the call) and the `user_data` given
- * to `session_store_build_context`. A negative, NaN or infinite result fails the
- * build with `SESSION_ERR_INVALID_ARGUMENT` naming the message's entry (`entryId`).
+ * A host's token estimator for session_store_build_context: returns the cost in
+ * tokens of one message, given its normalised JSON (message_json, NUL-terminated,
+ * len bytes without the NUL, valid only during the call) and the user_data given
+ * to session_store_build_context. A negative, NaN or infinite result fails the
+ * build with SESSION_ERR_INVALID_ARGUMENT naming the message's entry (entryId).
  *
- * It is called on the thread that called `session_store_build_context`, never after
+ * It is called on the thread that called session_store_build_context, never after
  * that call returns, inside the store's FIFO turn: it must not call the same store
- * (that would deadlock), and must not unwind (a C++ exception) or `longjmp` out.
+ * (that would deadlock), and must not unwind (a C++ exception) or longjmp out.
  */
 typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, void *user_data);
 
@@ -156,72 +156,72 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 /**
  * A required pointer argument is NULL, a C string argument is not valid UTF-8, an
  * options object is invalid, or a host's token estimator returned a negative or
- * non-finite cost. Nothing was created or written. Error JSON members: `argument`
- * (its name); `entryId` (the message's entry) for the estimator.
+ * non-finite cost. Nothing was created or written. Error JSON members: argument
+ * (its name); entryId (the message's entry) for the estimator.
  */
 #define SESSION_ERR_INVALID_ARGUMENT 1
 
 /**
  * The text is not exactly one well-formed JSON value, or it breaks JSON hygiene: a
- * duplicate key, a number that would not come back as the same value (`1e400`, an
+ * duplicate key, a number that would not come back as the same value (1e400, an
  * integer beyond 64 bits), invalid UTF-8, or nesting deeper
- * than `SESSION_MAX_DEPTH`. Error JSON members: `pointer` (a JSON Pointer to the bad
- * spot), `offset` (the byte offset in the text).
+ * than SESSION_MAX_DEPTH. Error JSON members: pointer (a JSON Pointer to the bad
+ * spot), offset (the byte offset in the text).
  */
 #define SESSION_ERR_INVALID_JSON 2
 
 /**
  * Well-formed JSON of the wrong shape: a missing or mistyped member, an unknown
- * `type`, `role` or block `type`. Error JSON member: `pointer`.
+ * type, role or block type. Error JSON member: pointer.
  */
 #define SESSION_ERR_INVALID_ENTRY 3
 
 /**
- * The id is already taken. Error JSON members: `id`; `line` when found while opening
+ * The id is already taken. Error JSON members: id; line when found while opening
  * a file.
  */
 #define SESSION_ERR_DUPLICATE_ID 4
 
 /**
- * The entry's parent does not exist (yet). Error JSON members: `childId`, `parentId`;
- * `line` when found while opening a file.
+ * The entry's parent does not exist (yet). Error JSON members: childId, parentId;
+ * line when found while opening a file.
  */
 #define SESSION_ERR_MISSING_PARENT 5
 
 /**
- * The parent links of the chosen path loop. Error JSON member: `id`.
+ * The parent links of the chosen path loop. Error JSON member: id.
  */
 #define SESSION_ERR_CYCLE 6
 
 /**
- * No entry has the requested leaf id. Error JSON member: `id`.
+ * No entry has the requested leaf id. Error JSON member: id.
  */
 #define SESSION_ERR_UNKNOWN_LEAF 7
 
 /**
  * A committed line (one ending in a newline) is not a valid entry or is longer than
- * `SESSION_MAX_LINE_BYTES`. Error JSON members: `line` (1-based physical line),
- * `reason` (`invalid_json`, `invalid_entry` or `line_too_long`), `pointer` inside the
+ * SESSION_MAX_LINE_BYTES. Error JSON members: line (1-based physical line),
+ * reason (invalid_json, invalid_entry or line_too_long), pointer inside the
  * line where there is one.
  */
 #define SESSION_ERR_CORRUPT_LINE 8
 
 /**
  * The store's file ends in an unterminated line; appends are refused and the file is
- * left untouched. Error JSON member: `warnings`.
+ * left untouched. Error JSON member: warnings.
  */
 #define SESSION_ERR_NEEDS_REPAIR 9
 
 /**
  * An earlier write on this store failed (or an earlier call on it panicked); nothing
- * more is done on it. Error JSON member: `cause`, the original error object, the same
+ * more is done on it. Error JSON member: cause, the original error object, the same
  * bytes in every result that reports it. Reopen the file to re-check the disk.
  */
 #define SESSION_ERR_TAINTED 10
 
 /**
- * A file operation failed. Error JSON members: `op` (`open`, `read`, `write`,
- * `sync`, `lock`, `identity`, `truncate`), `osError` (the errno) when the OS gave one.
+ * A file operation failed. Error JSON members: op (open, read, write,
+ * sync, lock, identity, truncate), osError (the errno) when the OS gave one.
  */
 #define SESSION_ERR_IO 11
 
@@ -231,8 +231,8 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 #define SESSION_ERR_INTERNAL 12
 
 /**
- * Another writer holds the file's advisory lock (`flock`), in this or another
- * process: only one writer may have a file open. Error JSON member: `path`.
+ * Another writer holds the file's advisory lock (flock), in this or another
+ * process: only one writer may have a file open. Error JSON member: path.
  */
 #define SESSION_ERR_LOCKED 13
 
@@ -240,38 +240,38 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
  * Before an append, the writer found that its file changed under it: the path was
  * deleted or now names another file, or its size is not what this writer left
  * (another writer appended). Nothing was written; the store is tainted from then on,
- * with this error as `cause`. Error JSON members: `reason` (`deleted`, `replaced`,
- * `size_changed`), `op` (`identity`), `expectedSize` and `actualSize` for
- * `size_changed`.
+ * with this error as cause. Error JSON members: reason (deleted, replaced,
+ * size_changed), op (identity), expectedSize and actualSize for
+ * size_changed.
  */
 #define SESSION_ERR_FILE_CHANGED 14
 
 /**
- * An append on a store opened read-only (`readOnly` or `salvage`).
+ * An append on a store opened read-only (readOnly or salvage).
  */
 #define SESSION_ERR_READ_ONLY 15
 
 /**
  * A call on a store from a process other than the one that opened it (a child after
- * `fork`): nothing is done. The child must open its own store. Error JSON members:
- * `ownerPid`, `pid`.
+ * fork): nothing is done. The child must open its own store. Error JSON members:
+ * ownerPid, pid.
  */
 #define SESSION_ERR_WRONG_PROCESS 16
 
 /**
- * A compaction entry's `firstKeptEntryId` is not a valid cut for its path: when the
+ * A compaction entry's firstKeptEntryId is not a valid cut for its path: when the
  * compaction is appended (nothing is written), or when a context is built through it
- * (never a silent fallback). Error JSON members: `compactionId`, `firstKeptEntryId`
- * (a string or null), `reason` (`unknown_entry`, `not_on_path`,
- * `not_interaction_start`, `pending_tool_calls`).
+ * (never a silent fallback). Error JSON members: compactionId, firstKeptEntryId
+ * (a string or null), reason (unknown_entry, not_on_path,
+ * not_interaction_start, pending_tool_calls).
  */
 #define SESSION_ERR_INVALID_COMPACTION 17
 
 /**
  * A tool call and its result do not pair up within an interaction of the context
- * being built (with `onDefect` `"error"`, the default). Error JSON members: `entryId`,
- * `toolCallId`, `reason` (`orphan_result`, `duplicate_tool_call`,
- * `duplicate_tool_result`, `missing_result`), `interactionStartId`.
+ * being built (with onDefect "error", the default). Error JSON members: entryId,
+ * toolCallId, reason (orphan_result, duplicate_tool_call,
+ * duplicate_tool_result, missing_result), interactionStartId.
  */
 #define SESSION_ERR_TOOL_PAIRING 18
 
@@ -282,13 +282,13 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
 
 /**
  * The file has an unterminated tail: reads return the committed prefix and the
- * warning; appends fail with `SESSION_ERR_NEEDS_REPAIR` and do not touch the file.
+ * warning; appends fail with SESSION_ERR_NEEDS_REPAIR and do not touch the file.
  */
 #define SESSION_STATE_NEEDS_REPAIR 1
 
 /**
  * A write failed or a call panicked: every later call fails with
- * `SESSION_ERR_TAINTED`. Also returned for a NULL store.
+ * SESSION_ERR_TAINTED. Also returned for a NULL store.
  */
 #define SESSION_STATE_TAINTED 2
 
@@ -297,232 +297,216 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * The library version, e.g. `"0.1.0"` (the crate version). The string is static: do
+ * The library version, e.g. "0.1.0" (the crate version). The string is static: do
  * not free it. Thread-safe.
  */
 const char *session_version(void);
 
 /**
- * The stable name of a status (`"ok"`, `"missing_parent"`, …), the same as the `code`
- * of the error JSON; `"unknown"` for a value that is not a status. The string is
+ * The stable name of a status ("ok", "missing_parent", …), the same as the code
+ * of the error JSON; "unknown" for a value that is not a status. The string is
  * static: do not free it. Thread-safe.
  */
 const char *session_status_name(SessionStatus status);
 
 /**
- * Frees a string that a libsession call returned through `out_json`. NULL is fine.
+ * Frees a string that a libsession call returned through out_json. NULL is fine.
  * Freeing any other pointer, or the same string twice, is undefined behaviour.
  *
- * # Safety
- *
- * `s` is NULL or a string from a libsession `out_json` not yet freed.
+ * Safety: s is NULL or a string from a libsession out_json not yet freed.
  */
 void session_string_free(char *s);
 
 /**
- * Parses `entry_json` as one session entry and returns the normalised entry:
+ * Parses entry_json as one session entry and returns the normalised entry:
  * the same JSON value with insignificant whitespace removed, key order, unknown
  * fields, escapes and numbers kept exactly.
  *
- * An entry is `{"id", "parentId", "timestamp", "type", ...}`: `id` a non-empty
- * string, `parentId` null or a non-empty string, `timestamp` a number, `type` one of
- * `"message"` with a `message`, `"metadata"` with a non-empty `key` and any JSON
- * `value` (the key `session.label` needs `{"targetId": non-empty string, "label":
- * non-empty string | null}`), or `"compaction"` (a non-null `parentId`, `summary` a
- * non-empty string or an object, `firstKeptEntryId` a non-empty string other than
- * `id`, or null, `tokensBefore` a number >= 0, optional `details`). A message's role
- * `user`, `assistant` or `toolResult` is validated with its content blocks (`text`,
- * `thinking`, `image`, `toolCall`); any other non-empty role is an extension message,
- * and any other non-empty block `type` an extension block, both kept byte-exact. An
- * unknown entry `type` is rejected; unknown extra fields are kept. A lone surrogate
- * escape (`"\ud83d"`) is kept as written.
+ * An entry is {"id", "parentId", "timestamp", "type", ...}: id a non-empty
+ * string, parentId null or a non-empty string, timestamp a number, type one of
+ * "message" with a message, "metadata" with a non-empty key and any JSON
+ * value (the key session.label needs {"targetId": non-empty string, "label":
+ * non-empty string | null}), or "compaction" (a non-null parentId, summary a
+ * non-empty string or an object, firstKeptEntryId a non-empty string other than
+ * id, or null, tokensBefore a number >= 0, optional details). A message's role
+ * user, assistant or toolResult is validated with its content blocks (text,
+ * thinking, image, toolCall); any other non-empty role is an extension message,
+ * and any other non-empty block type an extension block, both kept byte-exact. An
+ * unknown entry type is rejected; unknown extra fields are kept. A lone surrogate
+ * escape ("\ud83d") is kept as written.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON` or `SESSION_ERR_INVALID_ENTRY`
- * (with `pointer`); `SESSION_ERR_INVALID_ARGUMENT` for a NULL or non-UTF-8 string.
+ * Returns SESSION_OK; SESSION_ERR_INVALID_JSON or SESSION_ERR_INVALID_ENTRY
+ * (with pointer); SESSION_ERR_INVALID_ARGUMENT for a NULL or non-UTF-8 string.
  *
- * Ownership: `entry_json` is borrowed for the call. `out_json` may be NULL; otherwise
- * `*out_json` is always set, to the result or to `{"error":{…}}`, and the caller frees
- * it with `session_string_free`. Thread-safe.
+ * Ownership: entry_json is borrowed for the call. out_json may be NULL; otherwise
+ * *out_json is always set, to the result or to {"error":{…}}, and the caller frees
+ * it with session_string_free. Thread-safe.
  *
- * # Safety
- *
- * `entry_json` is NULL or a NUL-terminated string; `out_json` is NULL or writable.
+ * Safety: entry_json is NULL or a NUL-terminated string; out_json is NULL or writable.
  */
 SessionStatus session_parse_entry(const char *entry_json, char **out_json);
 
 /**
- * The entries from the root to `leaf_id`, as a JSON array, over `entries_json`, a
+ * The entries from the root to leaf_id, as a JSON array, over entries_json, a
  * JSON array of entries in any order.
  *
- * First every entry is parsed (errors point into the array: `/3/message/...`) and
+ * First every entry is parsed (errors point into the array: /3/message/...) and
  * indexed; a duplicate id anywhere fails. Then the parent links are walked from the
  * leaf; only this path is checked, so a broken branch that is not selected does not
  * stop a healthy path from being read.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_INVALID_JSON`, `SESSION_ERR_INVALID_ENTRY`,
- * `SESSION_ERR_DUPLICATE_ID` (`id`), `SESSION_ERR_UNKNOWN_LEAF` (`id`),
- * `SESSION_ERR_MISSING_PARENT` (`childId`, `parentId`), `SESSION_ERR_CYCLE` (`id`),
- * `SESSION_ERR_INVALID_ARGUMENT`.
+ * Returns SESSION_OK; SESSION_ERR_INVALID_JSON, SESSION_ERR_INVALID_ENTRY,
+ * SESSION_ERR_DUPLICATE_ID (id), SESSION_ERR_UNKNOWN_LEAF (id),
+ * SESSION_ERR_MISSING_PARENT (childId, parentId), SESSION_ERR_CYCLE (id),
+ * SESSION_ERR_INVALID_ARGUMENT.
  *
- * Ownership and threading as `session_parse_entry`.
+ * Ownership and threading as session_parse_entry.
  *
- * # Safety
- *
- * `entries_json` and `leaf_id` are NULL or NUL-terminated; `out_json` is NULL or
+ * Safety: entries_json and leaf_id are NULL or NUL-terminated; out_json is NULL or
  * writable.
  */
 SessionStatus session_path_to(const char *entries_json, const char *leaf_id, char **out_json);
 
 /**
- * The messages on the path to `leaf_id`, as a JSON array of complete messages
- * (toolCall ids, names and arguments; toolResult ids, names, `isError`, `details`;
+ * The messages on the path to leaf_id, as a JSON array of complete messages
+ * (toolCall ids, names and arguments; toolResult ids, names, isError, details;
  * every other field). Metadata entries are on the path but are not messages.
  *
- * Returns and ownership as `session_path_to`.
+ * Returns and ownership as session_path_to.
  *
- * # Safety
- *
- * As `session_path_to`.
+ * Safety: As session_path_to.
  */
 SessionStatus session_messages_on_path(const char *entries_json,
                                        const char *leaf_id,
                                        char **out_json);
 
 /**
- * Recovers what the JSONL bytes `bytes[0..len)` commit, as
- * `{"entries":[…],"warnings":[…]}`. Pure: it never touches a file.
+ * Recovers what the JSONL bytes bytes[0..len) commit, as
+ * {"entries":[…],"warnings":[…]}. Pure: it never touches a file.
  *
  * A line is committed only when it ends with a newline. Blank lines (spaces, tabs,
  * CR) are skipped but counted for line numbers. A final piece without a newline is
  * not committed: if it is not blank it is reported as the warning
- * `{"code":"unterminated_tail","line":N}`. NUL bytes, a BOM or invalid UTF-8 make a
+ * {"code":"unterminated_tail","line":N}. NUL bytes, a BOM or invalid UTF-8 make a
  * line non-blank.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`, `reason`, `pointer`) when a
- * committed line is not a valid entry; `SESSION_ERR_INVALID_ARGUMENT` when `bytes` is
- * NULL and `len > 0`. `(NULL, 0)` is empty input.
+ * Returns SESSION_OK; SESSION_ERR_CORRUPT_LINE (line, reason, pointer) when a
+ * committed line is not a valid entry; SESSION_ERR_INVALID_ARGUMENT when bytes is
+ * NULL and len > 0. (NULL, 0) is empty input.
  *
- * Ownership: `bytes` is borrowed for the call; `out_json` as `session_parse_entry`.
+ * Ownership: bytes is borrowed for the call; out_json as session_parse_entry.
  * Thread-safe.
  *
- * # Safety
- *
- * `bytes` is NULL or points to `len` readable bytes; `out_json` is NULL or writable.
+ * Safety: bytes is NULL or points to len readable bytes; out_json is NULL or writable.
  */
 SessionStatus session_recover_jsonl(const uint8_t *bytes, size_t len, char **out_json);
 
 /**
- * Opens a new, empty store in memory and sets `*out_store` to it.
+ * Opens a new, empty store in memory and sets *out_store to it.
  *
- * Returns `SESSION_OK`, or `SESSION_ERR_INVALID_ARGUMENT` when `out_store` is NULL.
- * The caller closes the store with `session_store_close`. Thread-safe.
+ * Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL.
+ * The caller closes the store with session_store_close. Thread-safe.
  *
- * # Safety
- *
- * `out_store` is NULL or writable.
+ * Safety: out_store is NULL or writable.
  */
 SessionStatus session_memory_store_open(SessionStore **out_store);
 
 /**
- * Opens the JSONL file at `path` (UTF-8) for appending, creating it if it is
- * missing (not its folders), and sets `*out_store` to the store. The result is
- * `{"state":"ready"|"needs_repair","warnings":[…]}`. The defaults of
- * `session_jsonl_store_open_with` apply: an advisory lock against a second writer,
+ * Opens the JSONL file at path (UTF-8) for appending, creating it if it is
+ * missing (not its folders), and sets *out_store to the store. The result is
+ * {"state":"ready"|"needs_repair","warnings":[…]}. The defaults of
+ * session_jsonl_store_open_with apply: an advisory lock against a second writer,
  * an identity check before each append, no fsync.
  *
  * Opening recovers the committed lines and replays the tree rules in file order: ids
  * unique, every parent on an earlier committed line. A file whose last line has no
- * newline opens as `needs_repair`: reads work, appends are refused. libsession never
+ * newline opens as needs_repair: reads work, appends are refused. libsession never
  * truncates or rewrites a file by itself. A final piece of only spaces, tabs or CR is
  * not a warning: the next append writes a newline that ends it, then its line, in one
  * write. Memory follows the committed lines, never the file's size, and holes of a
  * sparse file are skipped, not read. The path is resolved against the working
- * directory once, at open: a later `chdir` does not change the file.
+ * directory once, at open: a later chdir does not change the file.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE` (`line`),
- * `SESSION_ERR_DUPLICATE_ID` or `SESSION_ERR_MISSING_PARENT` (with `line`);
- * `SESSION_ERR_LOCKED` (another writer has the file open);
- * `SESSION_ERR_IO` (missing folder, unreadable path, or a path that is not a regular
+ * Returns SESSION_OK; SESSION_ERR_CORRUPT_LINE (line),
+ * SESSION_ERR_DUPLICATE_ID or SESSION_ERR_MISSING_PARENT (with line);
+ * SESSION_ERR_LOCKED (another writer has the file open);
+ * SESSION_ERR_IO (missing folder, unreadable path, or a path that is not a regular
  * file: a FIFO, a device or a directory is refused at once, without blocking or
- * reading it); `SESSION_ERR_INVALID_ARGUMENT`
- * (NULL `path` or `out_store`, non-UTF-8 path). On failure `*out_store` is set to NULL
- * (when `out_store` is not NULL) and nothing is created but, possibly, the empty file.
+ * reading it); SESSION_ERR_INVALID_ARGUMENT
+ * (NULL path or out_store, non-UTF-8 path). On failure *out_store is set to NULL
+ * (when out_store is not NULL) and nothing is created but, possibly, the empty file.
  *
  * Guarantees and their limits: one writer per file (the lock is advisory); a
  * successful append means the OS accepted the bytes (no fsync).
  *
- * Ownership: `path` is borrowed; close the store with `session_store_close`;
- * `out_json` as `session_parse_entry`. Thread-safe.
+ * Ownership: path is borrowed; close the store with session_store_close;
+ * out_json as session_parse_entry. Thread-safe.
  *
- * # Safety
- *
- * `path` is NULL or NUL-terminated; `out_store` and `out_json` are NULL or writable.
+ * Safety: path is NULL or NUL-terminated; out_store and out_json are NULL or writable.
  */
 SessionStatus session_jsonl_store_open(const char *path, SessionStore **out_store, char **out_json);
 
 /**
- * `session_jsonl_store_open` with options, given as a JSON object (NULL or `{}` for
+ * session_jsonl_store_open with options, given as a JSON object (NULL or {} for
  * the defaults); unknown members are an error:
  *
- * - `"durability"`: what a successful append promises. `"none"` (default): the OS
- *   accepted the bytes. `"fsync"`: the line is on stable storage (`fdatasync` after
+ * - "durability": what a successful append promises. "none" (default): the OS
+ *   accepted the bytes. "fsync": the line is on stable storage (fdatasync after
  *   every append; when the open creates the file, its directory is synced too).
- *   `"fsync_batch"`: as `"fsync"`, with group commit: appends that queue up while a
+ *   "fsync_batch": as "fsync", with group commit: appends that queue up while a
  *   sync is in flight are written and synced together, so concurrent appenders
  *   share syncs. A failed sync taints the store like a failed write.
- * - `"lock"` (default `true`): hold an exclusive advisory lock (`flock`) while the
+ * - "lock" (default true): hold an exclusive advisory lock (flock) while the
  *   store is open, so that a second writer, in this or another process, fails with
- *   `SESSION_ERR_LOCKED` instead of interleaving. Advisory only: a process that does
+ *   SESSION_ERR_LOCKED instead of interleaving. Advisory only: a process that does
  *   not lock, and some network filesystems, are not stopped.
- * - `"readOnly"` (default `false`): never create, lock or write the file; appends
- *   fail with `SESSION_ERR_READ_ONLY`. Works beside a writer.
- * - `"salvage"` (default `false`): read-only, and never fail on interior damage:
+ * - "readOnly" (default false): never create, lock or write the file; appends
+ *   fail with SESSION_ERR_READ_ONLY. Works beside a writer.
+ * - "salvage" (default false): read-only, and never fail on interior damage:
  *   every good entry is loaded, every bad line is skipped, and the result (and
- *   `session_store_read`) adds `"complete":false,"diagnostics":[{"line":N,
- *   "code":"corrupt_line"|"duplicate_id"|"orphan",…}]`. An orphan (an entry whose
+ *   session_store_read) adds "complete":false,"diagnostics":[{"line":N,
+ *   "code":"corrupt_line"|"duplicate_id"|"orphan",…}]. An orphan (an entry whose
  *   parent is not on an earlier good line) is loaded, but a path through it fails
- *   with `SESSION_ERR_MISSING_PARENT`.
- * - `"checkIdentity"` (default `true`): before each append, check that the path
+ *   with SESSION_ERR_MISSING_PARENT.
+ * - "checkIdentity" (default true): before each append, check that the path
  *   still names the file being written and that its size is what this writer left;
- *   otherwise fail with `SESSION_ERR_FILE_CHANGED` and taint the store, writing
+ *   otherwise fail with SESSION_ERR_FILE_CHANGED and taint the store, writing
  *   nothing.
- * - `"index"` (default `true`): use and keep the session index `<path>.idx`, a
+ * - "index" (default true): use and keep the session index <path>.idx, a
  *   disposable cache that lets open skip reading the lines it covers: they are read
  *   on demand. It is used only when it matches the file (device, inode, covered
  *   size, modification time, checksums of 16 sampled regions and of the last covered
  *   line); otherwise the file is replayed as without it. A writer writes it after
- *   open, every 65,536 appends or 64 MiB, and at `session_store_close` (best effort:
+ *   open, every 65,536 appends or 64 MiB, and at session_store_close (best effort:
  *   a failure there only costs the next open a full replay); readers never write it.
  *   Only a file that is exactly its entries' lines (as the library writes them) gets
  *   one. With an index, a covered line is checked every time a call reads it from the
  *   file (the first time and every later one): a line changed in place without
  *   changing the file's size and modification time (outside the checks above), before
- *   open or while the store is open, is `SESSION_ERR_CORRUPT_LINE` with its `line` from
+ *   open or while the store is open, is SESSION_ERR_CORRUPT_LINE with its line from
  *   the calls that read it, not from open, and the store is not tainted; no call
  *   returns a changed line, nor a label its label entry's line no longer sets. What the
  *   index derives from lines a call does not return (which entries are children,
- *   leaves or roots, `depth`, `childCount`, `onPath`, whether an id exists) can stay as
- *   it was indexed after such a change: open with `"verify":"full"` to rule it out. A
+ *   leaves or roots, depth, childCount, onPath, whether an id exists) can stay as
+ *   it was indexed after such a change: open with "verify":"full" to rule it out. A
  *   damaged index found by a call makes that call replay the file and answer from it.
  *   The index gets the session file's permissions (and owner, where allowed), is never
  *   written through a symbolic link or onto a FIFO, and is never written from
  *   checksums of bytes another program changed under the writer (the writer removes
- *   it then). A session whose `<path>.idx` name would exceed 255 bytes has none.
- * - `"verify"` (default `"index"`): `"full"` checks every line at open, as without an
- *   index (the index is still kept); `session` CLI's `verify` always does.
- * - `"strictRoles"` (default `false`): reject extension roles and content blocks
- *   (any `role` but `user`, `assistant`, `toolResult`; any block `type` but `text`,
- *   `thinking`, `image`, `toolCall`) with `SESSION_ERR_INVALID_ENTRY` at append; a
- *   file that already holds one fails to open with `SESSION_ERR_CORRUPT_LINE` at
+ *   it then). A session whose <path>.idx name would exceed 255 bytes has none.
+ * - "verify" (default "index"): "full" checks every line at open, as without an
+ *   index (the index is still kept); session CLI's verify always does.
+ * - "strictRoles" (default false): reject extension roles and content blocks
+ *   (any role but user, assistant, toolResult; any block type but text,
+ *   thinking, image, toolCall) with SESSION_ERR_INVALID_ENTRY at append; a
+ *   file that already holds one fails to open with SESSION_ERR_CORRUPT_LINE at
  *   that line. By default they are kept byte-exact.
  *
- * Returns as `session_jsonl_store_open`, plus `SESSION_ERR_INVALID_ARGUMENT` for bad
- * options (`argument` is `options_json`) and `SESSION_ERR_LOCKED`.
+ * Returns as session_jsonl_store_open, plus SESSION_ERR_INVALID_ARGUMENT for bad
+ * options (argument is options_json) and SESSION_ERR_LOCKED.
  *
- * # Safety
- *
- * `path` and `options_json` are NULL (options only) or NUL-terminated; `out_store`
- * and `out_json` are NULL or writable.
+ * Safety: path and options_json are NULL (options only) or NUL-terminated; out_store
+ * and out_json are NULL or writable.
  */
 SessionStatus session_jsonl_store_open_with(const char *path,
                                             const char *options_json,
@@ -530,35 +514,33 @@ SessionStatus session_jsonl_store_open_with(const char *path,
                                             char **out_json);
 
 /**
- * Repairs the JSONL file at `path` when its only problem is an unterminated tail
- * (what makes a store open as `needs_repair`). In this order, so that an
+ * Repairs the JSONL file at path when its only problem is an unterminated tail
+ * (what makes a store open as needs_repair). In this order, so that an
  * interruption at any step loses no committed line: the committed prefix is
  * validated (a corrupt line, duplicate id or missing parent refuses the repair and
  * leaves the file untouched); the uncommitted bytes are copied to a temporary file
- * next to it (`.<name>.repair-<k>.tmp`; holes stay holes), synced, renamed to a new
- * sidecar `<name>.tail-<k>.bak` (never over an existing file) and the directory is
- * synced; then the file is truncated to its committed prefix and synced. A `.bak` is
- * therefore always complete: a repair that fails (a full disk: `SESSION_ERR_IO`, file
+ * next to it (.<name>.repair-<k>.tmp; holes stay holes), synced, renamed to a new
+ * sidecar <name>.tail-<k>.bak (never over an existing file) and the directory is
+ * synced; then the file is truncated to its committed prefix and synced. A .bak is
+ * therefore always complete: a repair that fails (a full disk: SESSION_ERR_IO, file
  * untouched) removes its temporary, and one that is killed leaves only a temporary,
  * which no later repair takes for a backup. The backup has the session file's
  * permissions (and owner, where the process may set it) and is never created
  * through a symbolic link. For a session name so long that a derived name would
- * exceed 255 bytes (`NAME_MAX`), the name part is cut and followed by `~` and 16 hex
+ * exceed 255 bytes (NAME_MAX), the name part is cut and followed by ~ and 16 hex
  * digits of a checksum of the name. The result is
- * `{"truncatedBytes":N,"backup":"<path>"|null,"entries":M}`; a file without an
- * unterminated tail is left as it is (`truncatedBytes` 0, `backup` null), so a
- * second repair changes nothing. Afterwards the file opens `ready`.
+ * {"truncatedBytes":N,"backup":"<path>"|null,"entries":M}; a file without an
+ * unterminated tail is left as it is (truncatedBytes 0, backup null), so a
+ * second repair changes nothing. Afterwards the file opens ready.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_CORRUPT_LINE`, `SESSION_ERR_DUPLICATE_ID`,
- * `SESSION_ERR_MISSING_PARENT` (file untouched); `SESSION_ERR_LOCKED` when a writer
- * holds the file; `SESSION_ERR_IO`; `SESSION_ERR_INVALID_ARGUMENT`. Do not repair a
+ * Returns SESSION_OK; SESSION_ERR_CORRUPT_LINE, SESSION_ERR_DUPLICATE_ID,
+ * SESSION_ERR_MISSING_PARENT (file untouched); SESSION_ERR_LOCKED when a writer
+ * holds the file; SESSION_ERR_IO; SESSION_ERR_INVALID_ARGUMENT. Do not repair a
  * file that a writer without the lock has open.
  *
- * Ownership as `session_parse_entry`. Thread-safe.
+ * Ownership as session_parse_entry. Thread-safe.
  *
- * # Safety
- *
- * `path` is NULL or NUL-terminated; `out_json` is NULL or writable.
+ * Safety: path is NULL or NUL-terminated; out_json is NULL or writable.
  */
 SessionStatus session_jsonl_repair(const char *path, char **out_json);
 
@@ -567,28 +549,26 @@ SessionStatus session_jsonl_repair(const char *path, char **out_json);
  * at the moment of the call: later changes to the caller's buffer cannot alter it.
  * In its FIFO turn the append checks the store's state, that the id is new and that
  * the parent (if any) is committed, writes the line with one append, and only then
- * records the id. The result is `{"id":"…","seq":N}`, `seq` being the entry's
+ * records the id. The result is {"id":"…","seq":N}, seq being the entry's
  * 0-based position among the store's committed entries.
  *
- * With durability `fsync` the line is also on stable storage when this returns; with
- * `fsync_batch` appends queued behind this one may be written and synced with it.
+ * With durability fsync the line is also on stable storage when this returns; with
+ * fsync_batch appends queued behind this one may be written and synced with it.
  *
- * Returns `SESSION_OK`; at call time `SESSION_ERR_INVALID_JSON` /
- * `SESSION_ERR_INVALID_ENTRY` (the store is unchanged), `SESSION_ERR_READ_ONLY`,
- * `SESSION_ERR_WRONG_PROCESS`; in turn `SESSION_ERR_NEEDS_REPAIR`,
- * `SESSION_ERR_DUPLICATE_ID`, `SESSION_ERR_MISSING_PARENT`; `SESSION_ERR_IO` when the
+ * Returns SESSION_OK; at call time SESSION_ERR_INVALID_JSON /
+ * SESSION_ERR_INVALID_ENTRY (the store is unchanged), SESSION_ERR_READ_ONLY,
+ * SESSION_ERR_WRONG_PROCESS; in turn SESSION_ERR_NEEDS_REPAIR,
+ * SESSION_ERR_DUPLICATE_ID, SESSION_ERR_MISSING_PARENT; SESSION_ERR_IO when the
  * write or sync fails (it may have left half a line, so the store is tainted from
- * then on) and `SESSION_ERR_FILE_CHANGED` when the file changed under the writer
- * (tainted too, nothing written); `SESSION_ERR_TAINTED` (`cause`) on a tainted store,
- * with no I/O; `SESSION_ERR_INVALID_ARGUMENT`. A failed append fails only itself,
- * except that an I/O failure taints the store; with `fsync_batch`, a failed write or
+ * then on) and SESSION_ERR_FILE_CHANGED when the file changed under the writer
+ * (tainted too, nothing written); SESSION_ERR_TAINTED (cause) on a tainted store,
+ * with no I/O; SESSION_ERR_INVALID_ARGUMENT. A failed append fails only itself,
+ * except that an I/O failure taints the store; with fsync_batch, a failed write or
  * sync fails every append of its group (their lines may or may not be on disk).
  *
- * Thread-safe; appends commit in arrival order. Ownership as `session_parse_entry`.
+ * Thread-safe; appends commit in arrival order. Ownership as session_parse_entry.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `entry_json` is NULL or NUL-terminated; `out_json`
+ * Safety: store is NULL or an open store; entry_json is NULL or NUL-terminated; out_json
  * is NULL or writable.
  */
 SessionStatus session_store_append(SessionStore *store, const char *entry_json, char **out_json);
@@ -597,54 +577,46 @@ SessionStatus session_store_append(SessionStore *store, const char *entry_json, 
  * Every committed entry, as a JSON array in commit order. Waits for the appends that
  * arrived before it.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_TAINTED`; `SESSION_ERR_WRONG_PROCESS`;
- * `SESSION_ERR_INVALID_ARGUMENT`. Works on a `needs_repair` store (the committed
+ * Returns SESSION_OK; SESSION_ERR_TAINTED; SESSION_ERR_WRONG_PROCESS;
+ * SESSION_ERR_INVALID_ARGUMENT. Works on a needs_repair store (the committed
  * prefix). Thread-safe. Ownership as
- * `session_parse_entry`.
+ * session_parse_entry.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `out_json` is NULL or writable.
+ * Safety: store is NULL or an open store; out_json is NULL or writable.
  */
 SessionStatus session_store_entries(SessionStore *store, char **out_json);
 
 /**
  * State, entries and warnings in one turn:
- * `{"state":"ready"|"needs_repair","entries":[…],"warnings":[…]}`.
+ * {"state":"ready"|"needs_repair","entries":[…],"warnings":[…]}.
  *
- * Returns as `session_store_entries`.
+ * Returns as session_store_entries.
  *
- * # Safety
- *
- * As `session_store_entries`.
+ * Safety: As session_store_entries.
  */
 SessionStatus session_store_read(SessionStore *store, char **out_json);
 
 /**
- * The entries from the root to `leaf_id`, as a JSON array, through the store's own
+ * The entries from the root to leaf_id, as a JSON array, through the store's own
  * index: the cost grows with the path's length, not with the number of entries.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`); `SESSION_ERR_TAINTED`;
- * `SESSION_ERR_WRONG_PROCESS`; `SESSION_ERR_MISSING_PARENT` only in a salvage store,
- * for a path through an orphan; `SESSION_ERR_INVALID_ARGUMENT`. Thread-safe.
- * Ownership as `session_parse_entry`.
+ * Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id); SESSION_ERR_TAINTED;
+ * SESSION_ERR_WRONG_PROCESS; SESSION_ERR_MISSING_PARENT only in a salvage store,
+ * for a path through an orphan; SESSION_ERR_INVALID_ARGUMENT. Thread-safe.
+ * Ownership as session_parse_entry.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `leaf_id` is NULL or NUL-terminated; `out_json` is
+ * Safety: store is NULL or an open store; leaf_id is NULL or NUL-terminated; out_json is
  * NULL or writable.
  */
 SessionStatus session_store_path_to(SessionStore *store, const char *leaf_id, char **out_json);
 
 /**
- * The messages on the path to `leaf_id`, as a JSON array of complete messages;
- * metadata is skipped. Through the store's index, as `session_store_path_to`.
+ * The messages on the path to leaf_id, as a JSON array of complete messages;
+ * metadata is skipped. Through the store's index, as session_store_path_to.
  *
- * Returns as `session_store_path_to`.
+ * Returns as session_store_path_to.
  *
- * # Safety
- *
- * As `session_store_path_to`.
+ * Safety: As session_store_path_to.
  */
 SessionStatus session_store_messages_on_path(SessionStore *store,
                                              const char *leaf_id,
@@ -652,12 +624,10 @@ SessionStatus session_store_messages_on_path(SessionStore *store,
 
 /**
  * The store's state, at once (it does not wait for queued operations):
- * `SESSION_STATE_READY`, `SESSION_STATE_NEEDS_REPAIR` or `SESSION_STATE_TAINTED`.
- * A NULL store reports `SESSION_STATE_TAINTED`. Thread-safe.
+ * SESSION_STATE_READY, SESSION_STATE_NEEDS_REPAIR or SESSION_STATE_TAINTED.
+ * A NULL store reports SESSION_STATE_TAINTED. Thread-safe.
  *
- * # Safety
- *
- * `store` is NULL or an open store.
+ * Safety: store is NULL or an open store.
  */
 SessionState session_store_state(const SessionStore *store);
 
@@ -669,66 +639,62 @@ SessionState session_store_state(const SessionStore *store);
  * descriptors. In a forked child, closing an inherited store frees the handle and
  * closes the child's descriptors without unlocking: the lock stays the parent's.
  *
- * # Safety
- *
- * `store` is NULL or an open store that no other thread is using.
+ * Safety: store is NULL or an open store that no other thread is using.
  */
 void session_store_close(SessionStore *store);
 
 /**
- * What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
+ * What the model should see for leaf_id (docs/contract.md §7), over entries_json, a JSON
  * array of entries in any order, with the default token estimator (a quarter of the
  * bytes of each message's normalised JSON, rounded up).
  *
- * P is the path to `leaf_id`; C the compaction on P nearest the leaf (earlier ones
+ * P is the path to leaf_id; C the compaction on P nearest the leaf (earlier ones
  * are ignored). The kept messages are every message of P without C; the messages
- * after C when its `firstKeptEntryId` is null; else the messages from
- * `firstKeptEntryId` to the leaf. They are split into interactions (one starts at the
- * first kept message and at every `user` message) and checked for tool-call pairing.
+ * after C when its firstKeptEntryId is null; else the messages from
+ * firstKeptEntryId to the leaf. They are split into interactions (one starts at the
+ * first kept message and at every user message) and checked for tool-call pairing.
  * The result is one JSON object, members in this order:
  *
- * `{"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
+ * {"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
  * "details"?}|null,"messages":[…],"keptEntryIds":[…],"interactions":[{"start",
  * "count","firstEntryId","cutPoint","tokens"?}…],"metadata":{…},"budget":{…}|null,
- * "skipped":[…],"defects":[…]}`
+ * "skipped":[…],"defects":[…]}
  *
- * `messages` starts with a synthetic `user` message holding the summary when there is
- * a C (unless `summaryMessage` is false), then the kept messages byte-identical to
- * `session_messages_on_path`; `keptEntryIds` is aligned with the kept messages.
- * `metadata` is the last value of each non-`session.` key over the whole of P, in
- * first-set order. `skipped`/`defects` list `{interactionStartId, entryId,
- * toolCallId, reason}`.
+ * messages starts with a synthetic user message holding the summary when there is
+ * a C (unless summaryMessage is false), then the kept messages byte-identical to
+ * session_messages_on_path; keptEntryIds is aligned with the kept messages.
+ * metadata is the last value of each non-session. key over the whole of P, in
+ * first-set order. skipped/defects list {interactionStartId, entryId,
+ * toolCallId, reason}.
  *
- * Options (`options_json`, a JSON object; NULL means the defaults; an unknown member
- * is `SESSION_ERR_INVALID_ARGUMENT`): `"onDefect"`: `"error"` (default), `"skip"`
- * (drop each defective interaction whole, list it in `skipped`) or `"keep"` (keep
- * them, list the defects in `defects`); `"budget"`: `{"maxTokens":N,
- * "reservedOutput":N,"safetyMargin":N}` (finite numbers >= 0, the last two default to
+ * Options (options_json, a JSON object; NULL means the defaults; an unknown member
+ * is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
+ * (drop each defective interaction whole, list it in skipped) or "keep" (keep
+ * them, list the defects in defects); "budget": {"maxTokens":N,
+ * "reservedOutput":N,"safetyMargin":N} (finite numbers >= 0, the last two default to
  * 0): interactions are kept from the newest backwards while they fit beside the
- * summary, the newest always stays, and `budget` reports `available`, `used`,
- * `reason` (`within_budget`, `trimmed`, `single_interaction_overflow`),
- * `droppedInteractions`, `suggestedFirstKeptEntryId` (token sums saturate at
- * `DBL_MAX` and `available` at `-DBL_MAX`, so the output is always JSON; numbers from
- * 1e21 up are written with an exponent); `"summaryMessage"` (default
- * true); `"summaryPrefix"`, `"summarySuffix"` (text around the summary, default
- * empty); `"strictRoles"` (default false: reject extension roles and blocks).
+ * summary, the newest always stays, and budget reports available, used,
+ * reason (within_budget, trimmed, single_interaction_overflow),
+ * droppedInteractions, suggestedFirstKeptEntryId (token sums saturate at
+ * DBL_MAX and available at -DBL_MAX, so the output is always JSON; numbers from
+ * 1e21 up are written with an exponent); "summaryMessage" (default
+ * true); "summaryPrefix", "summarySuffix" (text around the summary, default
+ * empty); "strictRoles" (default false: reject extension roles and blocks).
  *
- * Returns `SESSION_OK`; in this order `SESSION_ERR_INVALID_ARGUMENT` (NULL or
- * non-UTF-8 string, bad options); `SESSION_ERR_INVALID_JSON`,
- * `SESSION_ERR_INVALID_ENTRY`, `SESSION_ERR_DUPLICATE_ID`;
- * `SESSION_ERR_UNKNOWN_LEAF`; `SESSION_ERR_MISSING_PARENT`, `SESSION_ERR_CYCLE`;
- * `SESSION_ERR_INVALID_COMPACTION` (`compactionId`, `firstKeptEntryId`, `reason`);
- * `SESSION_ERR_TOOL_PAIRING` (`entryId`, `toolCallId`, `reason`,
- * `interactionStartId`).
+ * Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
+ * non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,
+ * SESSION_ERR_INVALID_ENTRY, SESSION_ERR_DUPLICATE_ID;
+ * SESSION_ERR_UNKNOWN_LEAF; SESSION_ERR_MISSING_PARENT, SESSION_ERR_CYCLE;
+ * SESSION_ERR_INVALID_COMPACTION (compactionId, firstKeptEntryId, reason);
+ * SESSION_ERR_TOOL_PAIRING (entryId, toolCallId, reason,
+ * interactionStartId).
  *
- * Ownership: the strings are borrowed for the call. `out_json` may be NULL;
- * otherwise `*out_json` is always set, to the result or to `{"error":{…}}`, and the
- * caller frees it with `session_string_free`. Thread-safe.
+ * Ownership: the strings are borrowed for the call. out_json may be NULL;
+ * otherwise *out_json is always set, to the result or to {"error":{…}}, and the
+ * caller frees it with session_string_free. Thread-safe.
  *
- * # Safety
- *
- * `entries_json`, `leaf_id` and `options_json` are NULL or NUL-terminated;
- * `out_json` is NULL or writable.
+ * Safety: entries_json, leaf_id and options_json are NULL or NUL-terminated;
+ * out_json is NULL or writable.
  */
 SessionStatus session_build_context(const char *entries_json,
                                     const char *leaf_id,
@@ -736,30 +702,28 @@ SessionStatus session_build_context(const char *entries_json,
                                     char **out_json);
 
 /**
- * `session_build_context` through the store's own index, for `leaf_id`: the cost
+ * session_build_context through the store's own index, for leaf_id: the cost
  * grows with the path's length, not with the number of entries; the result is the
- * same as `session_build_context` over `session_store_entries`. Joins the store's
- * FIFO like every read; a `needs_repair` store builds from its committed prefix.
+ * same as session_build_context over session_store_entries. Joins the store's
+ * FIFO like every read; a needs_repair store builds from its committed prefix.
  *
- * `estimate` (NULL for the default estimator) is called only when the options give a
+ * estimate (NULL for the default estimator) is called only when the options give a
  * budget: exactly once per kept message that remains after skips, and once for the
- * summary message, each time with that message's normalised JSON and `user_data`
- * (passed through untouched, may be NULL). See `SessionTokenEstimator` for its
+ * summary message, each time with that message's normalised JSON and user_data
+ * (passed through untouched, may be NULL). See SessionTokenEstimator for its
  * contract; a negative or non-finite result fails the call with
- * `SESSION_ERR_INVALID_ARGUMENT` (`argument` `"estimate"`, `entryId`).
+ * SESSION_ERR_INVALID_ARGUMENT (argument "estimate", entryId).
  *
- * Returns as `session_build_context` (without the entries-array errors), plus
- * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, and `SESSION_ERR_INVALID_ENTRY`
- * for an extension entry on the path under `strictRoles`.
+ * Returns as session_build_context (without the entries-array errors), plus
+ * SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, and SESSION_ERR_INVALID_ENTRY
+ * for an extension entry on the path under strictRoles.
  *
- * Ownership as `session_build_context`. Thread-safe; the estimator runs on the
+ * Ownership as session_build_context. Thread-safe; the estimator runs on the
  * calling thread.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `leaf_id` and `options_json` are NULL or
- * NUL-terminated; `estimate` is NULL or a function that honours
- * `SessionTokenEstimator`'s contract; `out_json` is NULL or writable.
+ * Safety: store is NULL or an open store; leaf_id and options_json are NULL or
+ * NUL-terminated; estimate is NULL or a function that honours
+ * SessionTokenEstimator's contract; out_json is NULL or writable.
  */
 SessionStatus session_store_build_context(SessionStore *store,
                                           const char *leaf_id,
@@ -769,72 +733,68 @@ SessionStatus session_store_build_context(SessionStore *store,
                                           char **out_json);
 
 /**
- * Opens a new, empty store in memory with options and sets `*out_store` to it.
- * `options_json` is a JSON object (NULL or `{}` for the defaults; an unknown member
- * is an error): `"strictRoles"` (default false) rejects extension roles and blocks
- * with `SESSION_ERR_INVALID_ENTRY`, as before round 2.
+ * Opens a new, empty store in memory with options and sets *out_store to it.
+ * options_json is a JSON object (NULL or {} for the defaults; an unknown member
+ * is an error): "strictRoles" (default false) rejects extension roles and blocks
+ * with SESSION_ERR_INVALID_ENTRY, as before round 2.
  *
- * Returns `SESSION_OK`, or `SESSION_ERR_INVALID_ARGUMENT` when `out_store` is NULL,
- * `options_json` is not valid UTF-8 or the options are invalid (`argument` is
- * `options_json`); on failure `*out_store` is set to NULL (when `out_store` is not
- * NULL). The caller closes the store with `session_store_close`. Thread-safe.
+ * Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL,
+ * options_json is not valid UTF-8 or the options are invalid (argument is
+ * options_json); on failure *out_store is set to NULL (when out_store is not
+ * NULL). The caller closes the store with session_store_close. Thread-safe.
  *
- * # Safety
- *
- * `options_json` is NULL or NUL-terminated; `out_store` is NULL or writable.
+ * Safety: options_json is NULL or NUL-terminated; out_store is NULL or writable.
  */
 SessionStatus session_memory_store_open_with(const char *options_json, SessionStore **out_store);
 
 /**
- * Converts the session file of another agent at `src_path` into a new libsession
- * JSONL file at `out_path` and returns the import report.
+ * Converts the session file of another agent at src_path into a new libsession
+ * JSONL file at out_path and returns the import report.
  *
- * `format` is `"pi"` (pi's session file, versions 1–3), `"claude-code"` (a Claude
- * Code transcript) or `"codex"` (a Codex rollout file). Every line of the source ends
+ * format is "pi" (pi's session file, versions 1–3), "claude-code" (a Claude
+ * Code transcript) or "codex" (a Codex rollout file). Every line of the source ends
  * up in the output: as what it says (message, compaction, label, …) or, when it
  * cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
- * `<format>.unmapped` holding its raw text and line number. A compaction that the
+ * <format>.unmapped holding its raw text and line number. A compaction that the
  * store would refuse at append is written as the source has it and listed in
- * `refusedCompactions`. `out_path` must not exist (an import never overwrites a
+ * refusedCompactions. out_path must not exist (an import never overwrites a
  * file): the entries are written through a buffer into a temporary file beside it
- * (`.NAME.import-PID-K.tmp`), synced, then renamed to `out_path` unless that exists
- * by then; on any failure nothing is left at `out_path`. The source is read a line at
+ * (.NAME.import-PID-K.tmp), synced, then renamed to out_path unless that exists
+ * by then; on any failure nothing is left at out_path. The source is read a line at
  * a time (two or three passes): memory follows the longest line and the ids kept
  * (about 200 bytes an entry), never the size of the source.
  *
- * A pi entry's own member named like one of the importer's marks (`isoTimestamp`,
- * `piType`, `importedParentId`, or such a name followed by `~`) is kept with one more
- * `~`, so that it is never read as a mark; the export to pi takes it off again.
+ * A pi entry's own member named like one of the importer's marks (isoTimestamp,
+ * piType, importedParentId, or such a name followed by ~) is kept with one more
+ * ~, so that it is never read as a mark; the export to pi takes it off again.
  *
- * The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
+ * The report: {"linesRead", "entriesWritten", "entryTypes":{type: count},
  * "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
  * "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
- * "reason"}], "unterminatedTail":bool}`; `reason` of an unmapped line is
- * `invalid_json`, `unknown_kind`, `invalid_shape`, `invalid_entry` or
- * `duplicate_id`.
+ * "reason"}], "unterminatedTail":bool}; reason of an unmapped line is
+ * invalid_json, unknown_kind, invalid_shape, invalid_entry or
+ * duplicate_id.
  *
- * `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
- * `SESSION_ERR_INVALID_ARGUMENT`).
+ * options_json is NULL or {} (no options are defined yet; an unknown member is
+ * SESSION_ERR_INVALID_ARGUMENT).
  *
- * Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read (one that is
- * not a regular file, such as a FIFO or `/dev/zero`, is refused at once: `op`
- * `"open"`, "… is a FIFO, not a regular file"), when the output cannot be created
- * (it exists already: `op` `"open"`, OS error 17) or written, or when memory runs
+ * Returns SESSION_OK; SESSION_ERR_IO when the source cannot be read (one that is
+ * not a regular file, such as a FIFO or /dev/zero, is refused at once: op
+ * "open", "… is a FIFO, not a regular file"), when the output cannot be created
+ * (it exists already: op "open", OS error 17) or written, or when memory runs
  * out (an error, never an abort: "out of memory for …");
- * `SESSION_ERR_CORRUPT_LINE` (`reason` `line_too_long`, `line` the source line) when
- * a source line, or the entry it becomes, is longer than `SESSION_MAX_LINE_BYTES`:
+ * SESSION_ERR_CORRUPT_LINE (reason line_too_long, line the source line) when
+ * a source line, or the entry it becomes, is longer than SESSION_MAX_LINE_BYTES:
  * no store could read such an entry back, so the import writes nothing;
- * `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
- * bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
+ * SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, an unknown format,
+ * bad options), with argument naming it; SESSION_ERR_INTERNAL.
  *
- * Ownership: every string is borrowed for the call. `out_json` may be NULL;
- * otherwise `*out_json` is always set, to the report or to `{"error":{…}}`, and the
- * caller frees it with `session_string_free`. Thread-safe; it touches no store.
+ * Ownership: every string is borrowed for the call. out_json may be NULL;
+ * otherwise *out_json is always set, to the report or to {"error":{…}}, and the
+ * caller frees it with session_string_free. Thread-safe; it touches no store.
  *
- * # Safety
- *
- * `format`, `src_path`, `out_path` and `options_json` are NULL or NUL-terminated;
- * `out_json` is NULL or writable.
+ * Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+ * out_json is NULL or writable.
  */
 SessionStatus session_import(const char *format,
                              const char *src_path,
@@ -843,148 +803,134 @@ SessionStatus session_import(const char *format,
                              char **out_json);
 
 /**
- * The direct children of the entry `id`, in commit order, as a JSON array of nodes.
+ * The direct children of the entry id, in commit order, as a JSON array of nodes.
  *
- * A node describes an entry without its body: `{"id", "parentId", "seq", "depth",
+ * A node describes an entry without its body: {"id", "parentId", "seq", "depth",
  * "timestamp", "type", "role"?, "toolCalls"?, "toolCallId"?, "key"?,
- * "firstKeptEntryId"?, "childCount", "label"?}`. `depth` is 0 for a root (and for a
- * salvaged orphan); `toolCalls` is a count, on assistant messages; `role` on
- * messages, `toolCallId` on tool results, `key` on metadata, `firstKeptEntryId` on
- * compactions; `label` is the entry's current `session.label`.
+ * "firstKeptEntryId"?, "childCount", "label"?}. depth is 0 for a root (and for a
+ * salvaged orphan); toolCalls is a count, on assistant messages; role on
+ * messages, toolCallId on tool results, key on metadata, firstKeptEntryId on
+ * compactions; label is the entry's current session.label.
  *
  * Through the store's index: the cost grows with the number of children, not with
  * the number of entries. Joins the store's FIFO (waits for earlier appends).
  *
- * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) when no entry has `id`;
- * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store` or `id`, non-UTF-8 `id`);
- * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
+ * Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) when no entry has id;
+ * SESSION_ERR_INVALID_ARGUMENT (NULL store or id, non-UTF-8 id);
+ * SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, SESSION_ERR_INTERNAL.
  *
- * Ownership: `id` is borrowed for the call. `out_json` may be NULL; otherwise
- * `*out_json` is always set, to the result or to `{"error":{…}}`, and the caller frees
- * it with `session_string_free`. Thread-safe (not concurrently with
- * `session_store_close`).
+ * Ownership: id is borrowed for the call. out_json may be NULL; otherwise
+ * *out_json is always set, to the result or to {"error":{…}}, and the caller frees
+ * it with session_string_free. Thread-safe (not concurrently with
+ * session_store_close).
  *
- * # Safety
- *
- * `store` is NULL or an open store; `id` is NULL or NUL-terminated; `out_json` is
+ * Safety: store is NULL or an open store; id is NULL or NUL-terminated; out_json is
  * NULL or writable.
  */
 SessionStatus session_store_children(SessionStore *store, const char *id, char **out_json);
 
 /**
  * The entries without a parent in the store, in commit order, as a JSON array of
- * nodes (the shape of `session_store_children`): the roots, and in a salvage store
+ * nodes (the shape of session_store_children): the roots, and in a salvage store
  * the orphans whose parent is missing, so that every entry is reachable from here.
  * Cost: the number of roots.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`);
- * `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
- * Ownership and threading as `session_store_children`.
+ * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL store);
+ * SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, SESSION_ERR_INTERNAL.
+ * Ownership and threading as session_store_children.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `out_json` is NULL or writable.
+ * Safety: store is NULL or an open store; out_json is NULL or writable.
  */
 SessionStatus session_store_roots(SessionStore *store, char **out_json);
 
 /**
- * The leaves (entries without children) as `{"leaves":[nodes in commit order],
- * "latestBySeq":id|null, "latestByTimestamp":id|null}`: the last committed entry,
+ * The leaves (entries without children) as {"leaves":[nodes in commit order],
+ * "latestBySeq":id|null, "latestByTimestamp":id|null}: the last committed entry,
  * and the leaf with the greatest timestamp (a tie goes to the higher seq); null when
  * the store is empty. Cost: the number of leaves.
  *
- * Returns and ownership as `session_store_roots`.
+ * Returns and ownership as session_store_roots.
  *
- * # Safety
- *
- * As `session_store_roots`.
+ * Safety: As session_store_roots.
  */
 SessionStatus session_store_leaves(SessionStore *store, char **out_json);
 
 /**
- * The node of the last committed entry ("resume the latest"), or `null` when the
+ * The node of the last committed entry ("resume the latest"), or null when the
  * store is empty. Cost: constant.
  *
- * Returns and ownership as `session_store_roots`.
+ * Returns and ownership as session_store_roots.
  *
- * # Safety
- *
- * As `session_store_roots`.
+ * Safety: As session_store_roots.
  */
 SessionStatus session_store_latest_leaf(SessionStore *store, char **out_json);
 
 /**
- * A page of the tree in commit order: `{"nodes":[…], "count": entries in the store,
- * "nextAfterSeq": the last node's seq when more remain, else null}`.
+ * A page of the tree in commit order: {"nodes":[…], "count": entries in the store,
+ * "nextAfterSeq": the last node's seq when more remain, else null}.
  *
- * `options_json` (NULL: the defaults) is `{"afterSeq":N, "limit":N, "leaf":"id",
- * "previewChars":N}`, every member optional: only nodes whose seq is greater than
- * `afterSeq` (pass the previous page's `nextAfterSeq`), at most `limit` of them (no
- * limit by default); nodes on the path to `leaf` carry `"onPath":true`; with
- * `previewChars` > 0 each node with a text carries `preview`: the first
- * `previewChars` Unicode scalar values of its first text, control characters written
- * as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
- * page plus the logarithm of the depth of `leaf` (skip links find its path).
+ * options_json (NULL: the defaults) is {"afterSeq":N, "limit":N, "leaf":"id",
+ * "previewChars":N}, every member optional: only nodes whose seq is greater than
+ * afterSeq (pass the previous page's nextAfterSeq), at most limit of them (no
+ * limit by default); nodes on the path to leaf carry "onPath":true; with
+ * previewChars > 0 each node with a text carries preview: the first
+ * previewChars Unicode scalar values of its first text, control characters written
+ * as visible escapes (\n, \u001b). Nodes as session_store_children. Cost: the
+ * page plus the logarithm of the depth of leaf (skip links find its path).
  *
- * Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
- * `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a
- * negative or non-integer `afterSeq`, `limit` or `previewChars`, an unknown member:
- * `argument` is `options_json`); `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`,
- * `SESSION_ERR_INTERNAL`. Ownership and threading as `session_store_children`.
+ * Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) for an unknown leaf;
+ * SESSION_ERR_INVALID_ARGUMENT (NULL store; options that are not a JSON object, a
+ * negative or non-integer afterSeq, limit or previewChars, an unknown member:
+ * argument is options_json); SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS,
+ * SESSION_ERR_INTERNAL. Ownership and threading as session_store_children.
  *
- * # Safety
- *
- * `store` is NULL or an open store; `options_json` is NULL or NUL-terminated;
- * `out_json` is NULL or writable.
+ * Safety: store is NULL or an open store; options_json is NULL or NUL-terminated;
+ * out_json is NULL or writable.
  */
 SessionStatus session_store_tree(SessionStore *store, const char *options_json, char **out_json);
 
 /**
- * The labels (`session.label` metadata entries): an array of `{"targetId", "label",
- * "entryId", "seq"}`, each labelled entry once, ordered by the target's seq; `entryId`
- * and `seq` name the label entry that set it (the last committed label of a target
+ * The labels (session.label metadata entries): an array of {"targetId", "label",
+ * "entryId", "seq"}, each labelled entry once, ordered by the target's seq; entryId
+ * and seq name the label entry that set it (the last committed label of a target
  * wins; a null label clears it, and a cleared target is absent). Cost: the number of
  * labels.
  *
- * Returns and ownership as `session_store_roots`.
+ * Returns and ownership as session_store_roots.
  *
- * # Safety
- *
- * As `session_store_roots`.
+ * Safety: As session_store_roots.
  */
 SessionStatus session_store_labels(SessionStore *store, char **out_json);
 
 /**
- * Lists the sessions in the folder `dir` (UTF-8): `{"sessions":[…]}`, one record per
- * `*.jsonl` file (other files are not sessions and are not listed):
- * `{"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
+ * Lists the sessions in the folder dir (UTF-8): {"sessions":[…]}, one record per
+ * *.jsonl file (other files are not sessions and are not listed):
+ * {"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
  * "firstUserText" (a preview of at most 200 characters of the first user message's
  * text in the head, control characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
- * "entries"? (only for a file read whole), "error"? ({"code","message"})}`; a fact
- * that is not known is null. `path` is `dir` joined with the file's relative name.
+ * "entries"? (only for a file read whole), "error"? ({"code","message"})}; a fact
+ * that is not known is null. path is dir joined with the file's relative name.
  *
  * Each file is read at its head (at most 64 KiB) and backwards from its end to its
  * last committed line; a file of at most 1 MiB is read whole. Damage in the middle of
- * a large file is not seen (that is what `session verify` is for). A file that
+ * a large file is not seen (that is what session verify is for). A file that
  * cannot be opened or read, whose head or last line is not a valid entry, whose name
  * is not UTF-8 (shown lossily), that vanished during the scan, or that is a symbolic
- * link (links are never followed) or not a regular file is listed with `error`,
+ * link (links are never followed) or not a regular file is listed with error,
  * never skipped.
  *
- * `options_json` (NULL: the defaults) is `{"recursive":bool (false), "limit":N
- * (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}`; the
+ * options_json (NULL: the defaults) is {"recursive":bool (false), "limit":N
+ * (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}; the
  * limit applies after sorting, and only the files listed are read.
  *
- * Returns `SESSION_OK`; `SESSION_ERR_IO` when `dir` itself cannot be read;
- * `SESSION_ERR_INVALID_ARGUMENT` (NULL or non-UTF-8 `dir`; bad options: `argument`
- * is `options_json`); `SESSION_ERR_INTERNAL`.
+ * Returns SESSION_OK; SESSION_ERR_IO when dir itself cannot be read;
+ * SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 dir; bad options: argument
+ * is options_json); SESSION_ERR_INTERNAL.
  *
- * Ownership: `dir` and `options_json` are borrowed for the call; `out_json` as
- * `session_store_children`. Thread-safe; it touches no store.
+ * Ownership: dir and options_json are borrowed for the call; out_json as
+ * session_store_children. Thread-safe; it touches no store.
  *
- * # Safety
- *
- * `dir` and `options_json` are NULL or NUL-terminated; `out_json` is NULL or
+ * Safety: dir and options_json are NULL or NUL-terminated; out_json is NULL or
  * writable.
  */
 SessionStatus session_list_sessions(const char *dir,

@@ -54,7 +54,9 @@ pub mod repair;
 pub mod store;
 pub mod tree;
 
-#[allow(unsafe_code)]
+// The C ABI's comments are the header's text, written as C prose (sqlite3.h's way): each
+// unsafe function states its contract in a "Safety:" sentence, not a rustdoc heading.
+#[allow(unsafe_code, clippy::missing_safety_doc)]
 pub mod ffi;
 
 pub use context::{

@@ -58,3 +58,17 @@ fn every_name_in_the_header_carries_the_session_prefix() {
     }
     assert!(unprefixed.is_empty(), "unprefixed names: {unprefixed:?}");
 }
+
+/// The header is C prose, as sqlite3.h is: no Markdown backticks and no rustdoc
+/// headings (`# Safety`) leak into it from the Rust doc comments it is generated from.
+#[test]
+fn the_header_reads_as_c_prose_without_markdown() {
+    let header = include_str!("../include/session.h");
+    let markdown: Vec<(usize, &str)> = header
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains('`') || l.trim_start().starts_with("* #"))
+        .map(|(i, l)| (i + 1, l))
+        .collect();
+    assert!(markdown.is_empty(), "Markdown in session.h: {markdown:?}");
+}

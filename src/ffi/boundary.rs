@@ -10,12 +10,10 @@ use super::errors::FfiError;
 use super::status::*;
 use crate::store::{State, Store};
 
-/// Runs `f` with panics caught, then writes its JSON (or the error JSON) to
-/// `*out_json` and returns the status.
+/// Runs f with panics caught, then writes its JSON (or the error JSON) to
+/// *out_json and returns the status.
 ///
-/// # Safety
-///
-/// `out_json` is NULL or valid for a write of one pointer.
+/// Safety: out_json is NULL or valid for a write of one pointer.
 pub(crate) unsafe fn guard(
     out_json: *mut *mut c_char,
     f: impl FnOnce() -> Result<Vec<u8>, FfiError>,
@@ -25,12 +23,10 @@ pub(crate) unsafe fn guard(
     unsafe { finish(out_json, result) }
 }
 
-/// [`guard`] for an operation on a store: a NULL store is an invalid argument, a
+/// [guard] for an operation on a store: a NULL store is an invalid argument, a
 /// poisoned store reports its poisoning, and a panic poisons the store.
 ///
-/// # Safety
-///
-/// `store` is NULL or a live store from this library; `out_json` is NULL or writable.
+/// Safety: store is NULL or a live store from this library; out_json is NULL or writable.
 pub(crate) unsafe fn guard_store(
     store: *const SessionStore,
     out_json: *mut *mut c_char,
@@ -60,9 +56,7 @@ fn poison(poisoned: &OnceLock<std::sync::Arc<str>>, error: &FfiError) {
 
 /// Writes the outcome and returns its status.
 ///
-/// # Safety
-///
-/// `out_json` is NULL or writable.
+/// Safety: out_json is NULL or writable.
 unsafe fn finish(out_json: *mut *mut c_char, result: Result<Vec<u8>, FfiError>) -> SessionStatus {
     let (status, text) = match result {
         Ok(text) => (SESSION_OK, text),
@@ -73,11 +67,9 @@ unsafe fn finish(out_json: *mut *mut c_char, result: Result<Vec<u8>, FfiError>) 
     status
 }
 
-/// Sets `*out_json` (when not NULL) to a new C string owned by the caller.
+/// Sets *out_json (when not NULL) to a new C string owned by the caller.
 ///
-/// # Safety
-///
-/// `out_json` is NULL or writable.
+/// Safety: out_json is NULL or writable.
 unsafe fn write_out(out_json: *mut *mut c_char, mut text: Vec<u8>) {
     if out_json.is_null() {
         return;
@@ -96,11 +88,9 @@ unsafe fn write_out(out_json: *mut *mut c_char, mut text: Vec<u8>) {
     unsafe { *out_json = c.into_raw() };
 }
 
-/// Frees a string made by [`write_out`].
+/// Frees a string made by [write_out].
 ///
-/// # Safety
-///
-/// `s` is NULL or a string from [`write_out`] not freed yet.
+/// Safety: s is NULL or a string from [write_out] not freed yet.
 pub(crate) unsafe fn free_string(s: *mut c_char) {
     if s.is_null() {
         return;
@@ -118,9 +108,7 @@ fn null_argument(name: &'static str) -> FfiError {
 
 /// Borrows a C string argument as UTF-8.
 ///
-/// # Safety
-///
-/// `p` is NULL or a NUL-terminated string that outlives the call.
+/// Safety: p is NULL or a NUL-terminated string that outlives the call.
 pub(crate) unsafe fn str_arg<'a>(
     p: *const c_char,
     name: &'static str,
@@ -136,11 +124,9 @@ pub(crate) unsafe fn str_arg<'a>(
     })
 }
 
-/// Borrows a byte range argument; `(NULL, 0)` is empty.
+/// Borrows a byte range argument; (NULL, 0) is empty.
 ///
-/// # Safety
-///
-/// `p` is NULL or points to `len` readable bytes that outlive the call.
+/// Safety: p is NULL or points to len readable bytes that outlive the call.
 pub(crate) unsafe fn bytes_arg<'a>(
     p: *const u8,
     len: usize,
@@ -163,11 +149,9 @@ pub(crate) unsafe fn bytes_arg<'a>(
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
-/// Sets `*out_store` to NULL when it is not NULL (the state on failure).
+/// Sets *out_store to NULL when it is not NULL (the state on failure).
 ///
-/// # Safety
-///
-/// `out_store` is NULL or writable.
+/// Safety: out_store is NULL or writable.
 pub(crate) unsafe fn clear_store(out_store: *mut *mut SessionStore) {
     if !out_store.is_null() {
         // SAFETY: non-NULL and writable (caller's promise).
@@ -175,11 +159,9 @@ pub(crate) unsafe fn clear_store(out_store: *mut *mut SessionStore) {
     }
 }
 
-/// Moves `store` to the heap and hands it to the caller through `out_store`.
+/// Moves store to the heap and hands it to the caller through out_store.
 ///
-/// # Safety
-///
-/// `out_store` is NULL or writable.
+/// Safety: out_store is NULL or writable.
 pub(crate) unsafe fn set_store(
     out_store: *mut *mut SessionStore,
     store: Store,
@@ -198,9 +180,7 @@ pub(crate) unsafe fn set_store(
 
 /// The state of a store handle; NULL reads as tainted.
 ///
-/// # Safety
-///
-/// `store` is NULL or a live store.
+/// Safety: store is NULL or a live store.
 pub(crate) unsafe fn store_state(store: *const SessionStore) -> SessionState {
     // SAFETY: NULL or a live store (caller's promise), shared for the call.
     let Some(handle) = (unsafe { store.as_ref() }) else {
@@ -218,9 +198,7 @@ pub(crate) unsafe fn store_state(store: *const SessionStore) -> SessionState {
 
 /// Frees a store handle; a panic while dropping it is caught.
 ///
-/// # Safety
-///
-/// `store` is NULL or a live store that nothing else uses, now or later.
+/// Safety: store is NULL or a live store that nothing else uses, now or later.
 pub(crate) unsafe fn close_store(store: *mut SessionStore) {
     if store.is_null() {
         return;

@@ -1,4 +1,4 @@
-//! The C functions of docs/contract.md §9 for contexts: `build_context` (pure and through a store)
+//! The C functions of docs/contract.md §9 for contexts: build_context (pure and through a store)
 //! and the memory store with options.
 
 use std::ffi::{CString, c_char, c_void};
@@ -11,24 +11,22 @@ use crate::context::{self, ContextOptions};
 use crate::entry::{ParseOptions, parse_entries_with};
 use crate::store::{MemoryOptions, Store};
 
-/// A host's token estimator for `session_store_build_context`: returns the cost in
-/// tokens of one message, given its normalised JSON (`message_json`, NUL-terminated,
-/// `len` bytes without the NUL, valid only during the call) and the `user_data` given
-/// to `session_store_build_context`. A negative, NaN or infinite result fails the
-/// build with `SESSION_ERR_INVALID_ARGUMENT` naming the message's entry (`entryId`).
+/// A host's token estimator for session_store_build_context: returns the cost in
+/// tokens of one message, given its normalised JSON (message_json, NUL-terminated,
+/// len bytes without the NUL, valid only during the call) and the user_data given
+/// to session_store_build_context. A negative, NaN or infinite result fails the
+/// build with SESSION_ERR_INVALID_ARGUMENT naming the message's entry (entryId).
 ///
-/// It is called on the thread that called `session_store_build_context`, never after
+/// It is called on the thread that called session_store_build_context, never after
 /// that call returns, inside the store's FIFO turn: it must not call the same store
-/// (that would deadlock), and must not unwind (a C++ exception) or `longjmp` out.
+/// (that would deadlock), and must not unwind (a C++ exception) or longjmp out.
 pub type SessionTokenEstimator = Option<
     unsafe extern "C" fn(message_json: *const c_char, len: usize, user_data: *mut c_void) -> f64,
 >;
 
-/// Options from `options_json`; NULL means the defaults.
+/// Options from options_json; NULL means the defaults.
 ///
-/// # Safety
-///
-/// `options_json` is NULL or NUL-terminated.
+/// Safety: options_json is NULL or NUL-terminated.
 unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions, FfiError> {
     if options_json.is_null() {
         return Ok(ContextOptions::default());
@@ -38,59 +36,57 @@ unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions,
     Ok(ContextOptions::from_json(text)?)
 }
 
-/// What the model should see for `leaf_id` (docs/contract.md §7), over `entries_json`, a JSON
+/// What the model should see for leaf_id (docs/contract.md §7), over entries_json, a JSON
 /// array of entries in any order, with the default token estimator (a quarter of the
 /// bytes of each message's normalised JSON, rounded up).
 ///
-/// P is the path to `leaf_id`; C the compaction on P nearest the leaf (earlier ones
+/// P is the path to leaf_id; C the compaction on P nearest the leaf (earlier ones
 /// are ignored). The kept messages are every message of P without C; the messages
-/// after C when its `firstKeptEntryId` is null; else the messages from
-/// `firstKeptEntryId` to the leaf. They are split into interactions (one starts at the
-/// first kept message and at every `user` message) and checked for tool-call pairing.
+/// after C when its firstKeptEntryId is null; else the messages from
+/// firstKeptEntryId to the leaf. They are split into interactions (one starts at the
+/// first kept message and at every user message) and checked for tool-call pairing.
 /// The result is one JSON object, members in this order:
 ///
-/// `{"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
+/// {"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
 /// "details"?}|null,"messages":[…],"keptEntryIds":[…],"interactions":[{"start",
 /// "count","firstEntryId","cutPoint","tokens"?}…],"metadata":{…},"budget":{…}|null,
-/// "skipped":[…],"defects":[…]}`
+/// "skipped":[…],"defects":[…]}
 ///
-/// `messages` starts with a synthetic `user` message holding the summary when there is
-/// a C (unless `summaryMessage` is false), then the kept messages byte-identical to
-/// `session_messages_on_path`; `keptEntryIds` is aligned with the kept messages.
-/// `metadata` is the last value of each non-`session.` key over the whole of P, in
-/// first-set order. `skipped`/`defects` list `{interactionStartId, entryId,
-/// toolCallId, reason}`.
+/// messages starts with a synthetic user message holding the summary when there is
+/// a C (unless summaryMessage is false), then the kept messages byte-identical to
+/// session_messages_on_path; keptEntryIds is aligned with the kept messages.
+/// metadata is the last value of each non-session. key over the whole of P, in
+/// first-set order. skipped/defects list {interactionStartId, entryId,
+/// toolCallId, reason}.
 ///
-/// Options (`options_json`, a JSON object; NULL means the defaults; an unknown member
-/// is `SESSION_ERR_INVALID_ARGUMENT`): `"onDefect"`: `"error"` (default), `"skip"`
-/// (drop each defective interaction whole, list it in `skipped`) or `"keep"` (keep
-/// them, list the defects in `defects`); `"budget"`: `{"maxTokens":N,
-/// "reservedOutput":N,"safetyMargin":N}` (finite numbers >= 0, the last two default to
+/// Options (options_json, a JSON object; NULL means the defaults; an unknown member
+/// is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
+/// (drop each defective interaction whole, list it in skipped) or "keep" (keep
+/// them, list the defects in defects); "budget": {"maxTokens":N,
+/// "reservedOutput":N,"safetyMargin":N} (finite numbers >= 0, the last two default to
 /// 0): interactions are kept from the newest backwards while they fit beside the
-/// summary, the newest always stays, and `budget` reports `available`, `used`,
-/// `reason` (`within_budget`, `trimmed`, `single_interaction_overflow`),
-/// `droppedInteractions`, `suggestedFirstKeptEntryId` (token sums saturate at
-/// `DBL_MAX` and `available` at `-DBL_MAX`, so the output is always JSON; numbers from
-/// 1e21 up are written with an exponent); `"summaryMessage"` (default
-/// true); `"summaryPrefix"`, `"summarySuffix"` (text around the summary, default
-/// empty); `"strictRoles"` (default false: reject extension roles and blocks).
+/// summary, the newest always stays, and budget reports available, used,
+/// reason (within_budget, trimmed, single_interaction_overflow),
+/// droppedInteractions, suggestedFirstKeptEntryId (token sums saturate at
+/// DBL_MAX and available at -DBL_MAX, so the output is always JSON; numbers from
+/// 1e21 up are written with an exponent); "summaryMessage" (default
+/// true); "summaryPrefix", "summarySuffix" (text around the summary, default
+/// empty); "strictRoles" (default false: reject extension roles and blocks).
 ///
-/// Returns `SESSION_OK`; in this order `SESSION_ERR_INVALID_ARGUMENT` (NULL or
-/// non-UTF-8 string, bad options); `SESSION_ERR_INVALID_JSON`,
-/// `SESSION_ERR_INVALID_ENTRY`, `SESSION_ERR_DUPLICATE_ID`;
-/// `SESSION_ERR_UNKNOWN_LEAF`; `SESSION_ERR_MISSING_PARENT`, `SESSION_ERR_CYCLE`;
-/// `SESSION_ERR_INVALID_COMPACTION` (`compactionId`, `firstKeptEntryId`, `reason`);
-/// `SESSION_ERR_TOOL_PAIRING` (`entryId`, `toolCallId`, `reason`,
-/// `interactionStartId`).
+/// Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
+/// non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,
+/// SESSION_ERR_INVALID_ENTRY, SESSION_ERR_DUPLICATE_ID;
+/// SESSION_ERR_UNKNOWN_LEAF; SESSION_ERR_MISSING_PARENT, SESSION_ERR_CYCLE;
+/// SESSION_ERR_INVALID_COMPACTION (compactionId, firstKeptEntryId, reason);
+/// SESSION_ERR_TOOL_PAIRING (entryId, toolCallId, reason,
+/// interactionStartId).
 ///
-/// Ownership: the strings are borrowed for the call. `out_json` may be NULL;
-/// otherwise `*out_json` is always set, to the result or to `{"error":{…}}`, and the
-/// caller frees it with `session_string_free`. Thread-safe.
+/// Ownership: the strings are borrowed for the call. out_json may be NULL;
+/// otherwise *out_json is always set, to the result or to {"error":{…}}, and the
+/// caller frees it with session_string_free. Thread-safe.
 ///
-/// # Safety
-///
-/// `entries_json`, `leaf_id` and `options_json` are NULL or NUL-terminated;
-/// `out_json` is NULL or writable.
+/// Safety: entries_json, leaf_id and options_json are NULL or NUL-terminated;
+/// out_json is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_build_context(
     entries_json: *const c_char,
@@ -118,30 +114,28 @@ pub unsafe extern "C" fn session_build_context(
     }
 }
 
-/// `session_build_context` through the store's own index, for `leaf_id`: the cost
+/// session_build_context through the store's own index, for leaf_id: the cost
 /// grows with the path's length, not with the number of entries; the result is the
-/// same as `session_build_context` over `session_store_entries`. Joins the store's
-/// FIFO like every read; a `needs_repair` store builds from its committed prefix.
+/// same as session_build_context over session_store_entries. Joins the store's
+/// FIFO like every read; a needs_repair store builds from its committed prefix.
 ///
-/// `estimate` (NULL for the default estimator) is called only when the options give a
+/// estimate (NULL for the default estimator) is called only when the options give a
 /// budget: exactly once per kept message that remains after skips, and once for the
-/// summary message, each time with that message's normalised JSON and `user_data`
-/// (passed through untouched, may be NULL). See `SessionTokenEstimator` for its
+/// summary message, each time with that message's normalised JSON and user_data
+/// (passed through untouched, may be NULL). See SessionTokenEstimator for its
 /// contract; a negative or non-finite result fails the call with
-/// `SESSION_ERR_INVALID_ARGUMENT` (`argument` `"estimate"`, `entryId`).
+/// SESSION_ERR_INVALID_ARGUMENT (argument "estimate", entryId).
 ///
-/// Returns as `session_build_context` (without the entries-array errors), plus
-/// `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, and `SESSION_ERR_INVALID_ENTRY`
-/// for an extension entry on the path under `strictRoles`.
+/// Returns as session_build_context (without the entries-array errors), plus
+/// SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, and SESSION_ERR_INVALID_ENTRY
+/// for an extension entry on the path under strictRoles.
 ///
-/// Ownership as `session_build_context`. Thread-safe; the estimator runs on the
+/// Ownership as session_build_context. Thread-safe; the estimator runs on the
 /// calling thread.
 ///
-/// # Safety
-///
-/// `store` is NULL or an open store; `leaf_id` and `options_json` are NULL or
-/// NUL-terminated; `estimate` is NULL or a function that honours
-/// `SessionTokenEstimator`'s contract; `out_json` is NULL or writable.
+/// Safety: store is NULL or an open store; leaf_id and options_json are NULL or
+/// NUL-terminated; estimate is NULL or a function that honours
+/// SessionTokenEstimator's contract; out_json is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_build_context(
     store: *mut SessionStore,
@@ -178,19 +172,17 @@ pub unsafe extern "C" fn session_store_build_context(
     }
 }
 
-/// Opens a new, empty store in memory with options and sets `*out_store` to it.
-/// `options_json` is a JSON object (NULL or `{}` for the defaults; an unknown member
-/// is an error): `"strictRoles"` (default false) rejects extension roles and blocks
-/// with `SESSION_ERR_INVALID_ENTRY`, as before round 2.
+/// Opens a new, empty store in memory with options and sets *out_store to it.
+/// options_json is a JSON object (NULL or {} for the defaults; an unknown member
+/// is an error): "strictRoles" (default false) rejects extension roles and blocks
+/// with SESSION_ERR_INVALID_ENTRY, as before round 2.
 ///
-/// Returns `SESSION_OK`, or `SESSION_ERR_INVALID_ARGUMENT` when `out_store` is NULL,
-/// `options_json` is not valid UTF-8 or the options are invalid (`argument` is
-/// `options_json`); on failure `*out_store` is set to NULL (when `out_store` is not
-/// NULL). The caller closes the store with `session_store_close`. Thread-safe.
+/// Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL,
+/// options_json is not valid UTF-8 or the options are invalid (argument is
+/// options_json); on failure *out_store is set to NULL (when out_store is not
+/// NULL). The caller closes the store with session_store_close. Thread-safe.
 ///
-/// # Safety
-///
-/// `options_json` is NULL or NUL-terminated; `out_store` is NULL or writable.
+/// Safety: options_json is NULL or NUL-terminated; out_store is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_memory_store_open_with(
     options_json: *const c_char,

@@ -17,7 +17,7 @@ pub(crate) enum FfiError {
     },
     /// A panic caught at the boundary.
     Panic(String),
-    /// A call on a store whose earlier operation panicked; `cause` is that panic's
+    /// A call on a store whose earlier operation panicked; cause is that panic's
     /// error object.
     Poisoned(Arc<str>),
 }
@@ -28,7 +28,7 @@ impl From<Error> for FfiError {
     }
 }
 
-/// An error object's first members: `code` and `message`.
+/// An error object's first members: code and message.
 fn error_object(code: &str, message: &str) -> Object {
     Object::new()
         .string("code", code)
@@ -64,12 +64,12 @@ impl FfiError {
         }
     }
 
-    /// `{"error":{"code":…,"message":…,…details}}`.
+    /// {"error":{"code":…,"message":…,…details}}.
     pub(crate) fn to_json(&self) -> String {
         Object::new().raw("error", &self.object()).finish()
     }
 
-    /// The inner error object (what `cause` repeats for a tainted store).
+    /// The inner error object (what cause repeats for a tainted store).
     fn object(&self) -> String {
         let code = status_name_str(self.status());
         match self {
@@ -168,7 +168,7 @@ fn core_object(code: &str, e: &Error) -> String {
 }
 
 /// A file that changed under the writer has its own status; any other failed file
-/// operation is `io`.
+/// operation is io.
 fn io_status(failure: &IoFailure) -> SessionStatus {
     match failure.change {
         Some(_) => SESSION_ERR_FILE_CHANGED,
@@ -183,9 +183,9 @@ fn with_line(object: Object, line: Option<u64>) -> String {
     }
 }
 
-/// `{"code":"io","message":…,"op":…,"osError":N}` (or `{"code":"file_changed",…,
-/// "reason":…}`): the same bytes every time for the same failure, so a tainted store's
-/// `cause` is identical in every result.
+/// {"code":"io","message":…,"op":…,"osError":N} (or {"code":"file_changed",…,
+/// "reason":…}): the same bytes every time for the same failure, so a tainted store's
+/// cause is identical in every result.
 fn io_object(failure: &IoFailure) -> String {
     let object = error_object(status_name_str(io_status(failure)), &failure.message)
         .string("op", failure.op.name());

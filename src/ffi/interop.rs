@@ -10,55 +10,53 @@ use super::status::SessionStatus;
 use crate::error::Error;
 use crate::interop::{Format, import_file};
 
-/// Converts the session file of another agent at `src_path` into a new libsession
-/// JSONL file at `out_path` and returns the import report.
+/// Converts the session file of another agent at src_path into a new libsession
+/// JSONL file at out_path and returns the import report.
 ///
-/// `format` is `"pi"` (pi's session file, versions 1–3), `"claude-code"` (a Claude
-/// Code transcript) or `"codex"` (a Codex rollout file). Every line of the source ends
+/// format is "pi" (pi's session file, versions 1–3), "claude-code" (a Claude
+/// Code transcript) or "codex" (a Codex rollout file). Every line of the source ends
 /// up in the output: as what it says (message, compaction, label, …) or, when it
 /// cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
-/// `<format>.unmapped` holding its raw text and line number. A compaction that the
+/// <format>.unmapped holding its raw text and line number. A compaction that the
 /// store would refuse at append is written as the source has it and listed in
-/// `refusedCompactions`. `out_path` must not exist (an import never overwrites a
+/// refusedCompactions. out_path must not exist (an import never overwrites a
 /// file): the entries are written through a buffer into a temporary file beside it
-/// (`.NAME.import-PID-K.tmp`), synced, then renamed to `out_path` unless that exists
-/// by then; on any failure nothing is left at `out_path`. The source is read a line at
+/// (.NAME.import-PID-K.tmp), synced, then renamed to out_path unless that exists
+/// by then; on any failure nothing is left at out_path. The source is read a line at
 /// a time (two or three passes): memory follows the longest line and the ids kept
 /// (about 200 bytes an entry), never the size of the source.
 ///
-/// A pi entry's own member named like one of the importer's marks (`isoTimestamp`,
-/// `piType`, `importedParentId`, or such a name followed by `~`) is kept with one more
-/// `~`, so that it is never read as a mark; the export to pi takes it off again.
+/// A pi entry's own member named like one of the importer's marks (isoTimestamp,
+/// piType, importedParentId, or such a name followed by ~) is kept with one more
+/// ~, so that it is never read as a mark; the export to pi takes it off again.
 ///
-/// The report: `{"linesRead", "entriesWritten", "entryTypes":{type: count},
+/// The report: {"linesRead", "entriesWritten", "entryTypes":{type: count},
 /// "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
 /// "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
-/// "reason"}], "unterminatedTail":bool}`; `reason` of an unmapped line is
-/// `invalid_json`, `unknown_kind`, `invalid_shape`, `invalid_entry` or
-/// `duplicate_id`.
+/// "reason"}], "unterminatedTail":bool}; reason of an unmapped line is
+/// invalid_json, unknown_kind, invalid_shape, invalid_entry or
+/// duplicate_id.
 ///
-/// `options_json` is NULL or `{}` (no options are defined yet; an unknown member is
-/// `SESSION_ERR_INVALID_ARGUMENT`).
+/// options_json is NULL or {} (no options are defined yet; an unknown member is
+/// SESSION_ERR_INVALID_ARGUMENT).
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_IO` when the source cannot be read (one that is
-/// not a regular file, such as a FIFO or `/dev/zero`, is refused at once: `op`
-/// `"open"`, "… is a FIFO, not a regular file"), when the output cannot be created
-/// (it exists already: `op` `"open"`, OS error 17) or written, or when memory runs
+/// Returns SESSION_OK; SESSION_ERR_IO when the source cannot be read (one that is
+/// not a regular file, such as a FIFO or /dev/zero, is refused at once: op
+/// "open", "… is a FIFO, not a regular file"), when the output cannot be created
+/// (it exists already: op "open", OS error 17) or written, or when memory runs
 /// out (an error, never an abort: "out of memory for …");
-/// `SESSION_ERR_CORRUPT_LINE` (`reason` `line_too_long`, `line` the source line) when
-/// a source line, or the entry it becomes, is longer than `SESSION_MAX_LINE_BYTES`:
+/// SESSION_ERR_CORRUPT_LINE (reason line_too_long, line the source line) when
+/// a source line, or the entry it becomes, is longer than SESSION_MAX_LINE_BYTES:
 /// no store could read such an entry back, so the import writes nothing;
-/// `SESSION_ERR_INVALID_ARGUMENT` (a NULL or non-UTF-8 string, an unknown `format`,
-/// bad options), with `argument` naming it; `SESSION_ERR_INTERNAL`.
+/// SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, an unknown format,
+/// bad options), with argument naming it; SESSION_ERR_INTERNAL.
 ///
-/// Ownership: every string is borrowed for the call. `out_json` may be NULL;
-/// otherwise `*out_json` is always set, to the report or to `{"error":{…}}`, and the
-/// caller frees it with `session_string_free`. Thread-safe; it touches no store.
+/// Ownership: every string is borrowed for the call. out_json may be NULL;
+/// otherwise *out_json is always set, to the report or to {"error":{…}}, and the
+/// caller frees it with session_string_free. Thread-safe; it touches no store.
 ///
-/// # Safety
-///
-/// `format`, `src_path`, `out_path` and `options_json` are NULL or NUL-terminated;
-/// `out_json` is NULL or writable.
+/// Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+/// out_json is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_import(
     format: *const c_char,
@@ -90,7 +88,7 @@ pub unsafe extern "C" fn session_import(
     }
 }
 
-/// `options_json` must be an empty object: no options are defined yet.
+/// options_json must be an empty object: no options are defined yet.
 fn check_no_options(text: &str) -> Result<(), Error> {
     crate::options::from_json::<crate::options::NoOptions>(text).map(|_| ())
 }

@@ -10,30 +10,28 @@ use super::status::SessionStatus;
 use crate::list::{ListOptions, list_sessions, sessions_json};
 use crate::nav::TreeOptions;
 
-/// The direct children of the entry `id`, in commit order, as a JSON array of nodes.
+/// The direct children of the entry id, in commit order, as a JSON array of nodes.
 ///
-/// A node describes an entry without its body: `{"id", "parentId", "seq", "depth",
+/// A node describes an entry without its body: {"id", "parentId", "seq", "depth",
 /// "timestamp", "type", "role"?, "toolCalls"?, "toolCallId"?, "key"?,
-/// "firstKeptEntryId"?, "childCount", "label"?}`. `depth` is 0 for a root (and for a
-/// salvaged orphan); `toolCalls` is a count, on assistant messages; `role` on
-/// messages, `toolCallId` on tool results, `key` on metadata, `firstKeptEntryId` on
-/// compactions; `label` is the entry's current `session.label`.
+/// "firstKeptEntryId"?, "childCount", "label"?}. depth is 0 for a root (and for a
+/// salvaged orphan); toolCalls is a count, on assistant messages; role on
+/// messages, toolCallId on tool results, key on metadata, firstKeptEntryId on
+/// compactions; label is the entry's current session.label.
 ///
 /// Through the store's index: the cost grows with the number of children, not with
 /// the number of entries. Joins the store's FIFO (waits for earlier appends).
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) when no entry has `id`;
-/// `SESSION_ERR_INVALID_ARGUMENT` (NULL `store` or `id`, non-UTF-8 `id`);
-/// `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
+/// Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) when no entry has id;
+/// SESSION_ERR_INVALID_ARGUMENT (NULL store or id, non-UTF-8 id);
+/// SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, SESSION_ERR_INTERNAL.
 ///
-/// Ownership: `id` is borrowed for the call. `out_json` may be NULL; otherwise
-/// `*out_json` is always set, to the result or to `{"error":{…}}`, and the caller frees
-/// it with `session_string_free`. Thread-safe (not concurrently with
-/// `session_store_close`).
+/// Ownership: id is borrowed for the call. out_json may be NULL; otherwise
+/// *out_json is always set, to the result or to {"error":{…}}, and the caller frees
+/// it with session_string_free. Thread-safe (not concurrently with
+/// session_store_close).
 ///
-/// # Safety
-///
-/// `store` is NULL or an open store; `id` is NULL or NUL-terminated; `out_json` is
+/// Safety: store is NULL or an open store; id is NULL or NUL-terminated; out_json is
 /// NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_children(
@@ -52,17 +50,15 @@ pub unsafe extern "C" fn session_store_children(
 }
 
 /// The entries without a parent in the store, in commit order, as a JSON array of
-/// nodes (the shape of `session_store_children`): the roots, and in a salvage store
+/// nodes (the shape of session_store_children): the roots, and in a salvage store
 /// the orphans whose parent is missing, so that every entry is reachable from here.
 /// Cost: the number of roots.
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`);
-/// `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`, `SESSION_ERR_INTERNAL`.
-/// Ownership and threading as `session_store_children`.
+/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL store);
+/// SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, SESSION_ERR_INTERNAL.
+/// Ownership and threading as session_store_children.
 ///
-/// # Safety
-///
-/// `store` is NULL or an open store; `out_json` is NULL or writable.
+/// Safety: store is NULL or an open store; out_json is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_roots(
     store: *mut SessionStore,
@@ -76,16 +72,14 @@ pub unsafe extern "C" fn session_store_roots(
     }
 }
 
-/// The leaves (entries without children) as `{"leaves":[nodes in commit order],
-/// "latestBySeq":id|null, "latestByTimestamp":id|null}`: the last committed entry,
+/// The leaves (entries without children) as {"leaves":[nodes in commit order],
+/// "latestBySeq":id|null, "latestByTimestamp":id|null}: the last committed entry,
 /// and the leaf with the greatest timestamp (a tie goes to the higher seq); null when
 /// the store is empty. Cost: the number of leaves.
 ///
-/// Returns and ownership as `session_store_roots`.
+/// Returns and ownership as session_store_roots.
 ///
-/// # Safety
-///
-/// As `session_store_roots`.
+/// Safety: As session_store_roots.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_leaves(
     store: *mut SessionStore,
@@ -99,14 +93,12 @@ pub unsafe extern "C" fn session_store_leaves(
     }
 }
 
-/// The node of the last committed entry ("resume the latest"), or `null` when the
+/// The node of the last committed entry ("resume the latest"), or null when the
 /// store is empty. Cost: constant.
 ///
-/// Returns and ownership as `session_store_roots`.
+/// Returns and ownership as session_store_roots.
 ///
-/// # Safety
-///
-/// As `session_store_roots`.
+/// Safety: As session_store_roots.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_latest_leaf(
     store: *mut SessionStore,
@@ -120,28 +112,26 @@ pub unsafe extern "C" fn session_store_latest_leaf(
     }
 }
 
-/// A page of the tree in commit order: `{"nodes":[…], "count": entries in the store,
-/// "nextAfterSeq": the last node's seq when more remain, else null}`.
+/// A page of the tree in commit order: {"nodes":[…], "count": entries in the store,
+/// "nextAfterSeq": the last node's seq when more remain, else null}.
 ///
-/// `options_json` (NULL: the defaults) is `{"afterSeq":N, "limit":N, "leaf":"id",
-/// "previewChars":N}`, every member optional: only nodes whose seq is greater than
-/// `afterSeq` (pass the previous page's `nextAfterSeq`), at most `limit` of them (no
-/// limit by default); nodes on the path to `leaf` carry `"onPath":true`; with
-/// `previewChars` > 0 each node with a text carries `preview`: the first
-/// `previewChars` Unicode scalar values of its first text, control characters written
-/// as visible escapes (`\n`, `\u001b`). Nodes as `session_store_children`. Cost: the
-/// page plus the logarithm of the depth of `leaf` (skip links find its path).
+/// options_json (NULL: the defaults) is {"afterSeq":N, "limit":N, "leaf":"id",
+/// "previewChars":N}, every member optional: only nodes whose seq is greater than
+/// afterSeq (pass the previous page's nextAfterSeq), at most limit of them (no
+/// limit by default); nodes on the path to leaf carry "onPath":true; with
+/// previewChars > 0 each node with a text carries preview: the first
+/// previewChars Unicode scalar values of its first text, control characters written
+/// as visible escapes (\n, \u001b). Nodes as session_store_children. Cost: the
+/// page plus the logarithm of the depth of leaf (skip links find its path).
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_UNKNOWN_LEAF` (`id`) for an unknown `leaf`;
-/// `SESSION_ERR_INVALID_ARGUMENT` (NULL `store`; options that are not a JSON object, a
-/// negative or non-integer `afterSeq`, `limit` or `previewChars`, an unknown member:
-/// `argument` is `options_json`); `SESSION_ERR_TAINTED`, `SESSION_ERR_WRONG_PROCESS`,
-/// `SESSION_ERR_INTERNAL`. Ownership and threading as `session_store_children`.
+/// Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) for an unknown leaf;
+/// SESSION_ERR_INVALID_ARGUMENT (NULL store; options that are not a JSON object, a
+/// negative or non-integer afterSeq, limit or previewChars, an unknown member:
+/// argument is options_json); SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS,
+/// SESSION_ERR_INTERNAL. Ownership and threading as session_store_children.
 ///
-/// # Safety
-///
-/// `store` is NULL or an open store; `options_json` is NULL or NUL-terminated;
-/// `out_json` is NULL or writable.
+/// Safety: store is NULL or an open store; options_json is NULL or NUL-terminated;
+/// out_json is NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_tree(
     store: *mut SessionStore,
@@ -161,17 +151,15 @@ pub unsafe extern "C" fn session_store_tree(
     }
 }
 
-/// The labels (`session.label` metadata entries): an array of `{"targetId", "label",
-/// "entryId", "seq"}`, each labelled entry once, ordered by the target's seq; `entryId`
-/// and `seq` name the label entry that set it (the last committed label of a target
+/// The labels (session.label metadata entries): an array of {"targetId", "label",
+/// "entryId", "seq"}, each labelled entry once, ordered by the target's seq; entryId
+/// and seq name the label entry that set it (the last committed label of a target
 /// wins; a null label clears it, and a cleared target is absent). Cost: the number of
 /// labels.
 ///
-/// Returns and ownership as `session_store_roots`.
+/// Returns and ownership as session_store_roots.
 ///
-/// # Safety
-///
-/// As `session_store_roots`.
+/// Safety: As session_store_roots.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_store_labels(
     store: *mut SessionStore,
@@ -185,36 +173,34 @@ pub unsafe extern "C" fn session_store_labels(
     }
 }
 
-/// Lists the sessions in the folder `dir` (UTF-8): `{"sessions":[…]}`, one record per
-/// `*.jsonl` file (other files are not sessions and are not listed):
-/// `{"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
+/// Lists the sessions in the folder dir (UTF-8): {"sessions":[…]}, one record per
+/// *.jsonl file (other files are not sessions and are not listed):
+/// {"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
 /// "firstUserText" (a preview of at most 200 characters of the first user message's
 /// text in the head, control characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
-/// "entries"? (only for a file read whole), "error"? ({"code","message"})}`; a fact
-/// that is not known is null. `path` is `dir` joined with the file's relative name.
+/// "entries"? (only for a file read whole), "error"? ({"code","message"})}; a fact
+/// that is not known is null. path is dir joined with the file's relative name.
 ///
 /// Each file is read at its head (at most 64 KiB) and backwards from its end to its
 /// last committed line; a file of at most 1 MiB is read whole. Damage in the middle of
-/// a large file is not seen (that is what `session verify` is for). A file that
+/// a large file is not seen (that is what session verify is for). A file that
 /// cannot be opened or read, whose head or last line is not a valid entry, whose name
 /// is not UTF-8 (shown lossily), that vanished during the scan, or that is a symbolic
-/// link (links are never followed) or not a regular file is listed with `error`,
+/// link (links are never followed) or not a regular file is listed with error,
 /// never skipped.
 ///
-/// `options_json` (NULL: the defaults) is `{"recursive":bool (false), "limit":N
-/// (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}`; the
+/// options_json (NULL: the defaults) is {"recursive":bool (false), "limit":N
+/// (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}; the
 /// limit applies after sorting, and only the files listed are read.
 ///
-/// Returns `SESSION_OK`; `SESSION_ERR_IO` when `dir` itself cannot be read;
-/// `SESSION_ERR_INVALID_ARGUMENT` (NULL or non-UTF-8 `dir`; bad options: `argument`
-/// is `options_json`); `SESSION_ERR_INTERNAL`.
+/// Returns SESSION_OK; SESSION_ERR_IO when dir itself cannot be read;
+/// SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 dir; bad options: argument
+/// is options_json); SESSION_ERR_INTERNAL.
 ///
-/// Ownership: `dir` and `options_json` are borrowed for the call; `out_json` as
-/// `session_store_children`. Thread-safe; it touches no store.
+/// Ownership: dir and options_json are borrowed for the call; out_json as
+/// session_store_children. Thread-safe; it touches no store.
 ///
-/// # Safety
-///
-/// `dir` and `options_json` are NULL or NUL-terminated; `out_json` is NULL or
+/// Safety: dir and options_json are NULL or NUL-terminated; out_json is NULL or
 /// writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_list_sessions(
