@@ -18,7 +18,7 @@
 //!                                               ratios in one table (benches/sqlitebench/)
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
-//!                                               compaction near the end (SPEC §7)
+//!                                               compaction near the end (contract §7)
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
 //! ```
 //!
@@ -495,7 +495,7 @@ fn measure_pair(
 }
 
 // ---------------------------------------------------------------------------------
-// build_context (SPEC §7)
+// build_context (contract §7)
 // ---------------------------------------------------------------------------------
 
 /// How far before the deepest leaf the compaction keeps from (in path entries).

@@ -38,7 +38,7 @@ fn entry_of_length(id: &str, parent: &str, len: usize) -> String {
     entry
 }
 
-// Item 1: acknowledged appends never weld onto a whitespace tail.
+// Acknowledged appends never weld onto a whitespace tail.
 
 #[test]
 fn a_max_size_append_onto_a_one_byte_whitespace_tail_reopens_ready() {
@@ -86,7 +86,7 @@ fn appends_onto_a_whitespace_tail_longer_than_a_line_keep_the_file_readable() {
     assert!(!file.ends_with(format!("\n\n{c}").as_bytes()));
 }
 
-// Item 2: no allocation sized from the file, holes skipped, sparse backups.
+// No allocation sized from the file, holes skipped, sparse backups.
 
 const GIB: u64 = 1 << 30;
 
@@ -233,7 +233,7 @@ fn a_repair_that_fills_the_disk_fails_with_io_and_leaves_no_partial_backup() {
     assert_eq!(others(&dir, "s.jsonl"), Vec::<String>::new());
 }
 
-// Item 8 and 12: the backup keeps the file's permissions, never follows a symlink,
+// The backup keeps the file's permissions, never follows a symlink,
 // and is never partial.
 
 fn torn_file(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
@@ -333,7 +333,7 @@ fn a_repair_stopped_before_the_rename_leaves_no_backup_name() {
     );
 }
 
-// Item 3: non-regular files are refused, never waited on or read forever.
+// Non-regular files are refused, never waited on or read forever.
 
 /// Runs `op` on another thread; fails the test if it has not returned in a minute.
 fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send + 'static) -> T {
@@ -396,7 +396,7 @@ fn endless_devices_and_directories_are_refused() {
     every_open_refuses(&temp_dir("a-directory"));
 }
 
-// Item 7: a relative path keeps naming the same file after `chdir`.
+// A relative path keeps naming the same file after `chdir`.
 
 /// Runs this test binary again as a child for `test`, with `HARDENING_CHILD` set to
 /// `test`, through `sh -c "<prefix>; exec …"`; returns its output, asserting success.
@@ -445,7 +445,7 @@ fn a_relative_path_keeps_naming_its_file_after_chdir() {
     println!("child done");
 }
 
-// Item 2, under a memory limit: a 1.5 GB sparse file costs memory for its committed
+// Under a memory limit: a 1.5 GB sparse file costs memory for its committed
 // part only.
 
 #[test]
@@ -461,7 +461,7 @@ fn a_large_sparse_file_opens_and_repairs_under_a_1_gib_address_space_limit() {
     println!("child done");
 }
 
-// Item 13: the build tree holds what the SONAME names. That a program linked there with
+// The build tree holds what the SONAME names. That a program linked there with
 // exactly the README's `cc … -Ltarget/release -lsession -Wl,-rpath,…` command starts is
 // checked by ctest (tests/c/run_first_try.sh), which runs after `cargo build --release`.
 

@@ -29,7 +29,7 @@ fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send 
         .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
-// Item 4: a source that is not a regular file is refused at once.
+// A source that is not a regular file is refused at once.
 
 fn assert_import_refuses(source: &Path, what: &str) {
     for format in FORMATS {
@@ -71,7 +71,7 @@ fn an_import_refuses_endless_devices_and_directories() {
     assert_import_refuses(&temp_dir("import-a-directory"), "a directory");
 }
 
-// Item 5: memory follows what is kept, never the source; running out is an error.
+// Memory follows what is kept, never the source; running out is an error.
 
 /// Runs the `session` tool's `import --from pi SRC OUT` under `ulimit -v KIB`; its
 /// exit status and stderr.
@@ -141,7 +141,7 @@ fn an_import_out_of_memory_is_an_error_status_never_an_abort() {
     );
 }
 
-// Item 12: an import's output always opens; a line too long to store fails the import.
+// An import's output always opens; a line too long to store fails the import.
 
 /// A pi file whose second line is a user message of `len` bytes.
 fn pi_file_with_a_message_of(dir: &Path, len: usize) -> std::path::PathBuf {

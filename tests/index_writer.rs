@@ -98,7 +98,7 @@ fn cli_label(path: &Path, target: &str, text: &str) -> i32 {
     })
 }
 
-// Item 1: the temporary is created exclusively and never through a link; the rename
+// The temporary is created exclusively and never through a link; the rename
 // replaces a link at the index name.
 
 #[test]
@@ -148,7 +148,7 @@ fn the_index_rename_replaces_a_symlink_at_the_index_name() {
     assert_same(&path, "after an index replaced a link");
 }
 
-// Item 2: the index is as private as its session.
+// The index is as private as its session.
 
 #[test]
 fn the_index_has_the_session_files_permissions_never_wider() {
@@ -166,7 +166,7 @@ fn the_index_has_the_session_files_permissions_never_wider() {
     }
 }
 
-// Item 3: nothing at an index-related name blocks a writer or is taken for an index.
+// Nothing at an index-related name blocks a writer or is taken for an index.
 
 #[test]
 fn a_fifo_at_the_index_temporary_never_blocks_open_close_or_label() {
@@ -234,7 +234,7 @@ fn a_temporary_left_by_a_killed_writer_is_reused_not_accumulated() {
     assert_same(&path, "after a stale temporary");
 }
 
-// Item 9: an index never vouches for bytes that are no longer in the file.
+// An index never vouches for bytes that are no longer in the file.
 
 /// Changes `from` into `to` (same length) in the file, in place, as another program
 /// that ignores the lock would.
@@ -284,7 +284,7 @@ fn an_edit_made_under_a_writer_never_becomes_a_stale_index() {
     assert_same(&path, "after a fresh index");
 }
 
-// Item 13: names derived from a session's name fit NAME_MAX.
+// Names derived from a session's name fit NAME_MAX.
 
 #[test]
 fn a_250_byte_session_name_is_repaired_and_indexed() {

@@ -50,7 +50,7 @@ static int wait_child(pid_t pid)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
-/* Item 6: the parent closes and reopens while a forked child (which never touches the
+/* The parent closes and reopens while a forked child (which never touches the
  * store) lives: the lock was the parent's, so it is free. */
 static void fork_parent_reopens(void)
 {
@@ -84,7 +84,7 @@ static void fork_parent_reopens(void)
     check_ids("u-1,a-read", "after the parent reopened");
 }
 
-/* Item 6, the child's side: closing the inherited store does not release the parent's
+/* The child's side: closing the inherited store does not release the parent's
  * lock; once the parent has closed, the child's own store opens. */
 static void fork_child_opens_its_own(void)
 {
@@ -129,7 +129,7 @@ static void fork_child_opens_its_own(void)
     check_ids("u-1,a-read,r-read", "after the child's append");
 }
 
-/* Item 3: nothing but a regular file is opened, and nothing waits on a FIFO. */
+/* Nothing but a regular file is opened, and nothing waits on a FIFO. */
 static void check_refused(SessionStatus st, char *out, const char *what)
 {
     char *message;
@@ -175,7 +175,7 @@ static void non_regular_files(void)
     unlink(fifo);
 }
 
-/* Item 7: a relative path names the same file after chdir. */
+/* A relative path names the same file after chdir. */
 static void relative_path_after_chdir(void)
 {
     SessionStore *store = NULL;
@@ -194,7 +194,7 @@ static void relative_path_after_chdir(void)
     check_ids("u-1,a-read", "after chdir");
 }
 
-/* Item 1: an append onto an unterminated whitespace tail ends that tail first. */
+/* An append onto an unterminated whitespace tail ends that tail first. */
 static void whitespace_tail(void)
 {
     char *text = tree_jsonl(1);
@@ -215,7 +215,7 @@ static void whitespace_tail(void)
     check_ids("u-1,a-read,r-read", "after appends onto a blank tail");
 }
 
-/* Item 8: the backup is no more readable than the session file. */
+/* The backup is no more readable than the session file. */
 static void backup_mode(void)
 {
     char *text = tree_jsonl(2);
