@@ -12,8 +12,6 @@ use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::mpsc;
-use std::time::Duration;
 
 use common::*;
 use session::{
@@ -334,17 +332,6 @@ fn a_repair_stopped_before_the_rename_leaves_no_backup_name() {
 }
 
 // Non-regular files are refused, never waited on or read forever.
-
-/// Runs `op` on another thread; fails the test if it has not returned in a minute.
-fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(op());
-    });
-    result
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("{what} hung"))
-}
 
 fn assert_refused(what: &str, result: Result<(), Error>) {
     match result {

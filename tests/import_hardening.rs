@@ -9,25 +9,12 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::mpsc;
-use std::time::Duration;
 
 use common::*;
 use session::interop::{Format, ImportReport, import_file};
 use session::{Error, IoOp};
 
 const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
-
-/// Runs `op` on another thread; fails the test if it has not returned in a minute.
-fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(op());
-    });
-    result
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("{what} hung"))
-}
 
 // A source that is not a regular file is refused at once.
 

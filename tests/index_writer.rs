@@ -11,7 +11,6 @@ use std::ffi::OsStr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use common::index::{assert_same, outcome};
@@ -19,17 +18,6 @@ use common::*;
 use session::{JsonlOptions, ListOptions, State, Store, index_path, list_sessions, repair_jsonl};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
-
-/// Runs `op` on another thread; fails the test if it has not returned in a minute.
-fn within_a_minute<T: Send + 'static>(what: &str, op: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done, result) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(op());
-    });
-    result
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("{what} hung"))
-}
 
 fn no_index() -> JsonlOptions {
     JsonlOptions::from_json(r#"{"index":false}"#).unwrap()

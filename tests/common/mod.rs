@@ -59,6 +59,21 @@ pub fn jsonl(lines: &[&str]) -> Vec<u8> {
         .collect()
 }
 
+/// Runs `op` on another thread; fails the test if it has not returned in a minute (a
+/// watchdog for calls that must never block).
+pub fn within_a_minute<T: Send + 'static>(
+    what: &str,
+    op: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(op());
+    });
+    result
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what} hung"))
+}
+
 /// A fresh, empty directory under the system temp dir whose name contains `name`. It
 /// stays after the test (small fixtures); [`TempDir`] removes its folder when dropped.
 pub fn temp_dir(name: &str) -> PathBuf {
