@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient::Lenient;
+use super::lenient::{Lenient, number_value};
 use super::time::{iso_to_millis, millis_to_iso};
 use super::{Builder, Refusal, Source, entry_head, number, timestamp_of};
 use crate::entry::Entry;
@@ -391,7 +391,7 @@ fn header(
         .and_then(|o| o.get("id")?.as_str())
         .unwrap_or("session");
     let millis = first
-        .and_then(|o| o.get("timestamp")?.as_f64())
+        .and_then(|o| number_value(o.get("timestamp")?))
         .unwrap_or(0.0);
     let mut header = Map::new();
     header.insert("type".into(), Value::String("session".into()));
@@ -418,7 +418,7 @@ fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &
     let get = |k: &str| object.get(k);
     let kind = get("type").and_then(Value::as_str).unwrap_or("");
     let id = get("id").cloned().unwrap_or(Value::Null);
-    let millis = get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
+    let millis = get("timestamp").and_then(number_value).unwrap_or(0.0);
     let timestamp = iso_of(millis, get("isoTimestamp").and_then(Value::as_str));
     let parent = match (get("importedParentId"), get("parentId")) {
         (Some(original), _) => original.clone(),
