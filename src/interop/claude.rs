@@ -188,7 +188,7 @@ fn map_line(
         let tokens = object
             .get("compactMetadata")
             .and_then(|m| m.get("preTokens"))
-            .and_then(Value::as_f64)
+            .and_then(super::lenient::number_value)
             .filter(|t| *t >= 0.0)
             .unwrap_or(0.0);
         let mut entry = entry_head(&id, Some(&parent), millis, "compaction");

@@ -8,6 +8,14 @@
 //! input, followed by the four hex digits — and the marker is turned back into the
 //! same escape when a line is written. Because the marker character is absent from
 //! the input (raw or escaped), the round trip is exact.
+//!
+//! Numbers get the same treatment. `serde_json` reads a number into an `f64` and
+//! writes it back in its own spelling (`0.0012000000000000001` comes back as
+//! `0.0012`, `1E5` as `100000.0`, `-0` as `0`), and libsession keeps number spelling
+//! exactly. So each number token that `serde_json` would spell differently is
+//! replaced, before parsing, by a stand-in string: the marker, `#`, then the token
+//! as written; the stand-in is written back as the bare token. An importer that
+//! reads such a number's value (a timestamp) reads it with [`number_value`].
 
 use serde_json::Value;
 
@@ -28,10 +36,17 @@ impl Lenient {
         scan.lenient()
     }
 
-    /// Parses one JSON text into a value, lone surrogate escapes marked.
+    /// Parses one JSON text into a value, lone surrogate escapes marked and numbers
+    /// that `serde_json` would re-spell replaced by stand-ins.
     pub(crate) fn parse(&self, text: &[u8]) -> Result<Value, serde_json::Error> {
         match self.marker {
-            Some(marker) => serde_json::from_slice(&mark(marker, text)),
+            Some(marker) => {
+                let marked = mark(marker, text);
+                match stand_in_numbers(marker, &marked) {
+                    Some(standing) => serde_json::from_slice(&standing),
+                    None => serde_json::from_slice(&marked),
+                }
+            }
             None => serde_json::from_slice(text),
         }
     }
@@ -43,7 +58,9 @@ impl Lenient {
         // finite.
         let text = serde_json::to_string(value).unwrap_or_default();
         match self.marker {
-            Some(marker) if text.contains(marker) => unmark(marker, &text),
+            Some(marker) if text.contains(marker) => {
+                unmark(marker, &restore_numbers(marker, &text))
+            }
             _ => text,
         }
     }
@@ -111,6 +128,111 @@ impl MarkerScan {
             .and_then(char::from_u32);
         Lenient { marker }
     }
+}
+
+/// The value of a number as the importers read it: a JSON number, or the stand-in
+/// [`Lenient::parse`] put in place of a number `serde_json` would re-spell.
+pub(crate) fn number_value(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => {
+            let mut chars = s.chars();
+            let marker = chars.next()?;
+            let token = chars.as_str().strip_prefix('#')?;
+            let is_marker = (MarkerScan::FIRST..=MarkerScan::LAST).contains(&u32::from(marker));
+            let is_token = token.bytes().all(|b| b"0123456789+-.eE".contains(&b));
+            if is_marker && is_token {
+                token.parse::<f64>().ok().filter(|f| f.is_finite())
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether `serde_json` writes the number `token` back spelled as it is.
+fn spelled_as_read(token: &[u8]) -> bool {
+    let plain_integer = token.len() < 19
+        && token.first().is_some_and(u8::is_ascii_digit)
+        && token.iter().all(u8::is_ascii_digit)
+        && (token.len() == 1 || token[0] != b'0');
+    if plain_integer {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(token) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Number>(text).is_ok_and(|n| n.to_string() == text)
+}
+
+/// `text` (one JSON text, lone surrogates already marked) with each number token
+/// that `serde_json` would re-spell replaced by the string `"<marker>#<token>"`;
+/// `None` when there is none. A text that is not JSON is scanned all the same: the
+/// parse that follows refuses it.
+fn stand_in_numbers(marker: char, text: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < text.len() && b"0123456789+-.eE".contains(&text[i]) {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                if !spelled_as_read(token) {
+                    let buf = out.get_or_insert_with(|| Vec::with_capacity(text.len() + 16));
+                    buf.extend_from_slice(&text[copied..start]);
+                    buf.push(b'"');
+                    let mut utf8 = [0u8; 4];
+                    buf.extend_from_slice(marker.encode_utf8(&mut utf8).as_bytes());
+                    buf.push(b'#');
+                    buf.extend_from_slice(token);
+                    buf.push(b'"');
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    let mut out = out?;
+    out.extend_from_slice(text.get(copied..).unwrap_or_default());
+    Some(out)
+}
+
+/// `text` with each number stand-in `"<marker>#<token>"` written back as the token.
+fn restore_numbers(marker: char, text: &str) -> String {
+    let mut opening = String::from('"');
+    opening.push(marker);
+    opening.push('#');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&opening) {
+        let after = &rest[at + opening.len()..];
+        let token_len = after
+            .bytes()
+            .take_while(|b| b"0123456789+-.eE".contains(b))
+            .count();
+        if after.as_bytes().get(token_len) == Some(&b'"') && token_len > 0 {
+            out.push_str(&rest[..at]);
+            out.push_str(&after[..token_len]);
+            rest = &after[token_len + 1..];
+        } else {
+            out.push_str(&rest[..at + opening.len()]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `text` with each marked lone surrogate written back as its escape.
@@ -265,6 +387,51 @@ mod tests {
         for input in inputs {
             assert_eq!(Lenient::for_input(&input).marker, marker_by_search(&input));
         }
+    }
+
+    #[test]
+    fn numbers_are_written_as_spelled_in_the_source() {
+        let tokens = [
+            "0.0012000000000000001",
+            "0.0048000000000000004",
+            "0.0012",
+            "1e400",
+            "-1E-400",
+            "123456789012345678901234567890",
+            "-0",
+            "-0.0",
+            "1.0",
+            "1.50",
+            "1E5",
+            "1e+5",
+            "2.5e-3",
+            "0",
+            "-7",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ];
+        let input = format!(
+            r#"{{"a":[{}],"s":"1E5 \"-0\" 1.0","n":{{"x":1.0,"y":"x\ud83d"}}}}"#,
+            tokens.join(",")
+        );
+        let lenient = Lenient::for_input(input.as_bytes());
+        let value = lenient.parse(input.as_bytes()).unwrap();
+        assert_eq!(lenient.write(&value), input);
+        // A value moved elsewhere keeps its spelling too.
+        let moved =
+            serde_json::json!({"moved": value["a"][0].clone(), "again": value["n"].clone()});
+        assert_eq!(
+            lenient.write(&moved),
+            r#"{"moved":0.0012000000000000001,"again":{"x":1.0,"y":"x\ud83d"}}"#
+        );
+        // An importer reading a value reads the number.
+        assert_eq!(number_value(&value["a"][10]), Some(1e5));
+        assert_eq!(
+            number_value(&value["a"][0]),
+            Some("0.0012000000000000001".parse().unwrap())
+        );
+        assert_eq!(number_value(&value["a"][13]), Some(0.0));
+        assert_eq!(number_value(&value["s"]), None);
     }
 
     #[test]

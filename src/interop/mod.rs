@@ -897,7 +897,7 @@ impl<'s> Builder<'s> {
 fn timestamp_member(object: &Map<String, Value>) -> f64 {
     object
         .get("timestamp")
-        .and_then(Value::as_f64)
+        .and_then(lenient::number_value)
         .unwrap_or(0.0)
 }
 
@@ -939,9 +939,11 @@ pub(crate) fn number(value: f64) -> Value {
 /// A source timestamp (ISO text or a number) as Unix milliseconds, with the original
 /// text to keep when it was text. A missing or unreadable one reads as 0.
 pub(crate) fn timestamp_of(value: Option<&Value>) -> (f64, Option<String>) {
+    if let Some(millis) = value.and_then(lenient::number_value) {
+        return (if millis.is_finite() { millis } else { 0.0 }, None);
+    }
     match value {
         Some(Value::String(text)) => (time::iso_to_millis(text).unwrap_or(0.0), Some(text.clone())),
-        Some(Value::Number(n)) => (n.as_f64().filter(|f| f.is_finite()).unwrap_or(0.0), None),
         _ => (0.0, None),
     }
 }

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | header `{"type":"session",…}` | root `metadata` `pi.session`, value = the header |
 //! | `message` | `message`, the message as written (extension roles kept) |
-//! | `compaction` | `compaction` (members as written) |
+//! | `compaction` | `compaction` (members as written; no `firstKeptEntryId`: null) |
 //! | `label` | `metadata` `session.label` `{targetId, label}` (`undefined` → null) |
 //! | `model_change`, `thinking_level_change`, `custom`, `session_info` | `metadata` `pi.<type>`, value = the entry's own members |
 //! | `branch_summary` | `message` with role `branchSummary` (as pi's context builds it), `piType` marks it |
@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient::Lenient;
+use super::lenient::{Lenient, number_value};
 use super::time::{iso_to_millis, millis_to_iso};
 use super::{Builder, Refusal, Source, entry_head, number, timestamp_of};
 use crate::entry::Entry;
@@ -242,6 +242,12 @@ fn map_entry(
         "compaction" => {
             entry = entry_head(id, Some(&parent), millis, "compaction");
             entry.extend(own_beside_marks(&[]));
+            // pi has no null: a compaction without `firstKeptEntryId` (a version 1
+            // one whose index named the header, or one libsession exported) keeps
+            // nothing from before it, which libsession spells null.
+            if !entry.contains_key("firstKeptEntryId") {
+                entry.insert("firstKeptEntryId".into(), Value::Null);
+            }
         }
         "label" => {
             let target = object
@@ -321,9 +327,10 @@ fn metadata(id: &str, parent: &str, millis: f64, key: &str) -> Map<String, Value
 /// Lossy only where pi has no equivalent: a metadata entry outside `pi.*` and
 /// `session.label` becomes a pi `custom` entry (`customType`
 /// `"libsession.metadata"`, `data` `{key, value}`); an object summary is written as
-/// its JSON text; a null `firstKeptEntryId` becomes the compaction's own id, which
-/// pi's context builder never finds before the compaction, so it keeps nothing, as
-/// null means.
+/// its JSON text; a null `firstKeptEntryId` is left out, which is how pi spells
+/// "keep nothing before it" (its context builder then finds no first kept entry, as
+/// after its own migration of a version 1 compaction that named the header), and
+/// what the import reads back as null.
 pub fn export_pi(entries: &[Entry], leaf: &str) -> Result<String, Error> {
     let Some(leaf_index) = entries.iter().position(|e| e.id() == leaf) else {
         return Err(Error::UnknownLeaf {
@@ -391,7 +398,7 @@ fn header(
         .and_then(|o| o.get("id")?.as_str())
         .unwrap_or("session");
     let millis = first
-        .and_then(|o| o.get("timestamp")?.as_f64())
+        .and_then(|o| number_value(o.get("timestamp")?))
         .unwrap_or(0.0);
     let mut header = Map::new();
     header.insert("type".into(), Value::String("session".into()));
@@ -418,7 +425,7 @@ fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &
     let get = |k: &str| object.get(k);
     let kind = get("type").and_then(Value::as_str).unwrap_or("");
     let id = get("id").cloned().unwrap_or(Value::Null);
-    let millis = get("timestamp").and_then(Value::as_f64).unwrap_or(0.0);
+    let millis = get("timestamp").and_then(number_value).unwrap_or(0.0);
     let timestamp = iso_of(millis, get("isoTimestamp").and_then(Value::as_str));
     let parent = match (get("importedParentId"), get("parentId")) {
         (Some(original), _) => original.clone(),
@@ -474,8 +481,8 @@ fn export_entry(object: &Map<String, Value>, header_id: Option<&str>, lenient: &
                 }
                 None => {}
             }
-            if line.get("firstKeptEntryId").is_none_or(Value::is_null) {
-                line.insert("firstKeptEntryId".into(), id.clone());
+            if line.get("firstKeptEntryId").is_some_and(Value::is_null) {
+                line.remove("firstKeptEntryId");
             }
         }
         ("metadata", _) if key == "session.label" => {

@@ -1,0 +1,163 @@
+//! libsession → pi → libsession keeps what the model sees: the export of a session,
+//! imported again, gives the same `build_context` on every leaf, compactions included.
+//! A compaction that keeps nothing before it (`firstKeptEntryId: null`) is written
+//! the way pi spells it, without `firstKeptEntryId`; it used to be written with the
+//! compaction's own id, which the import refuses, so the summary was lost.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use session::context::{ContextOptions, OnDefect, build_context};
+use session::interop::{Format, export_pi, import};
+use session::{Entry, parse_entries};
+
+fn entries_of(lines: &[String]) -> Vec<Entry> {
+    parse_entries(format!("[{}]", lines.join(","))).unwrap()
+}
+
+/// What the model sees at `leaf`, or why there is nothing.
+fn context(entries: &[Entry], leaf: &str) -> Result<(Vec<String>, bool), String> {
+    let options = ContextOptions {
+        on_defect: OnDefect::Keep,
+        ..ContextOptions::default()
+    };
+    build_context(entries, leaf, &options)
+        .map(|c| (c.messages, c.compaction.is_some()))
+        .map_err(|e| e.to_string())
+}
+
+/// Exports `entries` to pi, imports the export, and compares the contexts of every
+/// leaf. Returns the number of leaves under a compaction.
+fn round_trip(name: &str, entries: &[Entry]) -> usize {
+    let parents: HashSet<&str> = entries.iter().filter_map(Entry::parent_id).collect();
+    let leaves: Vec<&str> = entries
+        .iter()
+        .map(Entry::id)
+        .filter(|id| !parents.contains(id))
+        .collect();
+    let resume = leaves.last().unwrap();
+    let exported = export_pi(entries, resume).unwrap();
+    let again = import(Format::Pi, exported.as_bytes()).unwrap();
+    let again = entries_of(&again.lines);
+    let mut compacted = 0;
+    for leaf in leaves {
+        let before = context(entries, leaf);
+        if before.as_ref().is_ok_and(|c| c.1) {
+            compacted += 1;
+        }
+        assert_eq!(
+            context(&again, leaf),
+            before,
+            "{name}: the context of {leaf} after libsession → pi → libsession"
+        );
+    }
+    compacted
+}
+
+#[test]
+fn a_compaction_that_keeps_nothing_keeps_its_summary_through_export_to_pi() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/tiny-pi-compacted.jsonl")).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let compacted = round_trip("tiny-pi-compacted", &entries_of(&lines));
+    assert!(compacted > 0, "a leaf under the compaction is compared");
+    // The same compaction keeping nothing before it.
+    let kept = r#""firstKeptEntryId":"u-2""#;
+    assert!(text.contains(kept), "the example's compaction keeps u-2");
+    let text = text.replace(kept, r#""firstKeptEntryId":null"#);
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let entries = entries_of(&lines);
+    let compacted = round_trip("tiny-pi-compacted, keeping nothing", &entries);
+    assert!(compacted > 0, "a leaf under the compaction is compared");
+    // pi's way of saying "keep nothing": no firstKeptEntryId at all.
+    let leaf = entries.last().unwrap().id();
+    let exported = export_pi(&entries, leaf).unwrap();
+    let compaction = exported
+        .lines()
+        .find(|l| l.contains(r#""type":"compaction""#))
+        .unwrap();
+    assert!(!compaction.contains("firstKeptEntryId"), "{compaction}");
+}
+
+#[test]
+fn every_leaf_of_the_corpus_pi_sessions_has_the_same_context_after_export_and_import() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus/pi");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6);
+    let mut compacted = 0;
+    for path in files {
+        let imported = import(Format::Pi, &std::fs::read(&path).unwrap()).unwrap();
+        let entries = entries_of(&imported.lines);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        compacted += round_trip(&name, &entries);
+    }
+    assert!(compacted > 0, "leaves under a compaction are compared");
+}
+
+/// pi's own `buildSessionContext` (tests/interop/context.mjs, pi 0.73.1) of the export
+/// gives, at the exported leaf, the messages ours gives: a compaction that keeps
+/// nothing is read by pi as keeping nothing, its summary first. Needs node and the
+/// packages of tests/interop (`npm ci` there); without them the test says so and passes.
+#[test]
+fn pi_reads_an_exported_compaction_that_keeps_nothing_as_libsession_does() {
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    let node = std::process::Command::new("node").arg("--version").output();
+    let packages = interop.join("node_modules/@mariozechner/pi-coding-agent/package.json");
+    if !node.is_ok_and(|o| o.status.success()) || !packages.exists() {
+        eprintln!("node or pi's packages (npm ci in tests/interop) missing: not checked");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/tiny-pi-compacted.jsonl")).unwrap();
+    let text = text.replace(r#""firstKeptEntryId":"u-2""#, r#""firstKeptEntryId":null"#);
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let entries = entries_of(&lines);
+    let mut checked = 0;
+    for leaf in entries.iter().map(Entry::id) {
+        let Ok((ours, true)) = context(&entries, leaf) else {
+            continue;
+        };
+        let exported = export_pi(&entries, leaf).unwrap();
+        let out = std::env::temp_dir().join(format!(
+            "interop-export-{}-{leaf}.jsonl",
+            std::process::id()
+        ));
+        std::fs::write(&out, exported).unwrap();
+        let output = std::process::Command::new("node")
+            .arg(interop.join("context.mjs"))
+            .arg(&out)
+            .current_dir(&interop)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&out);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let view: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(view["leafId"], leaf, "pi resumes the export at {leaf}");
+        let pi = view["contexts"][leaf].as_array().unwrap();
+        assert_eq!(ours.len(), pi.len(), "{leaf}: ours {ours:?}, pi's {pi:?}");
+        for (ours, pi) in ours.iter().zip(pi) {
+            let ours: serde_json::Value = serde_json::from_str(ours).unwrap();
+            let expected = if pi["role"] == "compactionSummary" {
+                serde_json::json!({
+                    "role": "user",
+                    "content": [{"type": "text", "text": pi["summary"]}],
+                    "timestamp": pi["timestamp"],
+                })
+            } else {
+                pi.clone()
+            };
+            assert_eq!(ours, expected, "{leaf}");
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "a leaf under the compaction is checked");
+}
