@@ -215,3 +215,36 @@ fn a_line_of_an_unknown_kind_is_never_the_resume_leaf_and_is_counted() {
     let json: serde_json::Value = serde_json::from_str(&imported.report.to_json()).unwrap();
     assert_eq!(json["unknownKinds"]["last-prompt"], 2);
 }
+
+#[test]
+fn an_older_codex_rollout_imports_its_response_items() {
+    let text = concat!(
+        r#"{"id":"old-1","timestamp":"2025-05-01T00:00:00.000Z","instructions":null}"#,
+        "\n",
+        r#"{"record_type":"state"}"#,
+        "\n",
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}"#,
+        "\n",
+        r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}"#,
+        "\n",
+        r#"{"type":"function_call_output","call_id":"c1","output":"a.txt"}"#,
+        "\n",
+        r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]}"#,
+        "\n",
+        r#"{"record_type":"state"}"#,
+        "\n",
+    );
+    let imported = import(None, text.as_bytes()).unwrap();
+    let report = &imported.report;
+    assert_eq!(report.format, Some(Format::Codex));
+    assert!(report.unmapped.is_empty(), "{:?}", report.unmapped);
+    assert_eq!(report.entry_types.get("message"), Some(&4));
+    // The last line's metadata entry, under the last message: the chain's end.
+    assert_eq!(report.resume_leaf_id.as_deref(), Some("codex-7"));
+    let root: serde_json::Value = serde_json::from_str(&imported.lines[0]).unwrap();
+    assert_eq!(root["id"], "old-1");
+    assert_eq!(root["key"], "codex.session_header");
+    let result: serde_json::Value = serde_json::from_str(&imported.lines[4]).unwrap();
+    assert_eq!(result["message"]["role"], "toolResult");
+    assert_eq!(result["message"]["toolName"], "shell");
+}
