@@ -55,6 +55,9 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
+ *                detected      invalid_argument from session_import (argument
+ *                              src_path): the format the source looks like
+ *                              (pi, claude-code, codex) or null
  *                pointer       invalid_json, invalid_entry, corrupt_line (where there
  *                              is one): a JSON Pointer to the bad spot
  *                offset        invalid_json: the byte offset in the text
@@ -752,7 +755,16 @@ SessionStatus session_memory_store_open_with(const char *options_json, SessionSt
  * JSONL file at out_path and returns the import report.
  *
  * format is "pi" (pi's session file, versions 1–3), "claude-code" (a Claude
- * Code transcript) or "codex" (a Codex rollout file). Every line of the source ends
+ * Code transcript), "codex" (a Codex rollout file), or "auto" or NULL: detected
+ * from the first lines of the source (at most 64 non-blank ones): pi by its
+ * {"type":"session"} header line, Claude Code by parentUuid, sessionId or its line
+ * types (user, assistant, summary, system, progress, file-history-snapshot,
+ * queue-operation), Codex by its line types (session_meta, response_item,
+ * event_msg, turn_context, compacted) or an older rollout's record_type or
+ * id/timestamp/instructions header. A source that looks like another format than
+ * the one given, or in which no line maps to a conversation entry (a message or a
+ * compaction), is SESSION_ERR_INVALID_ARGUMENT with argument src_path and
+ * detected (the format it looks like, or null), and nothing is written. Every line of the source ends
  * up in the output: as what it says (message, compaction, label, …) or, when it
  * cannot be mapped (a torn or corrupt line, an unknown kind), as a metadata entry
  * <format>.unmapped holding its raw text and line number. A compaction that the
@@ -771,9 +783,16 @@ SessionStatus session_memory_store_open_with(const char *options_json, SessionSt
  * The report: {"linesRead", "entriesWritten", "entryTypes":{type: count},
  * "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
  * "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
- * "reason"}], "unterminatedTail":bool}; reason of an unmapped line is
+ * "reason"}], "unterminatedTail":bool, "format":NAME, "resumeLeafId":ID,
+ * "unknownKinds":{source kind: count}}; reason of an unmapped line is
  * invalid_json, unknown_kind, invalid_shape, invalid_entry or
- * duplicate_id.
+ * duplicate_id. format is the format imported (given or detected); the root
+ * entry records it as importedFormat. resumeLeafId is the leaf the source agent
+ * resumes: the latest entry in commit order with a message or compaction on its
+ * path and no children other than lines kept raw, so a line of an unknown kind
+ * (kept raw, hung under the root) is never it. unknownKinds counts the lines kept
+ * raw as unknown_kind by their source kind (a Claude Code last-prompt, a Codex
+ * world_state, …).
  *
  * options_json is NULL or {} (no options are defined yet; an unknown member is
  * SESSION_ERR_INVALID_ARGUMENT).
@@ -787,7 +806,9 @@ SessionStatus session_memory_store_open_with(const char *options_json, SessionSt
  * a source line, or the entry it becomes, is longer than SESSION_MAX_LINE_BYTES:
  * no store could read such an entry back, so the import writes nothing;
  * SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, an unknown format,
- * bad options), with argument naming it; SESSION_ERR_INTERNAL.
+ * bad options), with argument naming it; SESSION_ERR_INVALID_ARGUMENT with
+ * argument src_path and detected for a source of another format or without a
+ * conversation entry (see above); SESSION_ERR_INTERNAL.
  *
  * Ownership: every string is borrowed for the call. out_json may be NULL;
  * otherwise *out_json is always set, to the report or to {"error":{…}}, and the

@@ -266,6 +266,16 @@ pub enum Error {
         reason: PairingDefect,
         interaction_start_id: String,
     },
+    /// An import source that is not a session of the format asked for: it looks like
+    /// another format (`detected` is not `requested`), or no line of it maps to a
+    /// conversation entry. Nothing is written.
+    #[error("{}", not_importable(*.detected, *.requested))]
+    NotImportable {
+        /// The format the source's first lines show, if any.
+        detected: Option<crate::interop::Format>,
+        /// The format asked for; `None` for detection.
+        requested: Option<crate::interop::Format>,
+    },
     /// The token estimator failed for a message, or returned a negative or non-finite
     /// number; `entry_id` names the message's entry (the compaction for the summary).
     #[error("the token estimator failed for entry {entry_id:?}: {message}")]
@@ -365,6 +375,31 @@ impl Error {
         Error::Internal {
             message: message.into(),
         }
+    }
+}
+
+fn not_importable(
+    detected: Option<crate::interop::Format>,
+    requested: Option<crate::interop::Format>,
+) -> String {
+    match (detected, requested) {
+        (Some(found), Some(asked)) if found != asked => format!(
+            "this looks like a {}, not a {}; import it as {} or auto",
+            found.description(),
+            asked.description(),
+            found.name()
+        ),
+        (Some(found), _) => format!(
+            "no line of this {} maps to a conversation entry",
+            found.description()
+        ),
+        (None, Some(asked)) => format!(
+            "no line of the source maps to a conversation entry of a {}",
+            asked.description()
+        ),
+        (None, None) => "the source is not a pi, Claude Code or Codex session file: \
+             no line of it maps to a conversation entry"
+            .to_owned(),
     }
 }
 

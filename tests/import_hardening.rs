@@ -87,7 +87,10 @@ const EMPTY_OBJECTS: usize = 300_000;
 
 fn empty_objects(dir: &Path) -> std::path::PathBuf {
     let source = dir.join("empty-objects.jsonl");
-    std::fs::write(&source, "{}\n".repeat(EMPTY_OBJECTS)).unwrap();
+    // One message at the end: a source without a conversation entry is refused.
+    let message =
+        r#"{"type":"message","id":"m","parentId":null,"message":{"role":"user","content":"x"}}"#;
+    std::fs::write(&source, "{}\n".repeat(EMPTY_OBJECTS) + message + "\n").unwrap();
     source
 }
 
@@ -103,8 +106,8 @@ fn an_import_of_300_000_lines_fits_in_128_mib_of_address_space() {
         &stderr[..stderr.len().min(2000)]
     );
     let report: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
-    assert_eq!(report["linesRead"], EMPTY_OBJECTS);
-    assert_eq!(report["entriesWritten"], EMPTY_OBJECTS + 1);
+    assert_eq!(report["linesRead"], EMPTY_OBJECTS + 1);
+    assert_eq!(report["entriesWritten"], EMPTY_OBJECTS + 2);
     let (_, open) = session::Store::open_jsonl_with(&out, &read_only()).unwrap();
     assert_eq!(open.state, session::State::Ready);
 }

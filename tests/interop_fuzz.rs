@@ -76,8 +76,14 @@ proptest! {
 }
 
 #[test]
-fn empty_and_blank_inputs_import_to_nothing_but_a_report() {
+fn empty_and_blank_inputs_are_refused_as_no_conversation() {
     for data in [&b""[..], b"\n", b"  \n\t\r\n", b"\n\n"] {
         import_property::check_import(data);
+        for format in import_property::FORMATS {
+            assert!(matches!(
+                session::interop::import(format, data),
+                Err(session::Error::NotImportable { detected: None, .. })
+            ));
+        }
     }
 }

@@ -60,6 +60,7 @@ impl FfiError {
                 Error::InvalidCompaction { .. } => SESSION_ERR_INVALID_COMPACTION,
                 Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
                 Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
+                Error::NotImportable { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -164,6 +165,14 @@ fn core_object(code: &str, e: &Error) -> String {
             .string("argument", "estimate")
             .string("entryId", entry_id)
             .finish(),
+        Error::NotImportable { detected, .. } => {
+            let object = object.string("argument", "src_path");
+            match detected {
+                Some(format) => object.string("detected", format.name()),
+                None => object.raw("detected", "null"),
+            }
+            .finish()
+        }
     }
 }
 
@@ -333,6 +342,14 @@ mod tests {
                 entry_id: "u-1".into(),
                 message: "x".into(),
             },
+            Error::NotImportable {
+                detected: Some(crate::interop::Format::Codex),
+                requested: Some(crate::interop::Format::Pi),
+            },
+            Error::NotImportable {
+                detected: None,
+                requested: None,
+            },
         ];
         for op in ops {
             for change in changes {
@@ -361,7 +378,8 @@ mod tests {
                 | Error::Internal { .. }
                 | Error::InvalidCompaction { .. }
                 | Error::ToolPairing { .. }
-                | Error::Estimator { .. } => {}
+                | Error::Estimator { .. }
+                | Error::NotImportable { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();

@@ -13,6 +13,9 @@
 //! | `reasoning` | assistant `message` with one `thinking` block per summary item (`encrypted_content` kept) |
 //! | `compacted` | `compaction` (summary = `message`, `firstKeptEntryId` null), then each `replacement_history` item as an entry |
 //! | `event_msg`, `turn_context`, later `session_meta`, other `response_item`s | `metadata` `codex.<type>`, value = the payload |
+//! | older rollouts: first line `{id, timestamp, instructions}` | root `metadata` `codex.session_header` |
+//! | older rollouts: a response item on its own line (`message`, `function_call`, `function_call_output`, `reasoning`, …) | as the `response_item` of that type; one that is not a message is kept raw (`unknown_kind`) |
+//! | older rollouts: `{"record_type":…}` | `metadata` `codex.record`, value = the line |
 
 use std::collections::HashMap;
 
@@ -38,9 +41,22 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
         let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = object.get("payload").cloned().unwrap_or(Value::Null);
         let payload_kind = payload.get("type").and_then(Value::as_str);
-        match (kind, payload_kind) {
-            ("response_item", Some(p)) => out.count_kind(&format!("response_item/{p}")),
-            ("", _) => out.count_kind("(none)"),
+        // An older rollout (before session_meta): a header line, then the response
+        // items themselves, with `{"record_type":"state"}` lines between them.
+        let legacy_header = previous.is_none()
+            && kind.is_empty()
+            && object.contains_key("id")
+            && object.contains_key("instructions");
+        let legacy_item = !object.contains_key("payload")
+            && !kind.is_empty()
+            && !matches!(kind, "response_item" | "compacted")
+            && !METADATA_KINDS.contains(&kind);
+        let record = object.get("record_type").and_then(Value::as_str);
+        match (kind, payload_kind, record) {
+            ("response_item", Some(p), _) => out.count_kind(&format!("response_item/{p}")),
+            ("", _, Some(r)) => out.count_kind(&format!("record_type/{r}")),
+            ("", _, _) if legacy_header => out.count_kind("(header)"),
+            ("", _, _) => out.count_kind("(none)"),
             _ => out.count_kind(kind),
         }
         let (millis, iso) = timestamp_of(object.get("timestamp"));
@@ -61,6 +77,20 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
                 extra.insert("isoTimestamp".into(), Value::String(iso.clone()));
             }
             previous = Some(out.set_root(&id, "session_meta", payload, millis, extra)?);
+            continue;
+        }
+        if legacy_header {
+            let id = object
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("codex-session")
+                .to_owned();
+            let mut extra = Map::new();
+            if let Some(iso) = &iso {
+                extra.insert("isoTimestamp".into(), Value::String(iso.clone()));
+            }
+            let header = Value::Object(object.clone());
+            previous = Some(out.set_root(&id, "session_header", header, millis, extra)?);
             continue;
         }
         let parent = match &previous {
@@ -94,6 +124,16 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
                 millis,
                 &format!("codex.{k}"),
                 payload.clone(),
+            )]),
+            _ if legacy_item => response_item(&Value::Object(object.clone()), &mut tool_names)
+                .map(|m| vec![message_entry(&id, &parent, millis, m)])
+                .map_err(|()| "unknown_kind"),
+            "" if record.is_some() => Ok(vec![metadata(
+                &id,
+                &parent,
+                millis,
+                "codex.record",
+                Value::Object(object.clone()),
             )]),
             _ => Err("unknown_kind"),
         };

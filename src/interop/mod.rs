@@ -72,6 +72,37 @@ impl Format {
             .find(|f| f.name() == name)
     }
 
+    /// What a file of this format is called in messages: `pi session file`,
+    /// `Claude Code transcript`, `Codex rollout`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Format::Pi => "pi session file",
+            Format::ClaudeCode => "Claude Code transcript",
+            Format::Codex => "Codex rollout",
+        }
+    }
+
+    /// The format of a session file, from its first lines (at most
+    /// 64 non-blank ones are read): pi when the first line is pi's
+    /// `{"type":"session",…}` header (or a line is a pi entry: `id`, `parentId` and a
+    /// pi entry type); Claude Code when a line has `parentUuid` or `sessionId`, or a
+    /// `type` Claude Code writes (`user`, `assistant`, `summary`, `system`,
+    /// `progress`, `file-history-snapshot`, `queue-operation`); Codex when a line's
+    /// `type` is `session_meta`, `response_item`, `event_msg`, `turn_context` or
+    /// `compacted`, a line has `record_type` (an older rollout), or the first line
+    /// has `id`, `timestamp` and `instructions` (an older rollout's header). The
+    /// first line that says decides; `None` when none does.
+    pub fn detect(source: &[u8]) -> Option<Format> {
+        let mut detector = Detector::default();
+        for line in source.split(|&b| b == b'\n') {
+            if detector.done() {
+                break;
+            }
+            detector.feed(line);
+        }
+        detector.found
+    }
+
     /// The prefix of the metadata keys this format's importer writes (`pi.`,
     /// `claude.`, `codex.`).
     fn key_prefix(self) -> &'static str {
@@ -80,6 +111,76 @@ impl Format {
             Format::ClaudeCode => "claude",
             Format::Codex => "codex",
         }
+    }
+}
+
+/// How many non-blank lines format detection reads at most.
+const DETECT_LINES: usize = 64;
+
+/// Format detection over the first lines of a source.
+#[derive(Default)]
+struct Detector {
+    lines: usize,
+    found: Option<Format>,
+}
+
+impl Detector {
+    fn done(&self) -> bool {
+        self.found.is_some() || self.lines >= DETECT_LINES
+    }
+
+    fn feed(&mut self, line: &[u8]) {
+        if self.done() || line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.lines += 1;
+        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
+        let has = |key: &str| object.contains_key(key);
+        self.found = if self.lines == 1 && kind == "session" {
+            Some(Format::Pi)
+        } else if matches!(
+            kind,
+            "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+        ) || has("record_type")
+            || (self.lines == 1 && has("id") && has("timestamp") && has("instructions"))
+        {
+            Some(Format::Codex)
+        } else if has("parentUuid")
+            || has("sessionId")
+            || matches!(
+                kind,
+                "user"
+                    | "assistant"
+                    | "summary"
+                    | "system"
+                    | "progress"
+                    | "file-history-snapshot"
+                    | "queue-operation"
+            )
+        {
+            Some(Format::ClaudeCode)
+        } else if has("id")
+            && has("parentId")
+            && matches!(
+                kind,
+                "message"
+                    | "model_change"
+                    | "thinking_level_change"
+                    | "compaction"
+                    | "branch_summary"
+                    | "custom"
+                    | "custom_message"
+                    | "label"
+                    | "session_info"
+            )
+        {
+            Some(Format::Pi)
+        } else {
+            None
+        };
     }
 }
 
@@ -134,13 +235,23 @@ pub struct ImportReport {
     pub refused_compactions: Vec<RefusedCompaction>,
     /// Set when the source's last line had no terminating `\n` (a torn write).
     pub unterminated_tail: bool,
+    /// The format imported: the one asked for, or the one detected.
+    pub format: Option<Format>,
+    /// The leaf the source agent resumes: the latest entry in commit order that has
+    /// a conversation entry (a message or a compaction) on its path and no children
+    /// but lines kept raw; a line kept raw is never the resume leaf.
+    pub resume_leaf_id: Option<String>,
+    /// Lines of a kind the importer does not know (kept raw, reason
+    /// `unknown_kind`), by their source kind.
+    pub unknown_kinds: BTreeMap<String, u64>,
 }
 
 impl ImportReport {
     /// The report as JSON: `{"linesRead":N,"entriesWritten":N,"entryTypes":{…},
     /// "sourceKinds":{…},"unmapped":[{"line","reason","entryId"}],
     /// "reparented":[{"line","id","parentId"}],
-    /// "refusedCompactions":[{"line","id","reason"}],"unterminatedTail":bool}`.
+    /// "refusedCompactions":[{"line","id","reason"}],"unterminatedTail":bool,
+    /// "format":NAME|null,"resumeLeafId":ID|null,"unknownKinds":{kind: count}}`.
     pub fn to_json_value(&self) -> Value {
         json!({
             "linesRead": self.lines_read,
@@ -157,6 +268,9 @@ impl ImportReport {
                 "line": c.line, "id": c.id, "reason": c.reason,
             })).collect::<Vec<_>>(),
             "unterminatedTail": self.unterminated_tail,
+            "format": self.format.map(Format::name),
+            "resumeLeafId": self.resume_leaf_id,
+            "unknownKinds": self.unknown_kinds,
         })
     }
 
@@ -207,7 +321,14 @@ impl ImportReport {
             string(out, &c.reason)?;
             out.write_all(b"}")?;
         }
-        write!(out, "],\"unterminatedTail\":{}}}", self.unterminated_tail)
+        write!(out, "],\"unterminatedTail\":{}", self.unterminated_tail)?;
+        out.write_all(b",\"format\":")?;
+        serde_json::to_writer(&mut *out, &self.format.map(Format::name))?;
+        out.write_all(b",\"resumeLeafId\":")?;
+        serde_json::to_writer(&mut *out, &self.resume_leaf_id)?;
+        out.write_all(b",\"unknownKinds\":")?;
+        serde_json::to_writer(&mut *out, &self.unknown_kinds)?;
+        out.write_all(b"}")
     }
 }
 
@@ -223,8 +344,11 @@ pub struct Import {
 /// is kept as raw metadata and listed in the report; fails only when a source line, or
 /// the entry it becomes, is longer than [`MAX_LINE_BYTES`] (a line no store reads
 /// back: [`Error::CorruptLine`] with [`LineFault::TooLong`], naming the source line),
-/// or when memory runs out.
-pub fn import(format: Format, source: &[u8]) -> Result<Import, Error> {
+/// or when memory runs out, and with [`Error::NotImportable`] when no line maps to a
+/// conversation entry or the source looks like another format than `format` (`None`:
+/// detected by [`Format::detect`]).
+pub fn import(format: impl Into<Option<Format>>, source: &[u8]) -> Result<Import, Error> {
+    let format = format.into();
     let mut lines: Vec<String> = Vec::new();
     let mut source = Source::new(Box::new(std::io::Cursor::new(source)), "the source");
     let report = run(format, &mut source, &mut lines)?;
@@ -242,8 +366,14 @@ pub fn import(format: Format, source: &[u8]) -> Result<Import, Error> {
 /// Fails on I/O (a source that is not a regular file, such as a FIFO or a device, is
 /// refused when opened, before a byte is read; `out` exists: `open`, `EEXIST`), on a
 /// line too long to import (see [`import`]) and when memory runs out (an
-/// [`Error::Io`] of kind `OutOfMemory`).
-pub fn import_file(format: Format, source: &Path, out: &Path) -> Result<ImportReport, Error> {
+/// [`Error::Io`] of kind `OutOfMemory`), and as [`import`] for a source that is not
+/// a session of the format asked for (nothing is written).
+pub fn import_file(
+    format: impl Into<Option<Format>>,
+    source: &Path,
+    out: &Path,
+) -> Result<ImportReport, Error> {
+    let format = format.into();
     // A FIFO would block and a device such as /dev/zero never end: refused before a
     // byte is read, as every open of a session file is.
     let file = open_regular(OpenOptions::new().read(true), source)
@@ -261,24 +391,46 @@ pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Resul
     })
 }
 
-/// The three passes of an import: the source's lines and the lone-surrogate marker,
-/// what the format must know before its first line is mapped, then the mapping.
+/// The three passes of an import: the source's lines, its format (from its first
+/// lines) and the lone-surrogate marker, what the format must know before its first
+/// line is mapped, then the mapping. A source that looks like another format than the
+/// one asked for is refused before anything is written, and one where no line maps
+/// to a conversation entry once the mapping is done (the caller discards the lines).
 fn run(
-    format: Format,
+    requested: Option<Format>,
     source: &mut Source<'_>,
     sink: &mut dyn Sink,
 ) -> Result<ImportReport, Error> {
     let mut scan = MarkerScan::default();
-    source.scan(|line| scan.feed(line))?;
+    let mut detector = Detector::default();
+    source.scan(|line| {
+        scan.feed(line);
+        detector.feed(line);
+    })?;
+    let detected = detector.found;
+    let refused = Error::NotImportable {
+        detected,
+        requested,
+    };
+    let format = match (requested, detected) {
+        (Some(asked), Some(found)) if asked != found => return Err(refused),
+        (Some(format), _) | (None, Some(format)) => format,
+        (None, None) => return Err(refused),
+    };
     let mut out = Builder::new(format, scan.lenient(), sink);
     out.report.lines_read = source.lines_read;
     out.report.unterminated_tail = source.unterminated;
+    out.report.format = Some(format);
     match format {
         Format::Pi => pi::import(source, &mut out)?,
         Format::ClaudeCode => claude::import(source, &mut out)?,
         Format::Codex => codex::import(source, &mut out)?,
     }
-    out.finish()
+    let report = out.finish()?;
+    match report.resume_leaf_id {
+        Some(_) => Ok(report),
+        None => Err(refused),
+    }
 }
 
 /// Where an import's lines go: a vector (in memory) or a buffered temporary file.
@@ -617,8 +769,21 @@ pub(crate) struct Builder<'s> {
     /// The source line being mapped.
     current_line: u64,
     root: Option<u32>,
+    /// Per entry written: [`ON_PATH`], [`HAS_CHILD`], [`RAW`].
+    flags: Vec<u8>,
+    /// Set while a line kept raw is written.
+    writing_raw: bool,
+    /// The source kind of the line being mapped (as counted).
+    kind: String,
     pub(crate) report: ImportReport,
 }
+
+/// A conversation entry (message, compaction) is on the entry's path, itself included.
+const ON_PATH: u8 = 1;
+/// The entry has a child that is not a line kept raw.
+const HAS_CHILD: u8 = 2;
+/// The entry holds a line kept raw.
+const RAW: u8 = 4;
 
 impl<'s> Builder<'s> {
     fn new(format: Format, lenient: Lenient, sink: &'s mut dyn Sink) -> Builder<'s> {
@@ -633,6 +798,9 @@ impl<'s> Builder<'s> {
             last_timestamp: 0.0,
             current_line: 0,
             root: None,
+            flags: Vec::new(),
+            writing_raw: false,
+            kind: String::new(),
             report: ImportReport::default(),
         }
     }
@@ -640,6 +808,11 @@ impl<'s> Builder<'s> {
     /// The report, once the compactions written are checked: the cost of each check
     /// is the messages its walk passes (see [`written`]), never the whole tree.
     fn finish(mut self) -> Result<ImportReport, Error> {
+        let resume = self
+            .flags
+            .iter()
+            .rposition(|&f| f & ON_PATH != 0 && f & (HAS_CHILD | RAW) == 0);
+        self.report.resume_leaf_id = resume.map(|node| self.written.id(node as u32).to_owned());
         for compaction in &self.compactions {
             if let Err(Error::InvalidCompaction {
                 compaction_id,
@@ -672,6 +845,8 @@ impl<'s> Builder<'s> {
 
     /// Counts a line under its source kind.
     pub(crate) fn count_kind(&mut self, kind: &str) {
+        self.kind.clear();
+        self.kind.push_str(kind);
         match self.report.source_kinds.get_mut(kind) {
             Some(count) => *count += 1,
             None => {
@@ -706,6 +881,10 @@ impl<'s> Builder<'s> {
             Value::String(format!("{}.{key}", self.format.key_prefix())),
         );
         entry.insert("value".into(), value);
+        entry.insert(
+            "importedFormat".into(),
+            Value::String(self.format.name().to_owned()),
+        );
         entry.extend(extra);
         let node = self.push_entry(entry)?;
         self.root = Some(node);
@@ -844,7 +1023,16 @@ impl<'s> Builder<'s> {
             });
         }
         let parent = parent.and_then(|p| self.written.find(p));
+        let raw = std::mem::take(&mut self.writing_raw);
+        let on_path =
+            kind != "metadata" || parent.is_some_and(|p| self.flags[p as usize] & ON_PATH != 0);
+        reserve_one(&mut self.flags, "the imported entries")?;
         let node = self.written.add(id, parent, role, tools)?;
+        if let Some(p) = parent.filter(|_| !raw) {
+            self.flags[p as usize] |= HAS_CHILD;
+        }
+        self.flags
+            .push(if on_path { ON_PATH } else { 0 } | if raw { RAW } else { 0 });
         self.sink.line(text)?;
         self.last_timestamp = timestamp;
         self.report.entries_written += 1;
@@ -883,7 +1071,18 @@ impl<'s> Builder<'s> {
             Value::String(format!("{}.unmapped", self.format.key_prefix())),
         );
         entry.insert("value".into(), raw);
-        self.push_entry(entry)?;
+        self.writing_raw = true;
+        let pushed = self.push_entry(entry);
+        self.writing_raw = false;
+        pushed?;
+        if reason == "unknown_kind" {
+            match self.report.unknown_kinds.get_mut(&self.kind) {
+                Some(count) => *count += 1,
+                None => {
+                    self.report.unknown_kinds.insert(self.kind.clone(), 1);
+                }
+            }
+        }
         reserve_one(&mut self.report.unmapped, "the import report")?;
         self.report.unmapped.push(UnmappedLine {
             line,

@@ -58,7 +58,7 @@ static long g_serial;
 #define OPTIONAL_out_json 1
 #define OPTIONAL_user_data 1
 #define OPTIONAL_estimate 1
-#define OPTIONAL_format 0
+#define OPTIONAL_format 1 /* NULL: detect the format */
 #define OPTIONAL_src_path 0
 #define OPTIONAL_out_path 0
 

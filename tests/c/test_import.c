@@ -93,8 +93,24 @@ static void bad_arguments_fail_and_create_nothing(void)
     CHECK(st == SESSION_OK, "empty options are the defaults (and out_json may be NULL)");
     CHECK(unlink(out) == 0, "remove the output");
     st = session_import(NULL, src, out, NULL, &json);
-    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "NULL format");
+    CHECK_STATUS(st, SESSION_OK, json, "NULL format: detected");
+    CHECK_JSON(json, "format", "\"pi\"", "detected as pi");
+    CHECK_JSON(json, "resumeLeafId", "\"a-1\"", "the leaf pi resumes");
     session_string_free(json);
+    CHECK(unlink(out) == 0, "remove the output");
+    st = session_import("auto", src, out, NULL, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "format auto");
+    CHECK_JSON(json, "format", "\"pi\"", "detected as pi");
+    session_string_free(json);
+    CHECK(unlink(out) == 0, "remove the output");
+
+    SECTION("a source of another format is refused naming the detected one");
+    st = session_import("codex", src, out, NULL, &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "a pi file as codex");
+    CHECK_JSON(json, "error.argument", "\"src_path\"", "names src_path");
+    CHECK_JSON(json, "error.detected", "\"pi\"", "and the detected format");
+    session_string_free(json);
+    CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
     st = session_import("codex", NULL, out, NULL, &json);
     CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "NULL src_path");
     session_string_free(json);

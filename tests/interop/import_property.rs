@@ -6,11 +6,12 @@
 use std::collections::HashSet;
 
 use session::interop::{Format, export_pi, import};
-use session::{parse_entries, recover_jsonl};
+use session::{Error, parse_entries, recover_jsonl};
 
 pub const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
 
-/// Imports `data` in every format and checks the result.
+/// Imports `data` in every format and checks the result: the import succeeds with a
+/// full report, or is refused as not a session of that format.
 pub fn check_import(data: &[u8]) {
     for format in FORMATS {
         check_import_as(format, data);
@@ -18,8 +19,36 @@ pub fn check_import(data: &[u8]) {
 }
 
 pub fn check_import_as(format: Format, data: &[u8]) {
-    let imported = import(format, data).expect("an import in memory of a small input");
+    let detected = Format::detect(data);
+    let imported = match import(format, data) {
+        Ok(imported) => imported,
+        // Refused: a source of another format, or one without a conversation entry;
+        // either way the detection is the one `Format::detect` makes.
+        Err(Error::NotImportable {
+            detected: found,
+            requested,
+        }) => {
+            assert_eq!(found, detected, "{format:?}: the detection is the same");
+            assert_eq!(requested, Some(format));
+            return;
+        }
+        Err(e) => panic!("{format:?}: an import in memory of a small input: {e}"),
+    };
     let report = &imported.report;
+    assert_eq!(report.format, Some(format));
+    assert!(
+        detected.is_none() || detected == Some(format),
+        "{format:?}: a source detected as {detected:?} is imported"
+    );
+    // Imported: a resume leaf, which is an entry written.
+    let leaf = report.resume_leaf_id.as_deref().expect("a resume leaf");
+    assert!(
+        imported
+            .lines
+            .iter()
+            .any(|l| l.contains(&format!("\"id\":{}", serde_json::to_string(leaf).unwrap()))),
+        "{format:?}: the resume leaf {leaf} is written"
+    );
     let physical = data.split(|&b| b == b'\n').count() as u64
         - u64::from(data.is_empty() || data.ends_with(b"\n"));
     assert_eq!(

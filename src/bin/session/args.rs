@@ -155,8 +155,8 @@ enum Verb {
     ///
     /// The report (JSON) goes to stderr. OUT must not exist.
     Import {
-        /// The source's format.
-        #[arg(long, value_enum)]
+        /// The source's format; auto (the default) detects it from the first lines.
+        #[arg(long, value_enum, default_value = "auto")]
         from: ImportFormat,
         /// The other agent's session file.
         src: PathBuf,
@@ -204,6 +204,7 @@ enum OnDefect {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ImportFormat {
+    Auto,
     Pi,
     ClaudeCode,
     Codex,
@@ -268,7 +269,7 @@ pub enum Command {
         file: PathBuf,
     },
     Import {
-        format: session::interop::Format,
+        format: Option<session::interop::Format>,
         source: PathBuf,
         out: PathBuf,
     },
@@ -397,9 +398,10 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
         Verb::Repair { file } => Command::Repair { file },
         Verb::Import { from, src, out } => Command::Import {
             format: match from {
-                ImportFormat::Pi => session::interop::Format::Pi,
-                ImportFormat::ClaudeCode => session::interop::Format::ClaudeCode,
-                ImportFormat::Codex => session::interop::Format::Codex,
+                ImportFormat::Auto => None,
+                ImportFormat::Pi => Some(session::interop::Format::Pi),
+                ImportFormat::ClaudeCode => Some(session::interop::Format::ClaudeCode),
+                ImportFormat::Codex => Some(session::interop::Format::Codex),
             },
             source: src,
             out,

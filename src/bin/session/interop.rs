@@ -4,14 +4,33 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use session::Error;
 use session::interop::{Format, export_pi_file, import_file};
 
-use crate::output::{Outcome, latest_or, open};
+use crate::exit;
+use crate::output::{Outcome, latest_or, note, open};
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
 /// file `out` (never overwriting one); the report goes to stderr as one JSON line.
-pub fn import(format: Format, source: &Path, out: &Path) -> Outcome {
-    let report = import_file(format, source, out)?;
+/// `format` `None` detects it. A source that looks like another format than the one
+/// given fails (exit 2) naming the one to use; nothing is written.
+pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
+    let report = match import_file(format, source, out) {
+        Ok(report) => report,
+        Err(Error::NotImportable {
+            detected: Some(found),
+            requested: Some(asked),
+        }) if found != asked => {
+            note(&format!(
+                "this looks like a {}, not a {}; use --from {} or auto",
+                found.description(),
+                asked.description(),
+                found.name()
+            ));
+            return Ok(ExitCode::from(exit::FAILED));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
     let _ = report
         .write_json(&mut stderr)

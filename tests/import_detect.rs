@@ -1,0 +1,250 @@
+//! Issue 22: an import detects the source's format, refuses a source that is not a
+//! session of the format asked for (nothing written), and reports the leaf the source
+//! agent resumes, never a line of a kind the importer does not know.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use session::Error;
+use session::interop::{Format, import, import_file};
+
+fn corpus_files(folder: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, into: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, into);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                into.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/interop/corpus")
+            .join(folder),
+        &mut files,
+    );
+    files.sort();
+    files
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/fixtures")
+        .join(name)
+}
+
+const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("import-detect-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn every_corpus_file_and_fixture_is_detected_as_the_format_of_its_folder() {
+    let mut seen = 0;
+    for format in FORMATS {
+        let files = corpus_files(format.name());
+        assert!(!files.is_empty(), "{}", format.name());
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            assert_eq!(Format::detect(&bytes), Some(format), "{}", file.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 40, "{seen} corpus files");
+    for (name, format) in [
+        ("claude-code-session.jsonl", Format::ClaudeCode),
+        ("claude-code-torn.jsonl", Format::ClaudeCode),
+        ("codex-rollout.jsonl", Format::Codex),
+        ("codex-torn.jsonl", Format::Codex),
+    ] {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        assert_eq!(Format::detect(&bytes), Some(format), "{name}");
+    }
+    let pi = br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;
+    assert_eq!(Format::detect(pi), Some(Format::Pi));
+    let old_codex = br#"{"id":"x","timestamp":"2025-01-01T00:00:00.000Z","instructions":null}"#;
+    assert_eq!(Format::detect(old_codex), Some(Format::Codex));
+    assert_eq!(Format::detect(b"{}\n[1]\nnot json\n"), None);
+}
+
+/// A few corpus files of each format: the first two of each folder.
+fn sample() -> Vec<(Format, PathBuf)> {
+    FORMATS
+        .into_iter()
+        .flat_map(|f| {
+            corpus_files(f.name())
+                .into_iter()
+                .take(2)
+                .map(move |p| (f, p))
+        })
+        .collect()
+}
+
+#[test]
+fn an_auto_import_names_the_format_and_a_resume_leaf_that_is_a_conversation_entry() {
+    let dir = scratch("auto");
+    for (i, (format, file)) in sample().into_iter().enumerate() {
+        let out = dir.join(format!("{i}.jsonl"));
+        let report = import_file(None, &file, &out).unwrap();
+        assert_eq!(report.format, Some(format), "{}", file.display());
+        let leaf = report.resume_leaf_id.clone().expect("a resume leaf");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let entry = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|e| e["id"] == leaf.as_str())
+            .expect("the resume leaf is an entry");
+        assert_ne!(
+            entry["key"].as_str().map(|k| k.ends_with(".unmapped")),
+            Some(true),
+            "{}: a raw line is the resume leaf",
+            file.display()
+        );
+        let root: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(root["importedFormat"], format.name(), "{}", file.display());
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["format"], format.name());
+        assert_eq!(json["resumeLeafId"], leaf.as_str());
+    }
+}
+
+#[test]
+fn a_wrong_importer_is_refused_naming_the_detected_format_and_writes_nothing() {
+    let dir = scratch("wrong");
+    for (i, (format, file)) in sample().into_iter().enumerate() {
+        for asked in FORMATS.into_iter().filter(|&f| f != format) {
+            let out = dir.join(format!("{i}-{}.jsonl", asked.name()));
+            match import_file(asked, &file, &out) {
+                Err(Error::NotImportable {
+                    detected,
+                    requested,
+                }) => {
+                    assert_eq!(detected, Some(format), "{}", file.display());
+                    assert_eq!(requested, Some(asked));
+                }
+                other => panic!("{} as {}: {other:?}", file.display(), asked.name()),
+            }
+            assert!(!out.exists());
+            let cli = Command::new(env!("CARGO_BIN_EXE_session"))
+                .args(["import", "--from", asked.name()])
+                .arg(&file)
+                .arg(&out)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&cli.stderr);
+            assert_eq!(cli.status.code(), Some(2), "{stderr}");
+            assert!(
+                stderr.contains(&format!("use --from {} or auto", format.name())),
+                "{stderr}"
+            );
+            assert!(!out.exists());
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "no file is left"
+    );
+}
+
+#[test]
+fn a_source_without_a_conversation_entry_is_refused_and_writes_nothing() {
+    let dir = scratch("empty");
+    let cases: [(&str, Option<Format>); 3] = [
+        (
+            "{\"type\":\"last-prompt\",\"lastPrompt\":\"hi\",\"sessionId\":\"s\"}\n",
+            Some(Format::ClaudeCode),
+        ),
+        (
+            "{\"timestamp\":\"2025-01-01T00:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"c\"}}\n",
+            Some(Format::Codex),
+        ),
+        ("{}\n{\"a\":1}\n", None),
+    ];
+    for (i, (text, detected)) in cases.into_iter().enumerate() {
+        let src = dir.join(format!("src-{i}.jsonl"));
+        std::fs::write(&src, text).unwrap();
+        let out = dir.join(format!("out-{i}.jsonl"));
+        for asked in [None, detected] {
+            match import_file(asked, &src, &out) {
+                Err(Error::NotImportable { detected: d, .. }) => assert_eq!(d, detected),
+                other => panic!("{text}: {other:?}"),
+            }
+            assert!(!out.exists());
+        }
+        assert!(import(detected, text.as_bytes()).is_err());
+        let cli = Command::new(env!("CARGO_BIN_EXE_session"))
+            .arg("import")
+            .arg(&src)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(cli.status.code(), Some(2));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_line_of_an_unknown_kind_is_never_the_resume_leaf_and_is_counted() {
+    let text = concat!(
+        r#"{"parentUuid":null,"type":"user","uuid":"u-1","sessionId":"s","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}"#,
+        "\n",
+        r#"{"parentUuid":"u-1","type":"assistant","uuid":"a-1","sessionId":"s","timestamp":"2025-01-01T00:00:01.000Z","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"hello"}]}}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}"#,
+        "\n",
+    );
+    let imported = import(None, text.as_bytes()).unwrap();
+    assert_eq!(imported.report.format, Some(Format::ClaudeCode));
+    assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("a-1"));
+    assert_eq!(
+        imported.report.unknown_kinds.get("last-prompt"),
+        Some(&2),
+        "{:?}",
+        imported.report.unknown_kinds
+    );
+    let json: serde_json::Value = serde_json::from_str(&imported.report.to_json()).unwrap();
+    assert_eq!(json["unknownKinds"]["last-prompt"], 2);
+}
+
+#[test]
+fn an_older_codex_rollout_imports_its_response_items() {
+    let text = concat!(
+        r#"{"id":"old-1","timestamp":"2025-05-01T00:00:00.000Z","instructions":null}"#,
+        "\n",
+        r#"{"record_type":"state"}"#,
+        "\n",
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}"#,
+        "\n",
+        r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}"#,
+        "\n",
+        r#"{"type":"function_call_output","call_id":"c1","output":"a.txt"}"#,
+        "\n",
+        r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.txt"}]}"#,
+        "\n",
+        r#"{"record_type":"state"}"#,
+        "\n",
+    );
+    let imported = import(None, text.as_bytes()).unwrap();
+    let report = &imported.report;
+    assert_eq!(report.format, Some(Format::Codex));
+    assert!(report.unmapped.is_empty(), "{:?}", report.unmapped);
+    assert_eq!(report.entry_types.get("message"), Some(&4));
+    // The last line's metadata entry, under the last message: the chain's end.
+    assert_eq!(report.resume_leaf_id.as_deref(), Some("codex-7"));
+    let root: serde_json::Value = serde_json::from_str(&imported.lines[0]).unwrap();
+    assert_eq!(root["id"], "old-1");
+    assert_eq!(root["key"], "codex.session_header");
+    let result: serde_json::Value = serde_json::from_str(&imported.lines[4]).unwrap();
+    assert_eq!(result["message"]["role"], "toolResult");
+    assert_eq!(result["message"]["toolName"], "shell");
+}
