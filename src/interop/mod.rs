@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 use crate::context::{ToolFacts, ToolReader};
 use crate::entry::{Body, Role};
 use crate::error::{Error, IoFailure, IoOp, LineFault};
+use crate::json::Object;
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{open_regular, sync_dir};
 use crate::tree::PathEntry;
@@ -253,82 +254,57 @@ impl ImportReport {
     /// "refusedCompactions":[{"line","id","reason"}],"unterminatedTail":bool,
     /// "format":NAME|null,"resumeLeafId":ID|null,"unknownKinds":{kind: count}}`.
     pub fn to_json_value(&self) -> Value {
-        json!({
-            "linesRead": self.lines_read,
-            "entriesWritten": self.entries_written,
-            "entryTypes": self.entry_types,
-            "sourceKinds": self.source_kinds,
-            "unmapped": self.unmapped.iter().map(|u| json!({
-                "line": u.line, "reason": u.reason, "entryId": u.entry_id,
-            })).collect::<Vec<_>>(),
-            "reparented": self.reparented.iter().map(|r| json!({
-                "line": r.line, "id": r.id, "parentId": r.parent_id,
-            })).collect::<Vec<_>>(),
-            "refusedCompactions": self.refused_compactions.iter().map(|c| json!({
-                "line": c.line, "id": c.id, "reason": c.reason,
-            })).collect::<Vec<_>>(),
-            "unterminatedTail": self.unterminated_tail,
-            "format": self.format.map(Format::name),
-            "resumeLeafId": self.resume_leaf_id,
-            "unknownKinds": self.unknown_kinds,
-        })
+        // The text is JSON the one writer made, so it always parses.
+        serde_json::from_str(&self.to_json()).unwrap_or(Value::Null)
     }
 
-    /// [`ImportReport::to_json_value`] as text.
+    /// [`ImportReport::to_json_value`] as text, written by the library's one JSON
+    /// writer.
     pub fn to_json(&self) -> String {
-        let mut text = Vec::new();
-        // Writing to a vector cannot fail, and the JSON writer writes UTF-8.
-        let _ = self.write_json(&mut text);
-        String::from_utf8(text).unwrap_or_default()
+        let counts = |map: &BTreeMap<String, u64>| {
+            map.iter()
+                .fold(Object::new(), |o, (key, n)| o.number(key, *n))
+                .finish()
+        };
+        let unmapped = crate::json::array(self.unmapped.iter().map(|u| {
+            Object::new()
+                .number("line", u.line)
+                .string("reason", u.reason)
+                .string("entryId", &u.entry_id)
+                .finish()
+        }));
+        let reparented = crate::json::array(self.reparented.iter().map(|r| {
+            Object::new()
+                .number("line", r.line)
+                .string("id", &r.id)
+                .string("parentId", &r.parent_id)
+                .finish()
+        }));
+        let refused = crate::json::array(self.refused_compactions.iter().map(|c| {
+            Object::new()
+                .number("line", c.line)
+                .string("id", &c.id)
+                .string("reason", &c.reason)
+                .finish()
+        }));
+        Object::new()
+            .number("linesRead", self.lines_read)
+            .number("entriesWritten", self.entries_written)
+            .raw("entryTypes", &counts(&self.entry_types))
+            .raw("sourceKinds", &counts(&self.source_kinds))
+            .raw("unmapped", &unmapped)
+            .raw("reparented", &reparented)
+            .raw("refusedCompactions", &refused)
+            .boolean("unterminatedTail", self.unterminated_tail)
+            .string_or_null("format", self.format.map(Format::name))
+            .string_or_null("resumeLeafId", self.resume_leaf_id.as_deref())
+            .raw("unknownKinds", &counts(&self.unknown_kinds))
+            .finish()
     }
 
-    /// [`ImportReport::to_json`] written to `out` as it is made: a report that lists
-    /// a million lines is never held twice.
+    /// [`ImportReport::to_json`] written to `out`.
     pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let string = |out: &mut dyn Write, s: &str| serde_json::to_writer(&mut *out, s);
-        write!(
-            out,
-            "{{\"linesRead\":{},\"entriesWritten\":{},\"entryTypes\":",
-            self.lines_read, self.entries_written
-        )?;
-        serde_json::to_writer(&mut *out, &self.entry_types)?;
-        out.write_all(b",\"sourceKinds\":")?;
-        serde_json::to_writer(&mut *out, &self.source_kinds)?;
-        out.write_all(b",\"unmapped\":[")?;
-        for (i, u) in self.unmapped.iter().enumerate() {
-            let comma = if i == 0 { "" } else { "," };
-            write!(out, "{comma}{{\"line\":{},\"reason\":", u.line)?;
-            string(out, u.reason)?;
-            out.write_all(b",\"entryId\":")?;
-            string(out, &u.entry_id)?;
-            out.write_all(b"}")?;
-        }
-        out.write_all(b"],\"reparented\":[")?;
-        for (i, r) in self.reparented.iter().enumerate() {
-            let comma = if i == 0 { "" } else { "," };
-            write!(out, "{comma}{{\"line\":{},\"id\":", r.line)?;
-            string(out, &r.id)?;
-            out.write_all(b",\"parentId\":")?;
-            string(out, &r.parent_id)?;
-            out.write_all(b"}")?;
-        }
-        out.write_all(b"],\"refusedCompactions\":[")?;
-        for (i, c) in self.refused_compactions.iter().enumerate() {
-            let comma = if i == 0 { "" } else { "," };
-            write!(out, "{comma}{{\"line\":{},\"id\":", c.line)?;
-            string(out, &c.id)?;
-            out.write_all(b",\"reason\":")?;
-            string(out, &c.reason)?;
-            out.write_all(b"}")?;
-        }
-        write!(out, "],\"unterminatedTail\":{}", self.unterminated_tail)?;
-        out.write_all(b",\"format\":")?;
-        serde_json::to_writer(&mut *out, &self.format.map(Format::name))?;
-        out.write_all(b",\"resumeLeafId\":")?;
-        serde_json::to_writer(&mut *out, &self.resume_leaf_id)?;
-        out.write_all(b",\"unknownKinds\":")?;
-        serde_json::to_writer(&mut *out, &self.unknown_kinds)?;
-        out.write_all(b"}")
+        out.write_all(self.to_json().as_bytes())
     }
 }
 
@@ -1250,7 +1226,7 @@ mod tests {
     }
 
     #[test]
-    fn the_streamed_report_is_the_report_value_as_text() {
+    fn the_report_is_json_with_every_member_in_order_and_text_escaped() {
         let source = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\\\"\",\"parentId\":\"gone\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n{}\n[\n";
         let mut report = import(Format::Pi, source.as_bytes()).unwrap().report;
         report.refused_compactions.push(RefusedCompaction {
@@ -1259,10 +1235,34 @@ mod tests {
             reason: "not_on_path".into(),
         });
         assert!(!report.unmapped.is_empty() && !report.reparented.is_empty());
-        assert_eq!(report.to_json(), report.to_json_value().to_string());
+        let text = report.to_json();
+        let value: Value = serde_json::from_str(&text).expect("the report is JSON");
+        let members: Vec<&str> = value
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            members,
+            [
+                "linesRead",
+                "entriesWritten",
+                "entryTypes",
+                "sourceKinds",
+                "unmapped",
+                "reparented",
+                "refusedCompactions",
+                "unterminatedTail",
+                "format",
+                "resumeLeafId",
+                "unknownKinds"
+            ]
+        );
+        assert_eq!(value["refusedCompactions"][0]["id"], "c\u{1}");
+        assert!(text.contains(r#""id":"c\u0001""#), "{text}");
+        assert_eq!(value["format"], "pi");
         assert_eq!(
             ImportReport::default().to_json(),
-            ImportReport::default().to_json_value().to_string()
+            r#"{"linesRead":0,"entriesWritten":0,"entryTypes":{},"sourceKinds":{},"unmapped":[],"reparented":[],"refusedCompactions":[],"unterminatedTail":false,"format":null,"resumeLeafId":null,"unknownKinds":{}}"#
         );
     }
 
