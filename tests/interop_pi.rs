@@ -12,6 +12,8 @@
 //! Needs node (v20) and the packages of tests/interop (`npm ci` there, which this test
 //! runs when they are missing). Without node the test prints a notice and passes.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,15 +129,7 @@ fn same_messages(ours: &[String], pi: &[Value]) -> Result<(), String> {
     }
     for (i, (ours, pi)) in ours.iter().zip(pi).enumerate() {
         let ours = value(ours);
-        let expected = if pi["role"] == "compactionSummary" {
-            serde_json::json!({
-                "role": "user",
-                "content": [{"type": "text", "text": pi["summary"]}],
-                "timestamp": pi["timestamp"],
-            })
-        } else {
-            pi.clone()
-        };
+        let expected = common::pi_message_as_ours(pi);
         if ours != expected {
             return Err(format!("message {i}: ours {ours}, pi's {expected}"));
         }

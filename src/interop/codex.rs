@@ -66,8 +66,17 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
             }
             entry
         };
-        if kind == "session_meta" && previous.is_none() {
-            let id = payload
+        // The session's header becomes the root: `session_meta`, or the first line of
+        // a rollout older than it.
+        let header = if kind == "session_meta" && previous.is_none() {
+            Some(("session_meta", payload.clone()))
+        } else if legacy_header {
+            Some(("session_header", Value::Object(object.clone())))
+        } else {
+            None
+        };
+        if let Some((key, header)) = header {
+            let id = header
                 .get("id")
                 .and_then(Value::as_str)
                 .unwrap_or("codex-session")
@@ -76,21 +85,7 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
             if let Some(iso) = &iso {
                 extra.insert("isoTimestamp".into(), Value::String(iso.clone()));
             }
-            previous = Some(out.set_root(&id, "session_meta", payload, millis, extra)?);
-            continue;
-        }
-        if legacy_header {
-            let id = object
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("codex-session")
-                .to_owned();
-            let mut extra = Map::new();
-            if let Some(iso) = &iso {
-                extra.insert("isoTimestamp".into(), Value::String(iso.clone()));
-            }
-            let header = Value::Object(object.clone());
-            previous = Some(out.set_root(&id, "session_header", header, millis, extra)?);
+            previous = Some(out.set_root(&id, key, header, millis, extra)?);
             continue;
         }
         let parent = match &previous {

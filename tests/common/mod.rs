@@ -59,6 +59,21 @@ pub fn jsonl(lines: &[&str]) -> Vec<u8> {
         .collect()
 }
 
+/// A message of pi's `buildSessionContext` as libsession writes the same message: pi's
+/// `compactionSummary` is our summary message (a user message with one text block and
+/// the compaction's timestamp); every other message is the same JSON.
+pub fn pi_message_as_ours(pi: &serde_json::Value) -> serde_json::Value {
+    if pi["role"] == "compactionSummary" {
+        serde_json::json!({
+            "role": "user",
+            "content": [{"type": "text", "text": pi["summary"]}],
+            "timestamp": pi["timestamp"],
+        })
+    } else {
+        pi.clone()
+    }
+}
+
 /// Runs `op` on another thread; fails the test if it has not returned in a minute (a
 /// watchdog for calls that must never block).
 pub fn within_a_minute<T: Send + 'static>(
