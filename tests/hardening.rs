@@ -202,6 +202,63 @@ impl RepairIo for FullDisk {
     }
 }
 
+/// Repair's file operations, with a child process started in the middle that holds a
+/// copy of the session's descriptor, as a child forked by another thread of the host
+/// does until it execs.
+struct ForkDuringRepair {
+    child: Option<std::process::Child>,
+}
+
+impl RepairIo for ForkDuringRepair {
+    fn create_backup(
+        &mut self,
+        path: &Path,
+        like: &std::fs::Metadata,
+    ) -> io::Result<Box<dyn SessionFile>> {
+        RealRepairIo.create_backup(path, like)
+    }
+
+    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
+        RealRepairIo.truncate(file, len)
+    }
+
+    fn sync_file(&mut self, file: &File) -> io::Result<()> {
+        // `dup` gives a descriptor without close-on-exec: the child keeps it.
+        let copy = rustix::io::dup(file)?;
+        self.child = Some(
+            Command::new("sleep")
+                .arg("30")
+                .stdin(std::process::Stdio::null())
+                .spawn()?,
+        );
+        drop(copy);
+        RealRepairIo.sync_file(file)
+    }
+
+    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
+        RealRepairIo.sync_dir(path)
+    }
+}
+
+#[test]
+fn repair_releases_its_lock_even_while_a_child_holds_the_file() {
+    let path = temp_dir("repair-child").join("s.jsonl");
+    let mut bytes = format!("{U1}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"id\":\"torn");
+    write_file(&path, &bytes);
+    let mut io = ForkDuringRepair { child: None };
+    let repaired = repair_jsonl_with_io(&path, &mut io);
+    // The lock lives on the open file, which the child shares: only an explicit unlock
+    // frees it before the child ends.
+    let opened = Store::open_jsonl(&path).map(|_| ());
+    if let Some(mut child) = io.child.take() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    assert!(repaired.is_ok(), "{repaired:?}");
+    assert!(opened.is_ok(), "a writer after repair: {opened:?}");
+}
+
 /// The names in `dir` other than `keep`.
 fn others(dir: &Path, keep: &str) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
