@@ -290,7 +290,7 @@
       return;
     }
     var by = new Int32Array(path.length).fill(-1), pos = new Map();
-    path.forEach(function (x, k) { pos.set(x, k); });
+    path.forEach(function (x, k) { pos.set(entries[x].id, k); });
     for (var c = path.length - 1; c >= 0; c--) {
       var e = entries[path[c]];
       if (e.type !== 'compaction') continue;
