@@ -258,7 +258,8 @@
 
   /* The chosen branch: its path, its tool results paired with their calls, the runs
      replaced by a compaction folded, and the list shown (filtered by the search). */
-  var path = [], onPath = new Uint8Array(n), chosen = -1, resultFor = new Map(), paired = new Uint8Array(n);
+  var path = [], onPath = new Uint8Array(n), chosen = -1, resultFor = new Map(), paired = new Int32Array(n);
+  /* paired[x]: 1 + the entry whose tool call the result x answers (0: shown by itself). */
   var list = [], query = '';
   function setBranch(at, descend) {
     var leaf = at;
@@ -272,14 +273,14 @@
     paired.fill(0);
     resultFor = new Map();
     searchCache = new Map();
-    var calls = new Set();
+    var calls = new Map();
     path.forEach(function (x) {
       onPath[x] = 1;
       var e = entries[x];
       if (!isMessage(e)) return;
-      if (role(e) === 'assistant') blocks(e.message).forEach(function (b) { if (b.type === 'toolCall') calls.add(b.id); });
+      if (role(e) === 'assistant') blocks(e.message).forEach(function (b) { if (b.type === 'toolCall') calls.set(b.id, x); });
       var id = e.message.toolCallId;
-      if (role(e) === 'toolResult' && calls.has(id) && !resultFor.has(id)) { resultFor.set(id, x); paired[x] = 1; }
+      if (role(e) === 'toolResult' && calls.has(id) && !resultFor.has(id)) { resultFor.set(id, x); paired[x] = calls.get(id) + 1; }
     });
     chosen = at;
   }
@@ -403,6 +404,8 @@
     if (!n) { messages.appendChild(el('div', 'empty', 'This session has no entries.')); return; }
     info.textContent = (query ? list.length + ' matching \u00b7 ' : '') + path.length + ' entries on this branch';
     var start = 0;
+    /* A tool result shown with its call is found, and marked, in its call's entry. */
+    if (focus >= 0 && paired[focus]) focus = paired[focus] - 1;
     if (focus >= 0) {
       for (var k = 0; k < list.length; k++) {
         var it = list[k];

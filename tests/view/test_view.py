@@ -114,6 +114,13 @@ def test_clicking_a_node_on_another_branch_shows_that_branch(drv, pages):
     assert "path" not in row(drv, "a-read").get_attribute("class")
 
 
+def test_clicking_a_tool_result_in_the_tree_marks_the_call_it_is_shown_with(drv, pages):
+    open_page(drv, pages["hostile"])
+    row(drv, "t1").click()
+    WebDriverWait(drv, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#messages .focus"))
+    assert [e.get_attribute("data-id") for e in drv.find_elements(By.CSS_SELECTOR, "#messages .focus")] == ["a1"]
+
+
 def test_a_long_tool_result_is_collapsed_and_expands(drv, pages):
     open_page(drv, pages["hostile"])
     result = drv.find_element(By.CSS_SELECTOR, '[data-id="a1"] details.result')
