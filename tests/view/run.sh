@@ -9,6 +9,7 @@
 #   tests/view/run.sh [pytest args...]   the browser tests (a few seconds)
 #   tests/view/run.sh --bench [N]        prints how long a page of N entries (100000)
 #                                        takes to open in the browser; not a test
+#   tests/view/run.sh --screenshots      rewrites docs/images/view-*.png (the README's)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -40,6 +41,9 @@ export SESSION_REPO="$repo"
 if [ "${1:-}" = "--bench" ]; then
   shift
   exec "$venv/bin/python" "$here/bench.py" "$@"
+fi
+if [ "${1:-}" = "--screenshots" ]; then
+  exec "$venv/bin/python" "$here/screenshots.py"
 fi
 step "pytest tests/view   (chromium $(chromium --version 2>/dev/null | awk '{print $2}'))"
 cd "$here"
