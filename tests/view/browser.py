@@ -53,12 +53,13 @@ def imported(source, out_jsonl):
 
 
 def requests(drv, page_url):
-    """Every URL the browser asked for since the last call, other than the page itself."""
+    """Every URL the browser asked for since the last call, other than the page itself
+    and `data:` URLs (an image embedded in the session: no request leaves the page)."""
     urls = []
     for record in drv.get_log("performance"):
         message = json.loads(record["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":
             url = message["params"]["request"]["url"]
-            if url != page_url:
+            if url != page_url and not url.startswith("data:"):
                 urls.append(url)
     return urls

@@ -3,7 +3,7 @@
 # headless chromium through chromium-driver with Selenium (from PyPI, in a virtualenv
 # under target/view-venv, the way bindings/python/run_tests.sh makes its own), on pages
 # written by `session view` from examples/tiny-pi.jsonl, from a hand-made hostile session
-# and from an imported Claude Code transcript of tests/interop/corpus/. Needs chromium,
+# and from a Claude Code, a Codex and a pi file of tests/interop/corpus/, imported. Needs chromium,
 # chromium-driver and python3 with venv (scripts/prereqs.sh installs them).
 #
 #   tests/view/run.sh [pytest args...]   the browser tests (a few seconds)

@@ -2,6 +2,7 @@
 branch, expanding a tool result, searching, hostile text that must stay text, and no
 network request of any kind. One browser for the module; the pages are opened from disk
 (file://), as a person opens a shared file."""
+import json
 import os
 
 import pytest
@@ -58,15 +59,27 @@ def pages():
     hostile = os.path.join(work, "hostile.jsonl")
     browser.write_jsonl(hostile, HOSTILE)
     tiny = os.path.join(browser.REPO, "examples", "tiny-pi.jsonl")
+    corpus = os.path.join(browser.REPO, "tests", "interop", "corpus")
     claude = browser.imported(
-        os.path.join(browser.REPO, "tests", "interop", "corpus", "claude-code",
-                     "spotter-tool_heavy.jsonl"),
+        os.path.join(corpus, "claude-code", "spotter-tool_heavy.jsonl"),
         os.path.join(work, "claude.jsonl"))
+    codex = browser.imported(os.path.join(corpus, "codex", "agentsessions-codex-small.jsonl"),
+                             os.path.join(work, "codex.jsonl"))
+    pi = browser.imported(os.path.join(corpus, "pi", "pimono-compact.jsonl"), os.path.join(work, "pi.jsonl"))
+    # Their branch of the last message: an import ends with a report entry on the root
+    # (`pi.unmapped`), which is then the latest leaf.
     return {
+        "codex": browser.view(codex, os.path.join(work, "codex.html"), last_message(codex)),
+        "pi": browser.view(pi, os.path.join(work, "pi.html"), last_message(pi)),
         "tiny": browser.view(tiny, os.path.join(work, "tiny.html")),
         "hostile": browser.view(hostile, os.path.join(work, "hostile.html")),
         "claude": browser.view(claude, os.path.join(work, "claude.html")),
     }
+
+
+def last_message(session_file):
+    with open(session_file, encoding="utf-8") as f:
+        return [e["id"] for e in map(json.loads, f) if e.get("type") == "message"][-1]
 
 
 def open_page(drv, url):
@@ -181,7 +194,17 @@ def test_an_imported_claude_code_session_renders(drv, pages):
     assert severe == [], "%d console errors" % len(severe)
 
 
-@pytest.mark.parametrize("name", ["tiny", "hostile", "claude"])
+@pytest.mark.parametrize("name", ["codex", "pi"])
+def test_imported_codex_and_pi_sessions_render_without_a_console_error(drv, pages, name):
+    open_page(drv, pages[name])
+    assert len(drv.find_elements(By.CSS_SELECTOR, "#rows .row")) > 10
+    assert len(drv.find_elements(By.CSS_SELECTOR, "#messages .msg.user")) >= 1
+    assert len(drv.find_elements(By.CSS_SELECTOR, "#messages .msg.assistant")) >= 1
+    severe = [r for r in drv.get_log("browser") if r["level"] == "SEVERE"]
+    assert severe == [], "%d console errors" % len(severe)
+
+
+@pytest.mark.parametrize("name", ["tiny", "hostile", "claude", "codex", "pi"])
 def test_no_page_makes_a_network_request(drv, pages, name):
     browser.requests(drv, None)  # forget what earlier tests did
     open_page(drv, pages[name])
