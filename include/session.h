@@ -958,6 +958,42 @@ SessionStatus session_list_sessions(const char *dir,
                                     const char *options_json,
                                     char **out_json);
 
+/**
+ * The store as one self-contained HTML document, UTF-8: the tree (branches,
+ * labels, the latest leaf) and the messages of the chosen leaf's branch; any node
+ * can be chosen in the page, and a search box filters the branch.
+ *
+ * The page works offline: its style and script are inlined, and its
+ * Content-Security-Policy forbids every load (default-src 'none'; the inline
+ * script and style allowed by their SHA-256 hashes; images only as data: URLs).
+ * Text from the session is data, never markup or script: the entries are embedded
+ * as JSON with every <, >, &, U+2028 and U+2029 escaped, and the page builds its
+ * elements from text; links are kept only for http and https URLs. The page
+ * renders lazily (the tree as a virtual list, the branch a chunk at a time).
+ *
+ * options_json (NULL: the defaults) is {"leaf":"id", "title":"text"}, every
+ * member optional: the leaf whose branch the page opens on (default: the latest
+ * leaf, the last committed entry) and the page's title (default "Session"). The
+ * entries, labels and latest leaf are read in one turn (one snapshot). Cost: the
+ * size of the store.
+ *
+ * Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) for an unknown leaf;
+ * SESSION_ERR_INVALID_ARGUMENT (NULL store; options that are not a JSON object, an
+ * unknown member or a wrong type: argument is options_json);
+ * SESSION_ERR_TAINTED, SESSION_ERR_WRONG_PROCESS, SESSION_ERR_INTERNAL.
+ *
+ * Ownership: options_json is borrowed for the call. out_html may be NULL;
+ * otherwise *out_html is always set, to the page or to {"error":{…}}, and the
+ * caller frees it with session_string_free. Thread-safe (not concurrently with
+ * session_store_close).
+ *
+ * Safety: store is NULL or an open store; options_json is NULL or NUL-terminated;
+ * out_html is NULL or writable.
+ */
+SessionStatus session_store_render_html(SessionStore *store,
+                                        const char *options_json,
+                                        char **out_html);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -3,7 +3,8 @@
 # .ci/run) needs beyond the Rust toolchain, and installs what is missing:
 #
 #   system packages  cmake, valgrind, pkg-config, g++, strace, Go (golang-go), python3
-#                    with venv and pip, node and npm    -> apt-get install (root only)
+#                    with venv and pip, node and npm, chromium and
+#                    chromium-driver                    -> apt-get install (root only)
 #   Rust components  rustfmt, clippy                    -> rustup component add
 #   cargo tools      cargo-fuzz                         -> cargo install --locked
 #   optional         libsqlite3-dev (only scripts/bench.sh's SQLite peer): installed
@@ -48,6 +49,9 @@ check_all() {
     python3 -m pip --version >/dev/null 2>&1 \
       || need_apt python3-pip "pip: installs the Python binding into that environment"
   fi
+  command -v chromium >/dev/null || need_apt chromium "chromium: the session view's browser tests (tests/view/run.sh)"
+  command -v chromedriver >/dev/null \
+    || need_apt chromium-driver "chromium-driver: drives chromium for the session view's tests"
   command -v node >/dev/null || need_apt nodejs "node: the interop tests against pi's own code"
   command -v npm >/dev/null || need_apt npm "npm: installs pi's package for the interop tests"
   cargo fmt --version >/dev/null 2>&1 \

@@ -2,7 +2,8 @@
 # Runs every test of libsession: the Rust tests (including the PR tier of the
 # reliability harness), the C tests through the real shared and static libraries
 # (ctest), once more under valgrind and once against an AddressSanitizer build, the
-# packaging, C++ and Go checks, and a bounded fuzzing run (FUZZ_SECONDS per target,
+# packaging, C++, Go and Python checks, the session view in headless chromium, and a
+# bounded fuzzing run (FUZZ_SECONDS per target,
 # default 30; 0 skips it).
 # This is the README's test command (and the last step of .ci/run). It first runs
 # scripts/prereqs.sh, which installs missing tools (as root) or stops before any build
@@ -55,6 +56,9 @@ bindings/go/run_tests.sh
 
 step "Python binding: pip install ./bindings/python into target/python-venv, pytest"
 bindings/python/run_tests.sh
+
+step "Session view in a real browser: session view pages in headless chromium (Selenium)"
+tests/view/run.sh
 
 fuzz_seconds=${FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" != 0 ]; then

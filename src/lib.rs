@@ -53,6 +53,7 @@ pub mod recover;
 pub mod repair;
 pub mod store;
 pub mod tree;
+pub mod view;
 
 // The C ABI's comments are the header's text, written as C prose (sqlite3.h's way): each
 // unsafe function states its contract in a "Safety:" sentence, not a rustdoc heading.

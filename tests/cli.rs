@@ -54,6 +54,7 @@ fn every_verb(file: &Path, leaf: &str) -> Vec<(&'static str, Vec<PathBuf>)> {
         ("tree", vec![f.clone(), l.clone()]),
         ("children", vec![f.clone(), l]),
         ("leaves", vec![f.clone()]),
+        ("view", vec![f.clone(), PathBuf::from("u-1")]),
         ("verify", vec![f.clone()]),
         ("salvage", vec![f.clone()]),
         ("repair", vec![f]),
@@ -142,7 +143,7 @@ fn every_verb_but_salvage_exits_2_on_a_corrupt_file_and_salvage_exits_1() {
 #[test]
 fn every_verb_with_a_leaf_exits_2_when_there_is_no_such_leaf() {
     let path = clean_file("no-leaf");
-    for verb in ["show", "path", "messages", "tree"] {
+    for verb in ["show", "path", "messages", "tree", "view"] {
         let out = run([OsStr::new(verb), path.as_os_str(), OsStr::new("nope")]);
         assert_eq!(code(&out), 2, "{verb}: {}", stderr(&out));
         assert!(out.stdout.is_empty(), "{verb}");
@@ -520,4 +521,39 @@ fn show_prints_an_extension_role_by_its_own_name() {
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(shown.contains("u (user) -> x (bashExecution)"), "{shown}");
     assert!(!shown.contains("extension"), "{shown}");
+}
+
+#[test]
+fn view_prints_the_page_or_writes_a_new_file_and_never_replaces_one() {
+    let path = clean_file("view");
+    let out = run([OsStr::new("view"), path.as_os_str(), OsStr::new("a-alt")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        page.contains("<title>s.jsonl</title>"),
+        "titled with the file's name"
+    );
+    assert!(page.contains(r#""leaf":"a-alt""#));
+
+    let html = path.with_file_name("s.html");
+    let args = [
+        OsStr::new("view"),
+        path.as_os_str(),
+        OsStr::new("-o"),
+        html.as_os_str(),
+    ];
+    let out = run(args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let written = std::fs::read_to_string(&html).expect("the page");
+    assert!(
+        written.contains(r#""leaf":"meta-cwd""#),
+        "the latest leaf by default"
+    );
+
+    std::fs::write(&html, "mine").expect("write");
+    let out = run(args);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&html).expect("kept"), "mine");
 }

@@ -11,6 +11,7 @@ mod errors;
 mod interop;
 mod nav;
 mod status;
+mod view;
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
@@ -19,6 +20,7 @@ pub use context::*;
 pub use interop::*;
 pub use nav::*;
 pub use status::*;
+pub use view::*;
 
 use crate::entry::{Entry, parse_entries, parse_entry};
 use crate::error::Error;

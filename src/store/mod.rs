@@ -779,6 +779,29 @@ impl Store {
         self.read_with(|inner| Ok(inner.log.labels()))
     }
 
+    /// What [`crate::view`] draws, read in one turn (one snapshot): every entry as a
+    /// JSON array, the labels, and the id of the last committed entry. Fails with
+    /// [`Error::UnknownLeaf`] when `leaf` is given and no entry has it.
+    pub(crate) fn view_snapshot(
+        &self,
+        leaf: Option<&str>,
+    ) -> Result<crate::view::ViewSnapshot, Error> {
+        self.read_with(|inner| {
+            if let Some(leaf) = leaf {
+                inner.log.find(leaf).ok_or_else(|| Error::UnknownLeaf {
+                    id: leaf.to_owned(),
+                })?;
+            }
+            let mut entries_json = Vec::new();
+            inner.log.push_entries_json(&mut entries_json)?;
+            Ok(crate::view::ViewSnapshot {
+                entries_json,
+                labels: inner.log.labels(),
+                latest: inner.log.latest_leaf().map(|node| node.id),
+            })
+        })
+    }
+
     /// [`Store::children`] as a JSON array of nodes.
     pub fn children_json(&self, id: &str) -> Result<String, Error> {
         Ok(nodes_json(&self.children(id)?))

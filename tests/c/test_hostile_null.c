@@ -16,7 +16,7 @@
 
 static SessionStore *g_store;  /* the store the store functions run on */
 static SessionStore *g_opened; /* what an open function returns through out_store */
-static char *g_out;            /* what a function returns through out_json */
+static char *g_out;            /* what a function returns through out_json (out_html) */
 static char g_entry[160], g_path[600], g_import_out[600];
 static long g_serial;
 
@@ -30,6 +30,7 @@ static long g_serial;
 #define VALUE_options_json "{}"
 #define VALUE_bytes ((const uint8_t *)LINE1 "\n")
 #define VALUE_out_json (&g_out)
+#define VALUE_out_html (&g_out)
 #define VALUE_out_store (&g_opened)
 #define VALUE_store g_store
 #define VALUE_s ((char *)NULL)
@@ -56,6 +57,7 @@ static long g_serial;
 #define OPTIONAL_s 1
 #define OPTIONAL_options_json 1
 #define OPTIONAL_out_json 1
+#define OPTIONAL_out_html 1
 #define OPTIONAL_user_data 1
 #define OPTIONAL_estimate 1
 #define OPTIONAL_format 1 /* NULL: detect the format */
@@ -118,6 +120,7 @@ static void sweep_one(const struct function *f, unsigned mask, const char *kind)
     SessionStore *sentinel = (SessionStore *)&g_serial; /* non-NULL, never dereferenced */
     int out_json = pointer_index(f, "out_json"), out_store = pointer_index(f, "out_store");
     int has_path = pointer_index(f, "path") >= 0;
+    if (out_json < 0) out_json = pointer_index(f, "out_html"); /* the page, or the error */
     unsigned null_required = mask & ~f->optional;
     char what[256], name[64];
     SessionStatus st;

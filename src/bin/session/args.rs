@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// What follows every verb's list in `session --help`: which verbs write, how text is
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
-Every verb but repair and label opens FILE read-only (import and export create a new
-OUT and never overwrite one). Where LEAF is optional it defaults to the latest leaf.
+Every verb but repair and label opens FILE read-only (import, export and view -o
+create a new OUT and never overwrite one). Where LEAF is optional it defaults to the latest leaf.
 Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
 JSON output stays JSON.
 
@@ -151,6 +151,20 @@ enum Verb {
         /// The session file (opened as a writer).
         file: PathBuf,
     },
+    /// One self-contained HTML page of FILE: the tree and LEAF's branch.
+    ///
+    /// The page works offline (no request of any kind) and shows session text as
+    /// text, never as markup or script. Any node can be chosen in the page. LEAF
+    /// defaults to the latest leaf; without -o the page goes to stdout.
+    View {
+        /// The session file.
+        file: PathBuf,
+        /// The leaf whose branch the page opens on.
+        leaf: Option<OsString>,
+        /// Write the page to OUT, a new file (never replacing one).
+        #[arg(short = 'o', long = "out", value_name = "OUT.html")]
+        out: Option<PathBuf>,
+    },
     /// Convert another agent's session file into a new libsession file.
     ///
     /// The report (JSON) goes to stderr. OUT must not exist.
@@ -272,6 +286,11 @@ pub enum Command {
         format: Option<session::interop::Format>,
         source: PathBuf,
         out: PathBuf,
+    },
+    View {
+        file: PathBuf,
+        leaf: Option<String>,
+        out: Option<PathBuf>,
     },
     ExportPi {
         file: PathBuf,
@@ -396,6 +415,11 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
         Verb::Verify { file } => Command::Verify { file },
         Verb::Salvage { file } => Command::Salvage { file },
         Verb::Repair { file } => Command::Repair { file },
+        Verb::View { file, leaf, out } => Command::View {
+            file,
+            leaf: leaf_id(leaf)?,
+            out,
+        },
         Verb::Import { from, src, out } => Command::Import {
             format: match from {
                 ImportFormat::Auto => None,

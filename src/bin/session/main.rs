@@ -8,7 +8,7 @@
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export).
+//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export, `view`).
 
 mod args;
 mod check;
@@ -24,6 +24,7 @@ mod output;
 mod read;
 mod term;
 mod tree;
+mod view;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -65,6 +66,11 @@ fn main() -> ExitCode {
             source,
             out,
         } => interop::import(format, &source, &out),
+        Command::View {
+            file,
+            leaf,
+            out: to,
+        } => view::view(&mut out, &file, leaf, to.as_deref()),
         Command::ExportPi { file, leaf, out } => interop::export_pi(&file, leaf.as_deref(), &out),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.

@@ -1,0 +1,26 @@
+//! `view`: the session as one self-contained HTML page, on stdout or in a new file.
+
+use std::io::Write;
+use std::path::Path;
+
+use session::view::{ViewOptions, render_html, write_html_file};
+
+use crate::exit;
+use crate::output::{Out, Outcome, open};
+
+/// The page of `file` opening on `leaf`'s branch (default: the latest leaf), titled
+/// with the file's name; written to `to` (a new file) or to stdout.
+pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
+    let (store, report) = open(file, false)?;
+    let options = ViewOptions {
+        leaf,
+        title: file
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned()),
+    };
+    match to {
+        Some(to) => write_html_file(&store, &options, to)?,
+        None => out.write_all(render_html(&store, &options)?.as_bytes())?,
+    }
+    Ok(exit::for_state(report.state))
+}
