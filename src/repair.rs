@@ -114,8 +114,8 @@ pub fn repair_jsonl_with_io(
     let path = path.as_ref();
     let file = open_regular(OpenOptions::new().read(true).write(true), path)
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    lock(&file, path)?;
-    let _unlock = Unlock(&file);
+    // Released when repair returns, however it returns.
+    let _lock = lock(&file, path)?;
     let mut replay = Replay::new(&file, false);
     let size = replay.run(&file, path)?;
     let committed = replay.scanner.committed_bytes();
@@ -141,19 +141,6 @@ pub fn repair_jsonl_with_io(
         backup: Some(backup),
         entries,
     })
-}
-
-/// Releases repair's lock when repair returns, explicitly, as a store's close does. A
-/// `flock` lock lives on the open file, which a child forked meanwhile by another thread
-/// shares: closing only this descriptor would leave the file locked until that child
-/// execs or exits, and a writer opening right after the repair would get `locked`.
-struct Unlock<'f>(&'f File);
-
-impl Drop for Unlock<'_> {
-    fn drop(&mut self) {
-        // Nothing to report from a drop: a failed unlock leaves the lock to the close.
-        let _ = self.0.unlock();
-    }
 }
 
 /// Copies `file[from..]` to a new sidecar next to `path` and makes it durable: written
