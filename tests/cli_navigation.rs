@@ -6,10 +6,9 @@
 mod common;
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use common::{CHAPTER, temp_dir, write_file};
+use common::{CHAPTER, TempFile, temp_dir, write_file};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
 
@@ -39,8 +38,8 @@ fn entry(id: &str, parent: Option<&str>) -> String {
     )
 }
 
-fn session_file(name: &str, lines: impl Iterator<Item = String>) -> PathBuf {
-    let path = temp_dir(name).join("s.jsonl");
+fn session_file(name: &str, lines: impl Iterator<Item = String>) -> TempFile {
+    let path = temp_dir(name).file_path("s.jsonl");
     let mut text = String::new();
     for line in lines {
         text.push_str(&line);
@@ -126,7 +125,7 @@ fn tree_indentation_is_capped_on_a_deep_comb_of_branches() {
     assert!(out.contains("(+2 below)"), "{out}");
 }
 
-fn chapter(name: &str) -> PathBuf {
+fn chapter(name: &str) -> TempFile {
     session_file(name, CHAPTER.iter().map(|l| (*l).to_owned()))
 }
 

@@ -89,9 +89,8 @@ fn appends_onto_a_whitespace_tail_longer_than_a_line_keep_the_file_readable() {
 const GIB: u64 = 1 << 30;
 
 /// A file with three committed entries and a sparse tail: its apparent size is `size`.
-fn sparse_session(name: &str, size: u64) -> (PathBuf, u64) {
-    let dir = temp_dir(name);
-    let path = dir.join("s.jsonl");
+fn sparse_session(name: &str, size: u64) -> (TempFile, u64) {
+    let path = temp_dir(name).file_path("s.jsonl");
     let committed = lines(&[U1, A_READ, R_READ]);
     write_file(&path, committed.as_bytes());
     OpenOptions::new()
@@ -242,7 +241,7 @@ impl RepairIo for ForkDuringRepair {
 
 #[test]
 fn repair_releases_its_lock_even_while_a_child_holds_the_file() {
-    let path = temp_dir("repair-child").join("s.jsonl");
+    let path = temp_dir("repair-child").file_path("s.jsonl");
     let mut bytes = format!("{U1}\n").into_bytes();
     bytes.extend_from_slice(b"{\"id\":\"torn");
     write_file(&path, &bytes);
@@ -291,7 +290,7 @@ fn a_repair_that_fills_the_disk_fails_with_io_and_leaves_no_partial_backup() {
 // The backup keeps the file's permissions, never follows a symlink,
 // and is never partial.
 
-fn torn_file(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+fn torn_file(name: &str) -> (TempDir, PathBuf, Vec<u8>) {
     let dir = temp_dir(name);
     let path = dir.join("s.jsonl");
     let mut bytes = lines(&[U1]).into_bytes();

@@ -2,8 +2,12 @@
 //! and its report on stderr, never overwrites; `session export --to pi FILE LEAF OUT`
 //! writes a pi file that resumes at LEAF.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::temp_dir;
 
 fn session(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_session"))
@@ -18,16 +22,9 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("interop-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
-    let dir = scratch("import");
+    let dir = temp_dir("import");
     let out = dir.join("codex.jsonl");
     let import = |out: &Path| {
         session(&[
@@ -86,7 +83,7 @@ fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
 
 #[test]
 fn unknown_format_and_unknown_leaf_are_refused() {
-    let dir = scratch("refused");
+    let dir = temp_dir("refused");
     let out = dir.join("out.jsonl");
     let unknown = session(&[
         Path::new("import"),

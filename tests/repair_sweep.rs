@@ -13,7 +13,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-use common::{Rng, Session, TempDir, chapter_session, generated_session, seed};
+use common::{Rng, Session, TempDir, chapter_session, generated_session, seed, temp_dir};
 use session::{RealRepairIo, RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
 
 /// The real file operations of a repair, without the syncs.
@@ -123,7 +123,7 @@ fn offsets(session: &Session) -> Vec<usize> {
 
 #[test]
 fn repair_at_every_truncation_offset_keeps_the_committed_prefix_exactly() {
-    let dir = TempDir::new("repair-offsets");
+    let dir = temp_dir("repair-offsets");
     let mut cases = 0;
     let mut violations = Vec::new();
     for (name, session) in [
@@ -148,7 +148,7 @@ fn repair_at_every_truncation_offset_keeps_the_committed_prefix_exactly() {
 
 #[test]
 fn repair_after_every_tail_fill_keeps_the_committed_prefix_exactly() {
-    let dir = TempDir::new("repair-fills");
+    let dir = temp_dir("repair-fills");
     let session = generated_session(seed(0x7152), 20, false);
     let mut rng = Rng::new(seed(0x7153));
     let boundaries: Vec<usize> = std::iter::once(0)

@@ -14,7 +14,6 @@ pub mod powerloss;
 pub mod properties;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use faults::*;
 pub use harness::*;
@@ -89,45 +88,69 @@ pub fn within_a_minute<T: Send + 'static>(
         .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
-/// A fresh, empty directory under the system temp dir whose name contains `name`. It
-/// stays after the test (small fixtures); [`TempDir`] removes its folder when dropped.
-pub fn temp_dir(name: &str) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("libsession-test-{}-{name}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A fresh, empty folder under the system temp folder whose name contains `name`,
+/// removed with its contents when the returned guard is dropped. The guard
+/// dereferences to the folder's path, so keep it in a variable for as long as the
+/// folder is used (`temp_dir("x").join("s.jsonl")` would remove the folder at once).
+pub fn temp_dir(name: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("libsession-test-{name}-"))
+        .tempdir()
+        .expect("temp dir");
+    TempDir(dir)
 }
 
-/// A [`temp_dir`] removed when dropped (for tests that write large files). It
-/// dereferences to its path.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        TempDir(temp_dir(name))
-    }
-}
+/// A [`temp_dir`]: the folder lives as long as this guard.
+pub struct TempDir(tempfile::TempDir);
 
 impl std::ops::Deref for TempDir {
     type Target = Path;
 
     fn deref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
 impl AsRef<Path> for TempDir {
     fn as_ref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl TempDir {
+    /// The path of `file_name` in this folder, keeping the folder as long as the path
+    /// (for helpers that return a session file's path).
+    pub fn file_path(self, file_name: &str) -> TempFile {
+        TempFile {
+            path: self.join(file_name),
+            _dir: self,
+        }
+    }
+}
+
+/// A path in a [`temp_dir`] that owns the folder: it is removed when this drops.
+pub struct TempFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempFile {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
     }
 }
 
