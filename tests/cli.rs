@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{CHAPTER, TempFile, temp_dir, write_file};
+use common::{CHAPTER, EXAMPLE_FILE, TempFile, temp_dir, write_file};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
 
@@ -38,7 +38,7 @@ fn stderr(out: &Output) -> String {
 /// The chapter's six entries, every line committed.
 fn clean_file(name: &str) -> TempFile {
     let path = temp_dir(name).file_path("s.jsonl");
-    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+    write_file(&path, EXAMPLE_FILE.as_bytes());
     path
 }
 
@@ -404,7 +404,7 @@ fn a_full_stdout_is_an_io_error_exit_3() {
 fn a_non_utf8_file_name_works() {
     let dir = temp_dir("non-utf8");
     let path = dir.join(OsStr::from_bytes(b"s\xff\xfe.jsonl"));
-    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+    write_file(&path, EXAMPLE_FILE.as_bytes());
     for (verb, args) in every_verb(&path, "a-final") {
         let out = run_verb(verb, &args);
         assert_eq!(code(&out), 0, "{verb}: {}", stderr(&out));

@@ -8,7 +8,7 @@ mod common;
 use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};
 
-use common::{CHAPTER, TempFile, temp_dir, write_file};
+use common::{CHAPTER, EXAMPLE_FILE, TempFile, temp_dir, write_file};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
 
@@ -142,7 +142,7 @@ fn tree_marks_the_leaf_path_and_json_lists_nodes() {
         out,
         "u-1  user: 读取 README.md，告诉我项目名  *\n\
          ├─ a-read  assistant [1 tool call]: \n\
-         │  r-read  toolResult call-1: # tiny-pi ...\n\
+         │  r-read  toolResult call-1: # tiny-pi\\n\\nA tiny coding agent.\n\
          │  a-final  assistant: 项目名是 tiny-pi\n\
          │  meta-cwd  metadata cwd: \n\
          └─ a-alt  assistant: 我无法读取该文件  <== leaf\n"
@@ -232,10 +232,7 @@ fn label_appends_under_the_latest_leaf_and_empty_text_clears() {
 #[test]
 fn ls_prints_a_table_row_per_session_with_escaped_text() {
     let dir = temp_dir("cli-ls");
-    write_file(
-        &dir.join("a.jsonl"),
-        format!("{}\n", CHAPTER.join("\n")).as_bytes(),
-    );
+    write_file(&dir.join("a.jsonl"), EXAMPLE_FILE.as_bytes());
     let hostile = r#"{"id":"u","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J there"}}"#;
     write_file(&dir.join("b.jsonl"), format!("{hostile}\n").as_bytes());
     write_file(&dir.join("c.jsonl"), b"{oops}\n");

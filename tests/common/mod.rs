@@ -18,13 +18,36 @@ use std::path::{Path, PathBuf};
 pub use faults::*;
 pub use harness::*;
 
+/// The example session (docs/contract.md §1), byte for byte as checked in: the one copy
+/// of the chapter's tree that every test reads.
+pub const EXAMPLE_FILE: &str = include_str!("../../examples/tiny-pi.jsonl");
+
+/// Line `n` (from 0) of [`EXAMPLE_FILE`], without its `\n`; at compile time, so the
+/// entries below stay constants.
+const fn example_line(n: usize) -> &'static str {
+    let bytes = EXAMPLE_FILE.as_bytes();
+    let (mut i, mut start, mut line) = (0, 0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            if line == n {
+                let (head, _) = EXAMPLE_FILE.split_at(i);
+                return head.split_at(start).1;
+            }
+            line += 1;
+            start = i + 1;
+        }
+        i += 1;
+    }
+    panic!("the example has fewer lines")
+}
+
 /// The chapter's fixed tree, in append order (docs/contract.md §1).
-pub const U1: &str = r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名"}}"#;
-pub const A_READ: &str = r#"{"id":"a-read","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"},"partialJson":"{\"path\":\"README.md\"}"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse"}}"#;
-pub const R_READ: &str = r##"{"id":"r-read","parentId":"a-read","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi ..."}],"isError":false,"details":{"path":"README.md","bytes":12}}}"##;
-pub const A_FINAL: &str = r#"{"id":"a-final","parentId":"r-read","timestamp":4,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"项目名是 tiny-pi"}]}}"#;
-pub const A_ALT: &str = r#"{"id":"a-alt","parentId":"u-1","timestamp":5,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"我无法读取该文件"}]}}"#;
-pub const META_CWD: &str = r#"{"id":"meta-cwd","parentId":"a-final","timestamp":6,"type":"metadata","key":"cwd","value":"/workspace/tiny-pi"}"#;
+pub const U1: &str = example_line(0);
+pub const A_READ: &str = example_line(1);
+pub const R_READ: &str = example_line(2);
+pub const A_FINAL: &str = example_line(3);
+pub const A_ALT: &str = example_line(4);
+pub const META_CWD: &str = example_line(5);
 
 pub const CHAPTER: [&str; 6] = [U1, A_READ, R_READ, A_FINAL, A_ALT, META_CWD];
 
