@@ -55,45 +55,38 @@ impl RepairReport {
     }
 }
 
-/// The file operations a repair performs, so that tests can fail each one.
+/// The file operations a repair performs, so that tests can fail each one. Every method
+/// defaults to the real file system, so a fake overrides only the step it changes.
 pub trait RepairIo {
     /// Creates the backup's temporary file with the permissions (and, where allowed,
     /// the owner) of `like`, the session file; fails with `AlreadyExists` if `path`
     /// exists, and never follows a symbolic link.
-    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>>;
+    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
+        Ok(Box::new(create_sidecar(path, like)?))
+    }
     /// Renames the complete, synced temporary file `from` to the backup name `to`;
     /// fails with `AlreadyExists`, changing nothing, if `to` exists.
     fn publish_backup(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         rename_no_replace(from, to)
     }
     /// Cuts the session file to `len` bytes.
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()>;
+    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
+        file.set_len(len)
+    }
     /// Makes the session file's data and size durable.
-    fn sync_file(&mut self, file: &File) -> io::Result<()>;
+    fn sync_file(&mut self, file: &File) -> io::Result<()> {
+        file.sync_all()
+    }
     /// Makes the directory entries next to `path` durable.
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()>;
+    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
+        sync_dir(path)
+    }
 }
 
 /// The real file system.
 pub struct RealRepairIo;
 
-impl RepairIo for RealRepairIo {
-    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
-        Ok(Box::new(create_sidecar(path, like)?))
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        file.set_len(len)
-    }
-
-    fn sync_file(&mut self, file: &File) -> io::Result<()> {
-        file.sync_all()
-    }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        sync_dir(path)
-    }
-}
+impl RepairIo for RealRepairIo {}
 
 /// Repairs the JSONL file at `path`: see the module documentation.
 ///

@@ -187,18 +187,6 @@ impl RepairIo for FullDisk {
         let file = OpenOptions::new().write(true).open(path)?;
         Ok(Box::new(DiskFull { file, budget: 10 }))
     }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
-    }
-
-    fn sync_file(&mut self, file: &File) -> io::Result<()> {
-        RealRepairIo.sync_file(file)
-    }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        RealRepairIo.sync_dir(path)
-    }
 }
 
 /// Repair's file operations, with a child process started in the middle that holds a
@@ -209,18 +197,6 @@ struct ForkDuringRepair {
 }
 
 impl RepairIo for ForkDuringRepair {
-    fn create_backup(
-        &mut self,
-        path: &Path,
-        like: &std::fs::Metadata,
-    ) -> io::Result<Box<dyn SessionFile>> {
-        RealRepairIo.create_backup(path, like)
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
-    }
-
     fn sync_file(&mut self, file: &File) -> io::Result<()> {
         // `dup` gives a descriptor without close-on-exec: the child keeps it.
         let copy = rustix::io::dup(file)?;
@@ -232,10 +208,6 @@ impl RepairIo for ForkDuringRepair {
         );
         drop(copy);
         RealRepairIo.sync_file(file)
-    }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        RealRepairIo.sync_dir(path)
     }
 }
 
@@ -352,24 +324,8 @@ fn a_stale_temporary_from_a_killed_repair_is_never_taken_for_a_backup() {
 fn a_repair_stopped_before_the_rename_leaves_no_backup_name() {
     struct NoPublish;
     impl RepairIo for NoPublish {
-        fn create_backup(
-            &mut self,
-            path: &Path,
-            like: &std::fs::Metadata,
-        ) -> io::Result<Box<dyn SessionFile>> {
-            RealRepairIo.create_backup(path, like)
-        }
         fn publish_backup(&mut self, _from: &Path, _to: &Path) -> io::Result<()> {
             Err(io::Error::from_raw_os_error(5)) // EIO
-        }
-        fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-            RealRepairIo.truncate(file, len)
-        }
-        fn sync_file(&mut self, file: &File) -> io::Result<()> {
-            RealRepairIo.sync_file(file)
-        }
-        fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-            RealRepairIo.sync_dir(path)
         }
     }
     let (dir, path, bytes) = torn_file("no-publish");

@@ -14,7 +14,7 @@ use std::io;
 use std::path::Path;
 
 use common::{Rng, Session, TempDir, chapter_session, generated_session, seed, temp_dir};
-use session::{RealRepairIo, RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
+use session::{RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
 
 /// The real file operations of a repair, without the syncs.
 struct NoSync;
@@ -39,10 +39,6 @@ impl RepairIo for NoSync {
     ) -> io::Result<Box<dyn SessionFile>> {
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
         Ok(Box::new(UnsyncedFile(file)))
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
     }
 
     fn sync_file(&mut self, _: &File) -> io::Result<()> {
