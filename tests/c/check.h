@@ -440,6 +440,20 @@ static inline void remove_tmpdir(const char *dir)
     rmdir(dir);
 }
 
+/* The number of names in dir, . and .. aside; -1 if it cannot be read. */
+static inline int count_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+    if (!d) return -1;
+    while ((ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static inline void write_file(const char *path, const void *bytes, size_t len)
 {
     FILE *f = fopen(path, "wb");
