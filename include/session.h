@@ -849,7 +849,8 @@ SessionStatus session_import(const char *format,
  * Returns what session_import returns, and SESSION_ERR_CANCELLED. Ownership and
  * threads: as session_import.
  *
- * Safety: as session_import; progress, if not NULL, follows SessionProgress's
+ * Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+ * out_json is NULL or writable; progress is NULL or follows SessionProgress's
  * contract.
  */
 SessionStatus session_import_with_progress(const char *format,

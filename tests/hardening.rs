@@ -232,12 +232,8 @@ fn repair_releases_its_lock_even_while_a_child_holds_the_file() {
 
 /// The names in `dir` other than `keep`.
 fn others(dir: &Path, keep: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != keep)
-        .collect();
-    names.sort();
+    let mut names = names_in(dir);
+    names.retain(|n| n != keep);
     names
 }
 

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 use session::Error;
 use session::interop::{Format, ImportProgress, import_file_with_progress};
@@ -27,15 +25,6 @@ fn pi_session(bytes: usize) -> Vec<u8> {
         i += 1;
     }
     out.into_bytes()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]

@@ -84,9 +84,10 @@ pub unsafe extern "C" fn session_import(
     options_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
-    // SAFETY: the caller's promises are those of import().
+    // SAFETY: the caller's promises are those of session_import_with_progress, with
+    // no callback.
     unsafe {
-        import(
+        session_import_with_progress(
             format,
             src_path,
             out_path,
@@ -116,37 +117,11 @@ pub type SessionProgress =
 /// Returns what session_import returns, and SESSION_ERR_CANCELLED. Ownership and
 /// threads: as session_import.
 ///
-/// Safety: as session_import; progress, if not NULL, follows SessionProgress's
+/// Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+/// out_json is NULL or writable; progress is NULL or follows SessionProgress's
 /// contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn session_import_with_progress(
-    format: *const c_char,
-    src_path: *const c_char,
-    out_path: *const c_char,
-    options_json: *const c_char,
-    progress: SessionProgress,
-    user_data: *mut c_void,
-    out_json: *mut *mut c_char,
-) -> SessionStatus {
-    // SAFETY: the caller's promises are those of import().
-    unsafe {
-        import(
-            format,
-            src_path,
-            out_path,
-            options_json,
-            progress,
-            user_data,
-            out_json,
-        )
-    }
-}
-
-/// The body of both import functions.
-///
-/// Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
-/// out_json is NULL or writable; progress is NULL or follows SessionProgress.
-unsafe fn import(
     format: *const c_char,
     src_path: *const c_char,
     out_path: *const c_char,

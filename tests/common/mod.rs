@@ -111,6 +111,21 @@ pub fn within_a_minute<T: Send + 'static>(
         .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the folder can be read")
+        .map(|e| {
+            e.expect("a folder entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// A fresh, empty folder under the system temp folder whose name contains `name`,
 /// removed with its contents when the returned guard is dropped. The guard
 /// dereferences to the folder's path, so keep it in a variable for as long as the
