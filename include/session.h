@@ -152,6 +152,15 @@ typedef int32_t SessionState;
 typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, void *user_data);
 
 /**
+ * Told how far a long call has come: pass (from 1) of the passes the call makes over
+ * its input, done of total bytes of that pass, and the user_data given to the call.
+ * Returning non-zero asks the call to stop: it returns SESSION_ERR_CANCELLED and
+ * writes nothing. It is called on the calling thread, never after the call returns,
+ * and must not unwind (a C++ exception) or longjmp out.
+ */
+typedef int (*SessionProgress)(uint32_t pass, uint64_t done, uint64_t total, void *user_data);
+
+/**
  * Success.
  */
 #define SESSION_OK 0
@@ -277,6 +286,12 @@ typedef double (*SessionTokenEstimator)(const char *message_json, size_t len, vo
  * duplicate_tool_result, missing_result), interactionStartId.
  */
 #define SESSION_ERR_TOOL_PAIRING 18
+
+/**
+ * The caller's progress callback returned non-zero, asking a long call to stop (see
+ * session_import_with_progress); nothing was written. No extra error JSON members.
+ */
+#define SESSION_ERR_CANCELLED 19
 
 /**
  * Appends are accepted.
@@ -822,6 +837,29 @@ SessionStatus session_import(const char *format,
                              const char *out_path,
                              const char *options_json,
                              char **out_json);
+
+/**
+ * session_import, telling progress how far it has read: at the start of each pass
+ * over the source (two or three) and after every mebibyte read, with total the
+ * source's size in bytes. progress may be NULL (then this is session_import);
+ * user_data is passed to it untouched and may be NULL. When progress returns
+ * non-zero the import stops: SESSION_ERR_CANCELLED, and nothing is left at
+ * out_path (the temporary file is removed).
+ *
+ * Returns what session_import returns, and SESSION_ERR_CANCELLED. Ownership and
+ * threads: as session_import.
+ *
+ * Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+ * out_json is NULL or writable; progress is NULL or follows SessionProgress's
+ * contract.
+ */
+SessionStatus session_import_with_progress(const char *format,
+                                           const char *src_path,
+                                           const char *out_path,
+                                           const char *options_json,
+                                           SessionProgress progress,
+                                           void *user_data,
+                                           char **out_json);
 
 /**
  * The direct children of the entry id, in commit order, as a JSON array of nodes.

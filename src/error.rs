@@ -280,6 +280,9 @@ pub enum Error {
     /// number; `entry_id` names the message's entry (the compaction for the summary).
     #[error("the token estimator failed for entry {entry_id:?}: {message}")]
     Estimator { entry_id: String, message: String },
+    /// The caller's progress callback asked a long call to stop; nothing was written.
+    #[error("cancelled by the progress callback; nothing was written")]
+    Cancelled,
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.

@@ -55,45 +55,38 @@ impl RepairReport {
     }
 }
 
-/// The file operations a repair performs, so that tests can fail each one.
+/// The file operations a repair performs, so that tests can fail each one. Every method
+/// defaults to the real file system, so a fake overrides only the step it changes.
 pub trait RepairIo {
     /// Creates the backup's temporary file with the permissions (and, where allowed,
     /// the owner) of `like`, the session file; fails with `AlreadyExists` if `path`
     /// exists, and never follows a symbolic link.
-    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>>;
+    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
+        Ok(Box::new(create_sidecar(path, like)?))
+    }
     /// Renames the complete, synced temporary file `from` to the backup name `to`;
     /// fails with `AlreadyExists`, changing nothing, if `to` exists.
     fn publish_backup(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         rename_no_replace(from, to)
     }
     /// Cuts the session file to `len` bytes.
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()>;
+    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
+        file.set_len(len)
+    }
     /// Makes the session file's data and size durable.
-    fn sync_file(&mut self, file: &File) -> io::Result<()>;
+    fn sync_file(&mut self, file: &File) -> io::Result<()> {
+        file.sync_all()
+    }
     /// Makes the directory entries next to `path` durable.
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()>;
+    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
+        sync_dir(path)
+    }
 }
 
 /// The real file system.
 pub struct RealRepairIo;
 
-impl RepairIo for RealRepairIo {
-    fn create_backup(&mut self, path: &Path, like: &Metadata) -> io::Result<Box<dyn SessionFile>> {
-        Ok(Box::new(create_sidecar(path, like)?))
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        file.set_len(len)
-    }
-
-    fn sync_file(&mut self, file: &File) -> io::Result<()> {
-        file.sync_all()
-    }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        sync_dir(path)
-    }
-}
+impl RepairIo for RealRepairIo {}
 
 /// Repairs the JSONL file at `path`: see the module documentation.
 ///
@@ -114,8 +107,8 @@ pub fn repair_jsonl_with_io(
     let path = path.as_ref();
     let file = open_regular(OpenOptions::new().read(true).write(true), path)
         .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    lock(&file, path)?;
-    let _unlock = Unlock(&file);
+    // Released when repair returns, however it returns.
+    let _lock = lock(&file, path)?;
     let mut replay = Replay::new(&file, false);
     let size = replay.run(&file, path)?;
     let committed = replay.scanner.committed_bytes();
@@ -141,19 +134,6 @@ pub fn repair_jsonl_with_io(
         backup: Some(backup),
         entries,
     })
-}
-
-/// Releases repair's lock when repair returns, explicitly, as a store's close does. A
-/// `flock` lock lives on the open file, which a child forked meanwhile by another thread
-/// shares: closing only this descriptor would leave the file locked until that child
-/// execs or exits, and a writer opening right after the repair would get `locked`.
-struct Unlock<'f>(&'f File);
-
-impl Drop for Unlock<'_> {
-    fn drop(&mut self) {
-        // Nothing to report from a drop: a failed unlock leaves the lock to the close.
-        let _ = self.0.unlock();
-    }
 }
 
 /// Copies `file[from..]` to a new sidecar next to `path` and makes it durable: written

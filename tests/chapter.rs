@@ -65,7 +65,7 @@ fn messages_on_path_keeps_every_tool_call_and_tool_result_field() {
     let entries = chapter_entries();
     let messages = messages_on_path(&entries, "meta-cwd").unwrap();
     // Byte-for-byte the message members of the fixture: toolCall id, name, structured
-    // arguments, the raw argument text, usage; toolResult id, name, isError, details.
+    // arguments, usage; toolResult id, name, isError, details.
     assert_eq!(messages[1].json(), message_of(A_READ));
     assert_eq!(messages[2].json(), message_of(R_READ));
     assert!(
@@ -81,7 +81,7 @@ fn messages_on_path_keeps_every_tool_call_and_tool_result_field() {
     assert!(
         messages[2]
             .json()
-            .contains(r#""isError":false,"details":{"path":"README.md","bytes":12}"#)
+            .contains(r#""isError":false,"details":{"path":"README.md","bytes":33}"#)
     );
 }
 
@@ -156,8 +156,7 @@ fn jsonl_store_restores_the_chapter_tree_after_reopen() {
         }
         check_store(&store);
     }
-    let expected: String = CHAPTER.iter().map(|l| format!("{l}\n")).collect();
-    assert_eq!(String::from_utf8(read_file(&path)).unwrap(), expected);
+    assert_eq!(String::from_utf8(read_file(&path)).unwrap(), EXAMPLE_FILE);
     let (store, report) = Store::open_jsonl(&path).unwrap();
     assert_eq!(report.state, session::State::Ready);
     assert!(report.warnings.is_empty());

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{CHAPTER, temp_dir, write_file};
+use common::{CHAPTER, EXAMPLE_FILE, TempFile, temp_dir, write_file};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
 
@@ -36,9 +36,9 @@ fn stderr(out: &Output) -> String {
 }
 
 /// The chapter's six entries, every line committed.
-fn clean_file(name: &str) -> PathBuf {
-    let path = temp_dir(name).join("s.jsonl");
-    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+fn clean_file(name: &str) -> TempFile {
+    let path = temp_dir(name).file_path("s.jsonl");
+    write_file(&path, EXAMPLE_FILE.as_bytes());
     path
 }
 
@@ -89,7 +89,7 @@ fn every_verb_exits_0_on_a_clean_file() {
 
 #[test]
 fn every_reading_verb_exits_1_after_printing_on_a_file_that_needs_repair() {
-    let path = temp_dir("needs-repair").join("s.jsonl");
+    let path = temp_dir("needs-repair").file_path("s.jsonl");
     let tail = &CHAPTER[5][..20];
     write_file(
         &path,
@@ -125,7 +125,7 @@ fn every_reading_verb_exits_1_after_printing_on_a_file_that_needs_repair() {
 
 #[test]
 fn every_verb_but_salvage_exits_2_on_a_corrupt_file_and_salvage_exits_1() {
-    let path = temp_dir("corrupt").join("s.jsonl");
+    let path = temp_dir("corrupt").file_path("s.jsonl");
     write_file(
         &path,
         format!("{}\nnot json\n{}\n", CHAPTER[0], CHAPTER[1]).as_bytes(),
@@ -152,7 +152,7 @@ fn every_verb_with_a_leaf_exits_2_when_there_is_no_such_leaf() {
 
 #[test]
 fn every_verb_exits_3_on_a_missing_file() {
-    let path = temp_dir("missing").join("absent.jsonl");
+    let path = temp_dir("missing").file_path("absent.jsonl");
     for (verb, args) in every_verb(&path, "u-1") {
         let out = run_verb(verb, &args);
         assert_eq!(code(&out), 3, "{verb}: {}", stderr(&out));
@@ -282,7 +282,7 @@ fn a_verb_without_leaf_reads_the_latest_leaf() {
         );
     }
     // A session with no entries has no latest leaf: the request fails (2), said in words.
-    let empty = temp_dir("no-leaf-empty").join("s.jsonl");
+    let empty = temp_dir("no-leaf-empty").file_path("s.jsonl");
     write_file(&empty, b"");
     let out = run([OsStr::new("show"), empty.as_os_str()]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
@@ -346,8 +346,8 @@ fn help_and_readme_list_the_same_exit_codes() {
 }
 
 /// A linear session long enough that its output cannot fit in a pipe's buffer.
-fn long_file(name: &str) -> (PathBuf, String) {
-    let path = temp_dir(name).join("s.jsonl");
+fn long_file(name: &str) -> (TempFile, String) {
+    let path = temp_dir(name).file_path("s.jsonl");
     let text = "x".repeat(200);
     let mut lines = String::new();
     let mut parent: Option<String> = None;
@@ -405,7 +405,7 @@ fn a_full_stdout_is_an_io_error_exit_3() {
 fn a_non_utf8_file_name_works() {
     let dir = temp_dir("non-utf8");
     let path = dir.join(OsStr::from_bytes(b"s\xff\xfe.jsonl"));
-    write_file(&path, format!("{}\n", CHAPTER.join("\n")).as_bytes());
+    write_file(&path, EXAMPLE_FILE.as_bytes());
     for (verb, args) in every_verb(&path, "a-final") {
         let out = run_verb(verb, &args);
         assert_eq!(code(&out), 0, "{verb}: {}", stderr(&out));
@@ -445,7 +445,7 @@ fn assert_terminal_safe(what: &str, bytes: &[u8]) {
 
 #[test]
 fn text_from_the_file_reaches_the_terminal_escaped() {
-    let path = temp_dir("escapes").join("s.jsonl");
+    let path = temp_dir("escapes").file_path("s.jsonl");
     let root = r#"{"id":"r\u001b]0;pwned\u0007","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J\u009b31m\u007f\u202e\u2028"}}"#;
     let meta = r#"{"id":"k\u001b[2J","parentId":"r\u001b]0;pwned\u0007","timestamp":2,"type":"metadata","key":"ke\u001b[31my\u009b","value":"v\u001b[2J"}"#;
     write_file(&path, format!("{root}\n{meta}\n").as_bytes());
@@ -468,7 +468,7 @@ fn text_from_the_file_reaches_the_terminal_escaped() {
         "{tree}"
     );
     // A damaged line with raw ESC bytes, reported by verify (an error) and salvage.
-    let damaged = temp_dir("escapes-damaged").join("s.jsonl");
+    let damaged = temp_dir("escapes-damaged").file_path("s.jsonl");
     write_file(
         &damaged,
         format!("{root}\n{{\"bad\u{1b}[2J\u{9b}\n").as_bytes(),
@@ -490,7 +490,7 @@ fn text_from_the_file_reaches_the_terminal_escaped() {
 
 #[test]
 fn json_output_stays_the_same_json() {
-    let path = temp_dir("escapes-json").join("s.jsonl");
+    let path = temp_dir("escapes-json").file_path("s.jsonl");
     let root = r#"{"id":"r\u001b","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J\u009b\u202e"}}"#;
     write_file(&path, format!("{root}\n").as_bytes());
     let out = run([OsStr::new("path"), path.as_os_str(), OsStr::new("r\u{1b}")]);
@@ -512,7 +512,7 @@ fn json_output_stays_the_same_json() {
 
 #[test]
 fn show_prints_an_extension_role_by_its_own_name() {
-    let path = temp_dir("extension-role").join("s.jsonl");
+    let path = temp_dir("extension-role").file_path("s.jsonl");
     let root = r#"{"id":"u","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi"}}"#;
     let ext = r#"{"id":"x","parentId":"u","timestamp":2,"type":"message","message":{"role":"bashExecution","command":"ls"}}"#;
     write_file(&path, format!("{root}\n{ext}\n").as_bytes());

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{temp_dir, write_file};
+use common::{TempFile, temp_dir, write_file};
 use session::{ContextOptions, JsonlOptions, Store};
 
 const EXAMPLE: &str = concat!(
@@ -43,11 +43,11 @@ fn library_context(file: &Path, leaf: &str, options: &str) -> String {
 }
 
 /// The example's first `n` lines plus `extra`, as a new file.
-fn example_prefix_with(name: &str, n: usize, extra: &[&str]) -> std::path::PathBuf {
+fn example_prefix_with(name: &str, n: usize, extra: &[&str]) -> TempFile {
     let text = std::fs::read_to_string(EXAMPLE).unwrap();
     let mut lines: Vec<&str> = text.lines().take(n).collect();
     lines.extend_from_slice(extra);
-    let path = temp_dir(name).join("s.jsonl");
+    let path = temp_dir(name).file_path("s.jsonl");
     write_file(&path, format!("{}\n", lines.join("\n")).as_bytes());
     path
 }
@@ -178,7 +178,7 @@ fn context_unknown_leaf_fails_with_2() {
 #[test]
 fn context_on_a_torn_file_builds_from_the_committed_prefix_and_exits_1() {
     let text = std::fs::read_to_string(EXAMPLE).unwrap();
-    let path = temp_dir("torn").join("s.jsonl");
+    let path = temp_dir("torn").file_path("s.jsonl");
     write_file(&path, format!("{text}{{\"id\":\"u-4\"").as_bytes());
     let out = session(&["context", path.to_str().unwrap(), "u-3"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

@@ -6,10 +6,9 @@
 mod common;
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use common::{CHAPTER, temp_dir, write_file};
+use common::{CHAPTER, EXAMPLE_FILE, TempFile, temp_dir, write_file};
 
 const SESSION: &str = env!("CARGO_BIN_EXE_session");
 
@@ -39,8 +38,8 @@ fn entry(id: &str, parent: Option<&str>) -> String {
     )
 }
 
-fn session_file(name: &str, lines: impl Iterator<Item = String>) -> PathBuf {
-    let path = temp_dir(name).join("s.jsonl");
+fn session_file(name: &str, lines: impl Iterator<Item = String>) -> TempFile {
+    let path = temp_dir(name).file_path("s.jsonl");
     let mut text = String::new();
     for line in lines {
         text.push_str(&line);
@@ -126,7 +125,7 @@ fn tree_indentation_is_capped_on_a_deep_comb_of_branches() {
     assert!(out.contains("(+2 below)"), "{out}");
 }
 
-fn chapter(name: &str) -> PathBuf {
+fn chapter(name: &str) -> TempFile {
     session_file(name, CHAPTER.iter().map(|l| (*l).to_owned()))
 }
 
@@ -143,7 +142,7 @@ fn tree_marks_the_leaf_path_and_json_lists_nodes() {
         out,
         "u-1  user: 读取 README.md，告诉我项目名  *\n\
          ├─ a-read  assistant [1 tool call]: \n\
-         │  r-read  toolResult call-1: # tiny-pi ...\n\
+         │  r-read  toolResult call-1: # tiny-pi\\n\\nA tiny coding agent.\n\
          │  a-final  assistant: 项目名是 tiny-pi\n\
          │  meta-cwd  metadata cwd: \n\
          └─ a-alt  assistant: 我无法读取该文件  <== leaf\n"
@@ -233,10 +232,7 @@ fn label_appends_under_the_latest_leaf_and_empty_text_clears() {
 #[test]
 fn ls_prints_a_table_row_per_session_with_escaped_text() {
     let dir = temp_dir("cli-ls");
-    write_file(
-        &dir.join("a.jsonl"),
-        format!("{}\n", CHAPTER.join("\n")).as_bytes(),
-    );
+    write_file(&dir.join("a.jsonl"), EXAMPLE_FILE.as_bytes());
     let hostile = r#"{"id":"u","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J there"}}"#;
     write_file(&dir.join("b.jsonl"), format!("{hostile}\n").as_bytes());
     write_file(&dir.join("c.jsonl"), b"{oops}\n");

@@ -89,9 +89,8 @@ fn appends_onto_a_whitespace_tail_longer_than_a_line_keep_the_file_readable() {
 const GIB: u64 = 1 << 30;
 
 /// A file with three committed entries and a sparse tail: its apparent size is `size`.
-fn sparse_session(name: &str, size: u64) -> (PathBuf, u64) {
-    let dir = temp_dir(name);
-    let path = dir.join("s.jsonl");
+fn sparse_session(name: &str, size: u64) -> (TempFile, u64) {
+    let path = temp_dir(name).file_path("s.jsonl");
     let committed = lines(&[U1, A_READ, R_READ]);
     write_file(&path, committed.as_bytes());
     OpenOptions::new()
@@ -188,18 +187,6 @@ impl RepairIo for FullDisk {
         let file = OpenOptions::new().write(true).open(path)?;
         Ok(Box::new(DiskFull { file, budget: 10 }))
     }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
-    }
-
-    fn sync_file(&mut self, file: &File) -> io::Result<()> {
-        RealRepairIo.sync_file(file)
-    }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        RealRepairIo.sync_dir(path)
-    }
 }
 
 /// Repair's file operations, with a child process started in the middle that holds a
@@ -210,18 +197,6 @@ struct ForkDuringRepair {
 }
 
 impl RepairIo for ForkDuringRepair {
-    fn create_backup(
-        &mut self,
-        path: &Path,
-        like: &std::fs::Metadata,
-    ) -> io::Result<Box<dyn SessionFile>> {
-        RealRepairIo.create_backup(path, like)
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
-    }
-
     fn sync_file(&mut self, file: &File) -> io::Result<()> {
         // `dup` gives a descriptor without close-on-exec: the child keeps it.
         let copy = rustix::io::dup(file)?;
@@ -234,15 +209,11 @@ impl RepairIo for ForkDuringRepair {
         drop(copy);
         RealRepairIo.sync_file(file)
     }
-
-    fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-        RealRepairIo.sync_dir(path)
-    }
 }
 
 #[test]
 fn repair_releases_its_lock_even_while_a_child_holds_the_file() {
-    let path = temp_dir("repair-child").join("s.jsonl");
+    let path = temp_dir("repair-child").file_path("s.jsonl");
     let mut bytes = format!("{U1}\n").into_bytes();
     bytes.extend_from_slice(b"{\"id\":\"torn");
     write_file(&path, &bytes);
@@ -261,12 +232,8 @@ fn repair_releases_its_lock_even_while_a_child_holds_the_file() {
 
 /// The names in `dir` other than `keep`.
 fn others(dir: &Path, keep: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != keep)
-        .collect();
-    names.sort();
+    let mut names = names_in(dir);
+    names.retain(|n| n != keep);
     names
 }
 
@@ -291,7 +258,7 @@ fn a_repair_that_fills_the_disk_fails_with_io_and_leaves_no_partial_backup() {
 // The backup keeps the file's permissions, never follows a symlink,
 // and is never partial.
 
-fn torn_file(name: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+fn torn_file(name: &str) -> (TempDir, PathBuf, Vec<u8>) {
     let dir = temp_dir(name);
     let path = dir.join("s.jsonl");
     let mut bytes = lines(&[U1]).into_bytes();
@@ -353,24 +320,8 @@ fn a_stale_temporary_from_a_killed_repair_is_never_taken_for_a_backup() {
 fn a_repair_stopped_before_the_rename_leaves_no_backup_name() {
     struct NoPublish;
     impl RepairIo for NoPublish {
-        fn create_backup(
-            &mut self,
-            path: &Path,
-            like: &std::fs::Metadata,
-        ) -> io::Result<Box<dyn SessionFile>> {
-            RealRepairIo.create_backup(path, like)
-        }
         fn publish_backup(&mut self, _from: &Path, _to: &Path) -> io::Result<()> {
             Err(io::Error::from_raw_os_error(5)) // EIO
-        }
-        fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-            RealRepairIo.truncate(file, len)
-        }
-        fn sync_file(&mut self, file: &File) -> io::Result<()> {
-            RealRepairIo.sync_file(file)
-        }
-        fn sync_dir(&mut self, path: &Path) -> io::Result<()> {
-            RealRepairIo.sync_dir(path)
         }
     }
     let (dir, path, bytes) = torn_file("no-publish");

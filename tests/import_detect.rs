@@ -2,9 +2,12 @@
 //! session of the format asked for (nothing written), and reports the leaf the source
 //! agent resumes, never a line of a kind the importer does not know.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::temp_dir;
 use session::Error;
 use session::interop::{Format, import, import_file};
 
@@ -37,13 +40,6 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("import-detect-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn every_corpus_file_and_fixture_is_detected_as_the_format_of_its_folder() {
@@ -89,7 +85,7 @@ fn sample() -> Vec<(Format, PathBuf)> {
 
 #[test]
 fn an_auto_import_names_the_format_and_a_resume_leaf_that_is_a_conversation_entry() {
-    let dir = scratch("auto");
+    let dir = temp_dir("auto");
     for (i, (format, file)) in sample().into_iter().enumerate() {
         let out = dir.join(format!("{i}.jsonl"));
         let report = import_file(None, &file, &out).unwrap();
@@ -117,7 +113,7 @@ fn an_auto_import_names_the_format_and_a_resume_leaf_that_is_a_conversation_entr
 
 #[test]
 fn a_wrong_importer_is_refused_naming_the_detected_format_and_writes_nothing() {
-    let dir = scratch("wrong");
+    let dir = temp_dir("wrong");
     for (i, (format, file)) in sample().into_iter().enumerate() {
         for asked in FORMATS.into_iter().filter(|&f| f != format) {
             let out = dir.join(format!("{i}-{}.jsonl", asked.name()));
@@ -156,7 +152,7 @@ fn a_wrong_importer_is_refused_naming_the_detected_format_and_writes_nothing() {
 
 #[test]
 fn a_source_without_a_conversation_entry_is_refused_and_writes_nothing() {
-    let dir = scratch("empty");
+    let dir = temp_dir("empty");
     let cases: [(&str, Option<Format>); 3] = [
         (
             "{\"type\":\"last-prompt\",\"lastPrompt\":\"hi\",\"sessionId\":\"s\"}\n",

@@ -96,7 +96,7 @@ fn empty_objects(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn an_import_of_300_000_lines_fits_in_128_mib_of_address_space() {
-    let dir = TempDir::new("import-ulimit");
+    let dir = temp_dir("import-ulimit");
     let source = empty_objects(&dir);
     let out = dir.join("out.jsonl");
     let (status, stderr) = import_under_limit(128 * 1024, &source, &out);
@@ -115,7 +115,7 @@ fn an_import_of_300_000_lines_fits_in_128_mib_of_address_space() {
 #[test]
 fn an_import_out_of_memory_is_an_error_status_never_an_abort() {
     use std::os::unix::process::ExitStatusExt;
-    let dir = TempDir::new("import-oom");
+    let dir = temp_dir("import-oom");
     let source = empty_objects(&dir);
     let out = dir.join("out.jsonl");
     let (status, stderr) = import_under_limit(40 * 1024, &source, &out);
@@ -167,7 +167,7 @@ fn assert_fails_naming_line_2(dir: &Path, source: &Path) {
 
 #[test]
 fn an_import_of_a_70_mb_message_fails_naming_its_line_and_writes_nothing() {
-    let dir = TempDir::new("import-70mb");
+    let dir = temp_dir("import-70mb");
     let source = pi_file_with_a_message_of(&dir, 70_000_000);
     assert_fails_naming_line_2(&dir, &source);
 }
@@ -175,7 +175,7 @@ fn an_import_of_a_70_mb_message_fails_naming_its_line_and_writes_nothing() {
 #[test]
 fn an_import_fails_when_an_entry_would_outgrow_a_line_its_source_fitted_in() {
     // The source line fits; its entry adds `isoTimestamp`, so it does not.
-    let dir = TempDir::new("import-grows");
+    let dir = temp_dir("import-grows");
     let source = pi_file_with_a_message_of(&dir, session::MAX_LINE_BYTES - 8);
     assert_fails_naming_line_2(&dir, &source);
 }

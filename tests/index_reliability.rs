@@ -130,7 +130,7 @@ fn t1_offsets(bytes: &[u8]) -> Vec<usize> {
 
 #[test]
 fn t1_every_truncation_opens_with_the_index_exactly_as_without_it() {
-    let dir = TempDir::new("idx-t1");
+    let dir = temp_dir("idx-t1");
     let lines = generated_lines(0x1D71, 10, true);
     let probe = Indexed::new(&dir, "probe.jsonl", &lines);
     let longest = probe.boundaries.windows(2).map(|w| w[1] - w[0]).max();
@@ -175,7 +175,7 @@ fn t1_every_truncation_opens_with_the_index_exactly_as_without_it() {
 
 #[test]
 fn t2_every_tail_fill_after_the_covered_prefix_opens_as_without_the_index() {
-    let dir = TempDir::new("idx-t2");
+    let dir = temp_dir("idx-t2");
     let lines = generated_lines(0x1D72, 40, false);
     let probe = Indexed::new(&dir, "probe.jsonl", &lines);
     // Bases: every line boundary, and 16 cuts inside the last line.
@@ -232,7 +232,7 @@ fn t2_every_tail_fill_after_the_covered_prefix_opens_as_without_the_index() {
 
 #[test]
 fn t3_every_single_byte_corruption_opens_with_the_index_exactly_as_without_it() {
-    let dir = TempDir::new("idx-t3");
+    let dir = temp_dir("idx-t3");
     let lines = generated_lines(0x7133, 20, false);
     let full = indexed_fixture(&dir.join("probe.jsonl"), &lines).0;
     // The soak tier: every byte with the structural values and pseudo-random picks, 32
@@ -416,7 +416,7 @@ fn t4_run(dir: &Path, base: &[String], fault: T4Fault) -> Option<String> {
 
 #[test]
 fn t4_a_fault_at_any_write_or_sync_never_leaves_an_index_that_answers_differently() {
-    let dir = TempDir::new("idx-t4");
+    let dir = temp_dir("idx-t4");
     let base = generated_lines(0x1D74, 12, false);
     // The fault-free workload's write and sync calls.
     let plan = FaultPlan::with(Script {
@@ -505,7 +505,7 @@ fn t7_workload(path: &Path, durability: Durability) -> (Recording, Vec<u8>, Vec<
 
 #[test]
 fn t7_every_crash_state_with_any_surviving_index_opens_as_without_it() {
-    let dir = TempDir::new("idx-t7");
+    let dir = temp_dir("idx-t7");
     let mut states_tried = 0;
     let mut violations = Vec::new();
     let started = Instant::now();
@@ -585,7 +585,7 @@ fn replaced(lines: &[String], from: &str, to: &str) -> Vec<String> {
 
 #[test]
 fn an_index_from_another_file_of_the_same_size_falls_back_and_is_rewritten() {
-    let dir = TempDir::new("idx-foreign");
+    let dir = temp_dir("idx-foreign");
     let lines = generated_lines(0x1D75, 20, false);
     let path = dir.join("s.jsonl");
     let (own, _) = indexed_fixture(&path, &lines);
@@ -601,7 +601,7 @@ fn an_index_from_another_file_of_the_same_size_falls_back_and_is_rewritten() {
 
 #[test]
 fn an_index_from_an_older_size_of_the_file_answers_as_the_file_and_is_rewritten() {
-    let dir = TempDir::new("idx-older");
+    let dir = temp_dir("idx-older");
     let lines = generated_lines(0x1D76, 30, false);
     let path = dir.join("s.jsonl");
     // (a) The file grew without the index (another writer with `index:false`).
@@ -642,7 +642,7 @@ fn an_index_from_an_older_size_of_the_file_answers_as_the_file_and_is_rewritten(
 
 #[test]
 fn an_index_copied_from_a_previous_version_of_the_file_answers_as_the_file() {
-    let dir = TempDir::new("idx-previous");
+    let dir = temp_dir("idx-previous");
     let lines = generated_lines(0x1D77, 30, false);
     let path = dir.join("s.jsonl");
     let (_, previous) = indexed_fixture(&path, &lines[..12]);
@@ -679,7 +679,7 @@ fn an_index_copied_from_a_previous_version_of_the_file_answers_as_the_file() {
 
 #[test]
 fn an_index_whose_file_was_replaced_by_a_rename_falls_back_and_is_rewritten() {
-    let dir = TempDir::new("idx-renamed");
+    let dir = temp_dir("idx-renamed");
     let lines = generated_lines(0x1D78, 20, false);
     let path = dir.join("s.jsonl");
     let (full, index) = indexed_fixture(&path, &lines);
@@ -718,7 +718,7 @@ fn damage_offsets(len: usize) -> Vec<usize> {
 /// after the indexed prefix. Every damaged, cut or extended copy of the index must give
 /// the answers of no index. Returns the figure and the divergent cases.
 fn damaged_index_sweep(name: &str, tail: bool) -> (String, Vec<String>) {
-    let dir = TempDir::new(name);
+    let dir = temp_dir(name);
     let lines = generated_lines(0x1D79, 16, false);
     let path = dir.join("s.jsonl");
     let (_, index) = indexed_fixture(&path, &lines[..10]);
@@ -789,7 +789,7 @@ fn every_damaged_or_truncated_index_before_a_replayed_tail_falls_back() {
 fn a_matching_index_is_used_a_writer_that_appends_nothing_leaves_it_as_it_is() {
     // The equivalence tests above would pass vacuously if no index were ever accepted:
     // a writer that found a matching, complete index does not rewrite it.
-    let dir = TempDir::new("idx-used");
+    let dir = temp_dir("idx-used");
     let path = dir.join("s.jsonl");
     indexed_fixture(&path, &generated_lines(0x1D7A, 20, true));
     let before = file_id(&index_path(&path));

@@ -2,8 +2,12 @@
 //! and its report on stderr, never overwrites; `session export --to pi FILE LEAF OUT`
 //! writes a pi file that resumes at LEAF.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use common::temp_dir;
 
 fn session(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_session"))
@@ -18,16 +22,9 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("interop-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
-    let dir = scratch("import");
+    let dir = temp_dir("import");
     let out = dir.join("codex.jsonl");
     let import = |out: &Path| {
         session(&[
@@ -86,7 +83,7 @@ fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
 
 #[test]
 fn unknown_format_and_unknown_leaf_are_refused() {
-    let dir = scratch("refused");
+    let dir = temp_dir("refused");
     let out = dir.join("out.jsonl");
     let unknown = session(&[
         Path::new("import"),
@@ -118,4 +115,63 @@ fn unknown_format_and_unknown_leaf_are_refused() {
     assert_eq!(export.status.code(), Some(2), "no such leaf");
     assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `session ARGS` on a pseudo-terminal (util-linux `script`) and returns what the
+/// terminal showed.
+fn on_a_terminal(args: &[&Path]) -> String {
+    let mut line = String::from(env!("CARGO_BIN_EXE_session"));
+    for arg in args {
+        line.push(' ');
+        line.push_str(arg.to_str().expect("a UTF-8 path"));
+    }
+    let shown = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("this test needs `script` (util-linux) for a pseudo-terminal");
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    String::from_utf8_lossy(&shown.stdout).into_owned()
+}
+
+#[test]
+fn import_shows_a_progress_line_only_when_stderr_is_a_terminal() {
+    let dir = temp_dir("import-progress-cli");
+    let source = fixture("codex-rollout.jsonl");
+    let args = |out: &Path| {
+        [
+            Path::new("import"),
+            Path::new("--from"),
+            Path::new("codex"),
+            &source,
+            out,
+        ]
+        .map(Path::to_owned)
+    };
+    let to_terminal = dir.join("a.jsonl");
+    let shown = on_a_terminal(
+        &args(&to_terminal)
+            .iter()
+            .map(PathBuf::as_path)
+            .collect::<Vec<_>>(),
+    );
+    assert!(shown.contains("importing pass 1"), "{shown:?}");
+    assert!(
+        shown.contains(r#""linesRead""#),
+        "the report follows: {shown:?}"
+    );
+    // To a pipe: the report alone, one JSON line.
+    let to_pipe = session(
+        &args(&dir.join("b.jsonl"))
+            .iter()
+            .map(PathBuf::as_path)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(to_pipe.status.code(), Some(0));
+    let stderr = String::from_utf8(to_pipe.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(!stderr.contains("importing"), "{stderr:?}");
+    assert_eq!(
+        std::fs::read(&to_terminal).unwrap(),
+        std::fs::read(dir.join("b.jsonl")).unwrap()
+    );
 }

@@ -4,9 +4,11 @@
 //! `tests/interop/golden/`. `SESSION_UPDATE_GOLDEN=1 cargo test --test interop_golden`
 //! rewrites the golden files (review the diff before committing it).
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::temp_dir;
 use session::interop::{Format, import};
 use session::{Store, parse_entries};
 
@@ -53,21 +55,12 @@ fn assert_opens(lines: &[String]) {
             .len(),
         lines.len()
     );
-    // One name per call: the tests run in parallel, and two imports of the same length
-    // once shared a name, so one open found the other's lock.
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let tmp = std::env::temp_dir().join(format!(
-        "interop-golden-{}-{}.jsonl",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_file(&tmp);
+    let dir = temp_dir("interop-golden");
+    let tmp = dir.join("s.jsonl");
     std::fs::write(&tmp, text).unwrap();
     let (store, report) = Store::open_jsonl(&tmp).unwrap();
     assert!(report.warnings.is_empty());
     assert_eq!(store.len().unwrap(), lines.len());
-    drop(store);
-    let _ = std::fs::remove_file(&tmp);
 }
 
 #[test]

@@ -7,14 +7,12 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
 use common::list_io::CountingListIo;
-use common::{CHAPTER, temp_dir, write_file};
+use common::{EXAMPLE_FILE, temp_dir, write_file};
 use session::list::{HEAD_BYTES, WHOLE_FILE_BYTES, list_sessions_with_io};
 use session::{ListOptions, SessionInfo, SortBy, State, list_sessions};
 
 fn chapter_bytes() -> Vec<u8> {
-    let mut text = CHAPTER.join("\n");
-    text.push('\n');
-    text.into_bytes()
+    EXAMPLE_FILE.as_bytes().to_vec()
 }
 
 /// A session larger than the whole-file limit: the chapter, then padding entries.
@@ -96,7 +94,7 @@ fn a_damaged_folder_lists_every_session_file_with_its_state_or_error() {
         Some("读取 README.md，告诉我项目名")
     );
     assert_eq!(good.latest_leaf_id.as_deref(), Some("meta-cwd"));
-    assert_eq!(good.latest_timestamp.as_deref(), Some("6"));
+    assert_eq!(good.latest_timestamp.as_deref(), Some("1733000005000"));
     assert_eq!(good.bytes, chapter_bytes().len() as u64);
     assert_eq!(good.error, None);
 
@@ -289,7 +287,7 @@ fn records_have_the_section_8_json_shape() {
     let sessions = list_sessions(&dir, &ListOptions::default()).unwrap();
     let json = session::list::sessions_json(&sessions);
     let expected = format!(
-        r#"{{"sessions":[{{"path":"{}","bytes":{},"modifiedMs":{},"state":"ready","firstUserText":"读取 README.md，告诉我项目名","latestLeafId":"meta-cwd","latestTimestamp":6,"entries":6}}]}}"#,
+        r#"{{"sessions":[{{"path":"{}","bytes":{},"modifiedMs":{},"state":"ready","firstUserText":"读取 README.md，告诉我项目名","latestLeafId":"meta-cwd","latestTimestamp":1733000005000,"entries":6}}]}}"#,
         dir.join("s.jsonl").display(),
         chapter_bytes().len(),
         sessions[0].modified_ms.unwrap()

@@ -38,22 +38,22 @@ fn chapter_nodes_have_the_section_8_shape() {
     let store = chapter_store();
     assert_eq!(
         store.children_json("u-1").unwrap(),
-        r#"[{"id":"a-read","parentId":"u-1","seq":1,"depth":1,"timestamp":2,"type":"message","role":"assistant","toolCalls":1,"childCount":1},{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":5,"type":"message","role":"assistant","toolCalls":0,"childCount":0}]"#
+        r#"[{"id":"a-read","parentId":"u-1","seq":1,"depth":1,"timestamp":1733000001000,"type":"message","role":"assistant","toolCalls":1,"childCount":1},{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":1733000004000,"type":"message","role":"assistant","toolCalls":0,"childCount":0}]"#
     );
     assert_eq!(
         store.children_json("a-read").unwrap(),
-        r#"[{"id":"r-read","parentId":"a-read","seq":2,"depth":2,"timestamp":3,"type":"message","role":"toolResult","toolCallId":"call-1","childCount":1}]"#
+        r#"[{"id":"r-read","parentId":"a-read","seq":2,"depth":2,"timestamp":1733000002000,"type":"message","role":"toolResult","toolCallId":"call-1","childCount":1}]"#
     );
     assert_eq!(
         store.latest_leaf_json().unwrap(),
-        r#"{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":6,"type":"metadata","key":"cwd","childCount":0}"#
+        r#"{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":1733000005000,"type":"metadata","key":"cwd","childCount":0}"#
     );
     assert_eq!(
         store.leaves_json().unwrap(),
         format!(
             r#"{{"leaves":[{},{}],"latestBySeq":"meta-cwd","latestByTimestamp":"meta-cwd"}}"#,
-            r#"{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":5,"type":"message","role":"assistant","toolCalls":0,"childCount":0}"#,
-            r#"{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":6,"type":"metadata","key":"cwd","childCount":0}"#
+            r#"{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":1733000004000,"type":"message","role":"assistant","toolCalls":0,"childCount":0}"#,
+            r#"{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":1733000005000,"type":"metadata","key":"cwd","childCount":0}"#
         )
     );
 }
@@ -117,7 +117,7 @@ fn tree_pages_follow_after_seq_and_flag_the_leaf_path() {
     assert!(second.nodes[0].on_path && !second.nodes[1].on_path);
     assert_eq!(
         second.to_json(),
-        r#"{"nodes":[{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":5,"type":"message","role":"assistant","toolCalls":0,"childCount":0,"onPath":true},{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":6,"type":"metadata","key":"cwd","childCount":0}],"count":6,"nextAfterSeq":null}"#
+        r#"{"nodes":[{"id":"a-alt","parentId":"u-1","seq":4,"depth":1,"timestamp":1733000004000,"type":"message","role":"assistant","toolCalls":0,"childCount":0,"onPath":true},{"id":"meta-cwd","parentId":"a-final","seq":5,"depth":4,"timestamp":1733000005000,"type":"metadata","key":"cwd","childCount":0}],"count":6,"nextAfterSeq":null}"#
     );
 }
 

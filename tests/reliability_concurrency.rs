@@ -15,7 +15,7 @@ const THREADS: usize = 16;
 #[test]
 fn t8_concurrent_appends_commit_every_line_once_in_seq_order() {
     let per_thread = env_count("SESSION_T8_APPENDS", if soak() { 10_000 } else { 2_000 }) as usize;
-    let dir = TempDir::new("t8");
+    let dir = temp_dir("t8");
     let path = dir.join("s.jsonl");
     let (store, _) = Store::open_jsonl(&path).expect("open");
     let started = Instant::now();

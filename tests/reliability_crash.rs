@@ -163,7 +163,7 @@ fn one_cycle(path: &Path, delay: Duration, compare_index: bool) -> Result<Cycle,
 fn t6_kill_9_loses_no_acknowledged_entry() {
     let cycles = env_count("SESSION_T6_CYCLES", if soak() { 20_000 } else { 200 });
     let mut rng = Rng::new(seed(0x7136));
-    let dir = TempDir::new("t6");
+    let dir = temp_dir("t6");
     let started = Instant::now();
     let mut violations = Vec::new();
     let mut tails: BTreeMap<&str, u64> = BTreeMap::new();

@@ -289,7 +289,7 @@ fn t4_a_fault_at_any_write_taints_the_store_and_keeps_exactly_the_acknowledged_e
     assert!(big > 1 << 20, "the big entry is over 1 MiB");
     let n = calls_per_append(&entries).last().map_or(0, |c| c.1);
     // The fault-free workload makes exactly these calls.
-    let dir = TempDir::new("t4");
+    let dir = temp_dir("t4");
     let script = FaultPlan::with(Script {
         max_chunk: Some(CHUNK),
         ..Script::default()
@@ -332,7 +332,7 @@ fn t4_a_fault_at_any_write_taints_the_store_and_keeps_exactly_the_acknowledged_e
 
 #[test]
 fn t4_appends_and_reads_queued_behind_a_failing_write_fail_with_the_same_cause() {
-    let dir = TempDir::new("t4-queued");
+    let dir = temp_dir("t4-queued");
     let mut runs = 0;
     let mut violations = Vec::new();
     for mode in MODES {
@@ -428,7 +428,7 @@ fn describe_append(result: Result<session::Receipt, Error>) -> String {
 
 #[test]
 fn t20b_unlink_or_rename_under_an_open_writer_is_measured() {
-    let dir = TempDir::new("t20b");
+    let dir = temp_dir("t20b");
 
     let path = dir.join("unlinked.jsonl");
     let (store, _) = Store::open_jsonl(&path).expect("open");

@@ -93,7 +93,7 @@ fn sparse_file(dir: &TempDir) -> std::path::PathBuf {
 
 #[test]
 fn t18a_a_1_gib_sparse_nul_tail_opens_as_an_unterminated_tail() {
-    let dir = TempDir::new("t18a");
+    let dir = temp_dir("t18a");
     let path = sparse_file(&dir);
     // The time is the best of up to three runs: the machine is shared (other tests run
     // beside this one), and a first read of a fresh hole is slower than the next.
@@ -151,7 +151,7 @@ fn entry_of_length(len: usize) -> String {
 
 #[test]
 fn t18b_an_entry_at_the_line_limit_round_trips_and_one_byte_more_is_refused() {
-    let dir = TempDir::new("t18b");
+    let dir = temp_dir("t18b");
     let path = dir.join("big.jsonl");
     let (store, _) = Store::open_jsonl(&path).expect("open");
     store.append(U1).expect("first");
@@ -217,7 +217,7 @@ fn write_long_line(path: &std::path::Path, head: &[u8], len: usize, tail: &[u8])
 
 #[test]
 fn t18c_a_committed_line_over_the_limit_is_too_long_at_its_line_in_bounded_memory() {
-    let dir = TempDir::new("t18c");
+    let dir = temp_dir("t18c");
     let head = format!("{U1}\n\n").into_bytes();
     let tail = format!("\n{A_ALT}\n").into_bytes();
     let expected_fault = LineFault::TooLong {

@@ -115,7 +115,7 @@ struct Harness {
 impl Harness {
     fn new() -> Harness {
         let mut h = Harness {
-            dir: TempDir::new("t11"),
+            dir: temp_dir("t11"),
             store: None,
             script: Arc::default(),
             cause: None,

@@ -152,7 +152,7 @@ fn t1_every_truncation_offset_recovers_exactly_the_committed_prefix() {
 
 #[test]
 fn t1_every_truncation_offset_opens_with_the_committed_prefix_and_the_right_state() {
-    let dir = TempDir::new("t1-open");
+    let dir = temp_dir("t1-open");
     let chapter = chapter_session();
     let generated = t1_session();
     let mut tried = 0;
@@ -272,7 +272,7 @@ fn classify(bytes: &[u8], path: &std::path::Path, parent: Option<&str>) -> Resul
 
 #[test]
 fn t2_garbage_tails_need_repair_at_their_line_and_whitespace_tails_stay_appendable() {
-    let dir = TempDir::new("t2");
+    let dir = temp_dir("t2");
     let path = dir.join("s.jsonl");
     let mut rng = Rng::new(seed(0x7132));
     let mut cases = 0;
@@ -626,7 +626,7 @@ fn observe(bytes: &[u8], kept: &'static str, path: &std::path::Path) -> Document
 
 #[test]
 fn t19_each_encoding_edge_case_has_its_documented_outcome_at_the_exact_line() {
-    let dir = TempDir::new("t19");
+    let dir = temp_dir("t19");
     let path = dir.join("s.jsonl");
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     let deep_objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));

@@ -66,7 +66,7 @@ fn cycle(i: u64, dir: &TempDir) {
 #[test]
 fn t17_open_close_cycles_leak_no_descriptor_and_no_memory() {
     let cycles = env_count("SESSION_T17_CYCLES", 10_000);
-    let dir = TempDir::new("t17");
+    let dir = temp_dir("t17");
     std::fs::write(
         dir.join("corrupt.jsonl"),
         [jsonl(&[U1]), b"{\"id\":\n".to_vec()].concat(),

@@ -13,8 +13,8 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-use common::{Rng, Session, TempDir, chapter_session, generated_session, seed};
-use session::{RealRepairIo, RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
+use common::{Rng, Session, TempDir, chapter_session, generated_session, seed, temp_dir};
+use session::{RepairIo, SessionFile, State, Store, repair_jsonl_with_io};
 
 /// The real file operations of a repair, without the syncs.
 struct NoSync;
@@ -39,10 +39,6 @@ impl RepairIo for NoSync {
     ) -> io::Result<Box<dyn SessionFile>> {
         let file = OpenOptions::new().write(true).create_new(true).open(path)?;
         Ok(Box::new(UnsyncedFile(file)))
-    }
-
-    fn truncate(&mut self, file: &File, len: u64) -> io::Result<()> {
-        RealRepairIo.truncate(file, len)
     }
 
     fn sync_file(&mut self, _: &File) -> io::Result<()> {
@@ -123,7 +119,7 @@ fn offsets(session: &Session) -> Vec<usize> {
 
 #[test]
 fn repair_at_every_truncation_offset_keeps_the_committed_prefix_exactly() {
-    let dir = TempDir::new("repair-offsets");
+    let dir = temp_dir("repair-offsets");
     let mut cases = 0;
     let mut violations = Vec::new();
     for (name, session) in [
@@ -148,7 +144,7 @@ fn repair_at_every_truncation_offset_keeps_the_committed_prefix_exactly() {
 
 #[test]
 fn repair_after_every_tail_fill_keeps_the_committed_prefix_exactly() {
-    let dir = TempDir::new("repair-fills");
+    let dir = temp_dir("repair-fills");
     let session = generated_session(seed(0x7152), 20, false);
     let mut rng = Rng::new(seed(0x7153));
     let boundaries: Vec<usize> = std::iter::once(0)

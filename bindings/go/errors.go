@@ -115,6 +115,9 @@ var (
 	// "duplicate_tool_call", "duplicate_tool_result" or "missing_result"; EntryID,
 	// ToolCallID, InteractionStartID).
 	ErrToolPairing = named("tool_pairing")
+	// ErrCancelled: a progress callback asked a long call to stop; nothing was
+	// written (session_import_with_progress, which this binding does not wrap yet).
+	ErrCancelled = named("cancelled")
 )
 
 // ErrClosed is returned by every call on a Store after Close.

@@ -13,14 +13,21 @@ import (
 	session "github.com/libsession/libsession/bindings/go"
 )
 
-// The chapter's fixed tree (docs/contract.md §1), in append order.
-var chapter = []string{
-	`{"id":"u-1","parentId":null,"timestamp":1733000000000,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名","timestamp":1733000000000}}`,
-	`{"id":"a-read","parentId":"u-1","timestamp":1733000001000,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse","timestamp":1733000001000}}`,
-	`{"id":"r-read","parentId":"a-read","timestamp":1733000002000,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi\n\nA tiny coding agent."}],"isError":false,"details":{"path":"README.md","bytes":33},"timestamp":1733000002000}}`,
-	`{"id":"a-final","parentId":"r-read","timestamp":1733000003000,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"项目名是 tiny-pi"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":160,"output":9},"stopReason":"stop","timestamp":1733000003000}}`,
-	`{"id":"a-alt","parentId":"u-1","timestamp":1733000004000,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"我无法读取该文件"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":8},"stopReason":"stop","timestamp":1733000004000}}`,
-	`{"id":"meta-cwd","parentId":"a-final","timestamp":1733000005000,"type":"metadata","key":"cwd","value":"/workspace/tiny-pi"}`,
+// The chapter's fixed tree (docs/contract.md §1) in append order: the lines of the
+// checked-in examples/tiny-pi.jsonl, read when the tests start (go test runs in this
+// folder), so every test appends those bytes rather than a copy typed here.
+var chapter = exampleLines("../../examples/tiny-pi.jsonl")
+
+func exampleLines(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 6 {
+		panic(fmt.Sprintf("%s: want 6 lines, read %d", path, len(lines)))
+	}
+	return lines
 }
 
 // entry builds a small user-message entry; parent "" means a root.

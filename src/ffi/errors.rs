@@ -61,6 +61,7 @@ impl FfiError {
                 Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
                 Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::NotImportable { .. } => SESSION_ERR_INVALID_ARGUMENT,
+                Error::Cancelled => SESSION_ERR_CANCELLED,
             },
         }
     }
@@ -137,7 +138,7 @@ fn core_object(code: &str, e: &Error) -> String {
             .number("pid", u64::from(*current))
             .finish(),
         Error::InvalidOption { .. } => object.string("argument", "options_json").finish(),
-        Error::ReadOnly | Error::Internal { .. } => object.finish(),
+        Error::ReadOnly | Error::Internal { .. } | Error::Cancelled => object.finish(),
         Error::InvalidCompaction {
             compaction_id,
             first_kept_entry_id,
@@ -350,6 +351,7 @@ mod tests {
                 detected: None,
                 requested: None,
             },
+            Error::Cancelled,
         ];
         for op in ops {
             for change in changes {
@@ -379,7 +381,8 @@ mod tests {
                 | Error::InvalidCompaction { .. }
                 | Error::ToolPairing { .. }
                 | Error::Estimator { .. }
-                | Error::NotImportable { .. } => {}
+                | Error::NotImportable { .. }
+                | Error::Cancelled => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();

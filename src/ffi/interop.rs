@@ -1,14 +1,15 @@
 //! The C function of session import (issue 14): another agent's session file in, a
 //! new libsession file out.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
+use std::ptr;
 
 use super::boundary::{guard, str_arg};
 use super::errors::FfiError;
 use super::status::SessionStatus;
 use crate::error::Error;
-use crate::interop::{Format, import_file};
+use crate::interop::{Format, ImportProgress, import_file_with_progress};
 
 /// Converts the session file of another agent at src_path into a new libsession
 /// JSONL file at out_path and returns the import report.
@@ -83,6 +84,52 @@ pub unsafe extern "C" fn session_import(
     options_json: *const c_char,
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
+    // SAFETY: the caller's promises are those of session_import_with_progress, with
+    // no callback.
+    unsafe {
+        session_import_with_progress(
+            format,
+            src_path,
+            out_path,
+            options_json,
+            None,
+            ptr::null_mut(),
+            out_json,
+        )
+    }
+}
+
+/// Told how far a long call has come: pass (from 1) of the passes the call makes over
+/// its input, done of total bytes of that pass, and the user_data given to the call.
+/// Returning non-zero asks the call to stop: it returns SESSION_ERR_CANCELLED and
+/// writes nothing. It is called on the calling thread, never after the call returns,
+/// and must not unwind (a C++ exception) or longjmp out.
+pub type SessionProgress =
+    Option<unsafe extern "C" fn(pass: u32, done: u64, total: u64, user_data: *mut c_void) -> c_int>;
+
+/// session_import, telling progress how far it has read: at the start of each pass
+/// over the source (two or three) and after every mebibyte read, with total the
+/// source's size in bytes. progress may be NULL (then this is session_import);
+/// user_data is passed to it untouched and may be NULL. When progress returns
+/// non-zero the import stops: SESSION_ERR_CANCELLED, and nothing is left at
+/// out_path (the temporary file is removed).
+///
+/// Returns what session_import returns, and SESSION_ERR_CANCELLED. Ownership and
+/// threads: as session_import.
+///
+/// Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+/// out_json is NULL or writable; progress is NULL or follows SessionProgress's
+/// contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_import_with_progress(
+    format: *const c_char,
+    src_path: *const c_char,
+    out_path: *const c_char,
+    options_json: *const c_char,
+    progress: SessionProgress,
+    user_data: *mut c_void,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
     // SAFETY: the caller guarantees `out_json` is NULL or writable.
     unsafe {
         guard(out_json, || {
@@ -106,7 +153,13 @@ pub unsafe extern "C" fn session_import(
                     problem: "is not \"pi\", \"claude-code\", \"codex\" or \"auto\"",
                 })?),
             };
-            let report = import_file(format, Path::new(src), Path::new(out))?;
+            let mut tell = |p: ImportProgress| match progress {
+                // SAFETY: the caller guarantees the callback follows SessionProgress.
+                Some(callback) => callback(p.pass, p.done, p.total, user_data) == 0,
+                None => true,
+            };
+            let report =
+                import_file_with_progress(format, Path::new(src), Path::new(out), &mut tell)?;
             Ok(report.to_json().into_bytes())
         })
     }

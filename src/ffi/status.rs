@@ -81,6 +81,9 @@ pub const SESSION_ERR_INVALID_COMPACTION: SessionStatus = 17;
 /// toolCallId, reason (orphan_result, duplicate_tool_call,
 /// duplicate_tool_result, missing_result), interactionStartId.
 pub const SESSION_ERR_TOOL_PAIRING: SessionStatus = 18;
+/// The caller's progress callback returned non-zero, asking a long call to stop (see
+/// session_import_with_progress); nothing was written. No extra error JSON members.
+pub const SESSION_ERR_CANCELLED: SessionStatus = 19;
 
 /// The condition of a store, as session_store_state reports it.
 pub type SessionState = i32;
@@ -100,7 +103,7 @@ pub const SESSION_MAX_DEPTH: u32 = 128;
 /// append whose line would be longer fails with SESSION_ERR_INVALID_ENTRY.
 pub const SESSION_MAX_LINE_BYTES: u64 = 67108864;
 
-const NAMES: [&CStr; 19] = [
+const NAMES: [&CStr; 20] = [
     c"ok",
     c"invalid_argument",
     c"invalid_json",
@@ -120,6 +123,7 @@ const NAMES: [&CStr; 19] = [
     c"wrong_process",
     c"invalid_compaction",
     c"tool_pairing",
+    c"cancelled",
 ];
 
 /// The stable name of a status; unknown for a value that is not a status.
@@ -170,12 +174,13 @@ mod tests {
             (SESSION_ERR_WRONG_PROCESS, "wrong_process"),
             (SESSION_ERR_INVALID_COMPACTION, "invalid_compaction"),
             (SESSION_ERR_TOOL_PAIRING, "tool_pairing"),
+            (SESSION_ERR_CANCELLED, "cancelled"),
         ];
         for (i, (status, name)) in expected.into_iter().enumerate() {
             assert_eq!(status, i as SessionStatus);
             assert_eq!(status_name_str(status), name);
         }
-        assert_eq!(status_name_str(19), "unknown");
+        assert_eq!(status_name_str(20), "unknown");
         assert_eq!(status_name_str(-1), "unknown");
         assert_eq!(status_name_str(i32::MAX), "unknown");
     }

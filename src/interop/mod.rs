@@ -326,7 +326,14 @@ pub struct Import {
 pub fn import(format: impl Into<Option<Format>>, source: &[u8]) -> Result<Import, Error> {
     let format = format.into();
     let mut lines: Vec<String> = Vec::new();
-    let mut source = Source::new(Box::new(std::io::Cursor::new(source)), "the source");
+    let total = source.len() as u64;
+    let mut silent = |_: ImportProgress| true;
+    let mut source = Source::new(
+        Box::new(std::io::Cursor::new(source)),
+        "the source",
+        total,
+        &mut silent,
+    );
     let report = run(format, &mut source, &mut lines)?;
     Ok(Import { lines, report })
 }
@@ -349,13 +356,43 @@ pub fn import_file(
     source: &Path,
     out: &Path,
 ) -> Result<ImportReport, Error> {
+    import_file_with_progress(format, source, out, &mut |_| true)
+}
+
+/// How far an import has read its source: `done` of `total` bytes in pass `pass`
+/// (from 1; an import reads the source two or three times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImportProgress {
+    pub pass: u32,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Bytes read between two progress reports: often enough for a progress line, rarely
+/// enough that a report costs nothing next to reading.
+pub(crate) const IMPORT_PROGRESS_STEP: u64 = 1 << 20;
+
+/// [`import_file`], calling `progress` at the start of each pass and after every
+/// mebibyte read. When `progress` returns `false` the import
+/// stops with [`Error::Cancelled`] and nothing is left at `out`.
+pub fn import_file_with_progress(
+    format: impl Into<Option<Format>>,
+    source: &Path,
+    out: &Path,
+    progress: &mut dyn FnMut(ImportProgress) -> bool,
+) -> Result<ImportReport, Error> {
     let format = format.into();
     // A FIFO would block and a device such as /dev/zero never end: refused before a
     // byte is read, as every open of a session file is.
     let file = open_regular(OpenOptions::new().read(true), source)
         .map_err(|e| io_error(IoOp::Open, source, &e))?;
+    let total = file
+        .metadata()
+        .map_err(|e| io_error(IoOp::Open, source, &e))?
+        .len();
     let name = source.display().to_string();
-    let mut source = Source::new(Box::new(BufReader::with_capacity(1 << 16, file)), &name);
+    let reader = Box::new(BufReader::with_capacity(1 << 16, file));
+    let mut source = Source::new(reader, &name, total, progress);
     write_new_file(out, |sink| run(format, &mut source, sink))
 }
 
@@ -587,6 +624,12 @@ pub(crate) struct Source<'r> {
     /// Set by the first pass.
     lines_read: u64,
     unterminated: bool,
+    /// The pass under way (from 1), the source's size when opened, and the bytes of
+    /// this pass at the last report.
+    pass: u32,
+    size: u64,
+    reported: u64,
+    progress: &'r mut dyn FnMut(ImportProgress) -> bool,
 }
 
 /// A source the import can read again from the start.
@@ -594,8 +637,17 @@ pub(crate) trait Input: BufRead + Seek {}
 impl<T: BufRead + Seek> Input for T {}
 
 impl<'r> Source<'r> {
-    fn new(reader: Box<dyn Input + 'r>, name: &str) -> Source<'r> {
+    fn new(
+        reader: Box<dyn Input + 'r>,
+        name: &str,
+        size: u64,
+        progress: &'r mut dyn FnMut(ImportProgress) -> bool,
+    ) -> Source<'r> {
         Source {
+            pass: 0,
+            size,
+            reported: 0,
+            progress,
             reader,
             name: name.to_owned(),
             line: Vec::new(),
@@ -634,7 +686,23 @@ impl<'r> Source<'r> {
             .map_err(|e| self.read_error(&e))?;
         self.number = 0;
         self.consumed = 0;
-        Ok(())
+        self.pass = self.pass.saturating_add(1);
+        self.report()
+    }
+
+    /// Tells the progress callback how far this pass is; [`Error::Cancelled`] when it
+    /// asks to stop.
+    fn report(&mut self) -> Result<(), Error> {
+        self.reported = self.consumed;
+        let progress = ImportProgress {
+            pass: self.pass,
+            done: self.consumed,
+            total: self.length.unwrap_or(self.size),
+        };
+        match (self.progress)(progress) {
+            true => Ok(()),
+            false => Err(Error::Cancelled),
+        }
     }
 
     /// Reads the next physical line into `self.line` (without its `\n`); `false` at
@@ -690,6 +758,9 @@ impl<'r> Source<'r> {
             }
         }
         self.number += 1;
+        if self.consumed - self.reported >= IMPORT_PROGRESS_STEP {
+            self.report()?;
+        }
         if length > LIMIT {
             return Err(Error::CorruptLine {
                 line: self.number,

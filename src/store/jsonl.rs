@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::file::{self, SessionFile, io_error, sync_dir};
 use super::index;
+use super::lock::{LockGuard, lock};
 use super::log::Log;
 use super::replay::{Diagnostic, Replay};
 use crate::entry::ParseOptions;
@@ -141,9 +142,12 @@ pub(crate) fn open(
     // Resolved once: a later `chdir` must not change which file the identity check
     // looks at.
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    if options.writes() && options.lock {
-        lock(&file, path)?;
-    }
+    // Held from here: a failed open drops it, which unlocks.
+    let guard = if options.writes() && options.lock {
+        Some(lock(&file, path)?)
+    } else {
+        None
+    };
     if created && options.durability != Durability::None {
         sync_dir(path).map_err(|e| io_error(IoOp::Sync, &parent_dir(path), &e))?;
     }
@@ -211,7 +215,7 @@ pub(crate) fn open(
             check_identity: options.check_identity,
             end,
             blank_tail,
-            owner: options.lock.then(std::process::id),
+            lock: guard,
             indexable,
             indexed_count,
             since_index: (0, 0),
@@ -340,17 +344,6 @@ fn fd_is_low(file: &File) -> bool {
     file.as_raw_fd() < 3
 }
 
-/// Takes the exclusive advisory lock of a writer (also taken by repair).
-pub(crate) fn lock(file: &File, path: &Path) -> Result<(), Error> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked {
-            path: path.display().to_string(),
-        }),
-        Err(std::fs::TryLockError::Error(e)) => Err(io_error(IoOp::Lock, path, &e)),
-    }
-}
-
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
@@ -363,8 +356,7 @@ fn parent_dir(path: &Path) -> PathBuf {
 pub(crate) struct FileSink {
     /// Writes and syncs go through this (the real file, or a test's fault layer).
     writer: Box<dyn SessionFile>,
-    /// The store's own handle on the same open file: it holds the lock for the store's
-    /// lifetime.
+    /// The store's own handle on the same open file.
     file: File,
     /// The path as given, for messages.
     path: PathBuf,
@@ -379,8 +371,8 @@ pub(crate) struct FileSink {
     /// The file ends in an unterminated blank piece: the next line is written after
     /// a `\n` that ends it, in the same write, so it never welds onto those bytes.
     blank_tail: bool,
-    /// The process that opened the file and took the lock; `None` without a lock.
-    owner: Option<u32>,
+    /// The writer's lock for the store's lifetime; `None` when opened without one.
+    lock: Option<LockGuard>,
     /// The file is exactly its entries' lines, so a session index can describe it.
     indexable: bool,
     /// Entries the index on disk covers (0 when there is none).
@@ -400,21 +392,6 @@ pub(crate) struct FileSink {
 /// `chmod` or `chown`, and no program can set it back (unlike the modification time).
 fn change_time(meta: &fs::Metadata) -> (i64, i64) {
     (meta.ctime(), meta.ctime_nsec())
-}
-
-impl Drop for FileSink {
-    /// The lock belongs to the process that took it. A `flock` lock lives on the open
-    /// file, which a forked child shares: closing only this process's descriptors
-    /// would leave it held while any child lives. So the owner releases it
-    /// explicitly; a child dropping its inherited copy only closes its descriptors
-    /// (an unlock there would release the parent's lock).
-    fn drop(&mut self) {
-        if self.owner == Some(std::process::id()) {
-            // Nothing to report from a drop; an unlock that fails leaves the lock to
-            // be released when the descriptors close.
-            let _ = self.file.unlock();
-        }
-    }
 }
 
 impl FileSink {
@@ -539,7 +516,7 @@ impl FileSink {
             return;
         };
         let durable = self.durability != Durability::None;
-        let locked = self.owner.is_some();
+        let locked = self.lock.is_some();
         if index::write(&self.absolute, &bytes, durable, &meta, locked).is_ok() {
             self.indexed_count = log.len() as u64;
             self.since_index = (0, 0);

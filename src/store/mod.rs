@@ -19,6 +19,7 @@ mod file;
 mod fuzz;
 mod index;
 mod jsonl;
+mod lock;
 mod log;
 mod nav;
 mod queries;
@@ -45,7 +46,8 @@ pub(crate) use file::{create_sidecar, sidecar_name, sync, write_all};
 pub use fuzz::{fuzz_index, index_checksum, reseal_index};
 pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
-pub(crate) use jsonl::{lock, open_regular, open_regular_with};
+pub(crate) use jsonl::{open_regular, open_regular_with};
+pub(crate) use lock::lock;
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "session_example.h"
 
 /* ------------------------------------------------------------------ checks ---- */
 
@@ -439,6 +440,20 @@ static inline void remove_tmpdir(const char *dir)
     rmdir(dir);
 }
 
+/* The number of names in dir, . and .. aside; -1 if it cannot be read. */
+static inline int count_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    int n = 0;
+    if (!d) return -1;
+    while ((ent = readdir(d)) != NULL) {
+        if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static inline void write_file(const char *path, const void *bytes, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -508,40 +523,11 @@ static inline long peak_rss_kb(void)
 
 /* ------------------------------------------------- the chapter's fixed tree ---- */
 
-/* docs/contract.md §1, in append order: u-1, a-read, r-read, a-final, a-alt, meta-cwd. */
+/* docs/contract.md §1, in append order: u-1, a-read, r-read, a-final, a-alt, meta-cwd.
+ * The lines of examples/tiny-pi.jsonl, generated into session_example.h at build time. */
 static inline const char *tree_entry(int i)
 {
-    static const char *const lines[6] = {
-        "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1733000000000,\"type\":\"message\","
-        "\"message\":{\"role\":\"user\",\"content\":\"读取 README.md，告诉我项目名\","
-        "\"timestamp\":1733000000000}}",
-
-        "{\"id\":\"a-read\",\"parentId\":\"u-1\",\"timestamp\":1733000001000,\"type\":\"message\","
-        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"call-1\","
-        "\"name\":\"read\",\"arguments\":{\"path\":\"README.md\"}}],\"api\":\"openai-responses\","
-        "\"provider\":\"openai\",\"model\":\"gpt-5\",\"usage\":{\"input\":120,\"output\":18},"
-        "\"stopReason\":\"toolUse\",\"timestamp\":1733000001000}}",
-
-        "{\"id\":\"r-read\",\"parentId\":\"a-read\",\"timestamp\":1733000002000,\"type\":\"message\","
-        "\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"call-1\",\"toolName\":\"read\","
-        "\"content\":[{\"type\":\"text\",\"text\":\"# tiny-pi\\n\\nA tiny coding agent.\"}],"
-        "\"isError\":false,\"details\":{\"path\":\"README.md\",\"bytes\":33},"
-        "\"timestamp\":1733000002000}}",
-
-        "{\"id\":\"a-final\",\"parentId\":\"r-read\",\"timestamp\":1733000003000,\"type\":\"message\","
-        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"项目名是 tiny-pi\"}],"
-        "\"api\":\"openai-responses\",\"provider\":\"openai\",\"model\":\"gpt-5\","
-        "\"usage\":{\"input\":160,\"output\":9},\"stopReason\":\"stop\",\"timestamp\":1733000003000}}",
-
-        "{\"id\":\"a-alt\",\"parentId\":\"u-1\",\"timestamp\":1733000004000,\"type\":\"message\","
-        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"我无法读取该文件\"}],"
-        "\"api\":\"openai-responses\",\"provider\":\"openai\",\"model\":\"gpt-5\","
-        "\"usage\":{\"input\":120,\"output\":8},\"stopReason\":\"stop\",\"timestamp\":1733000004000}}",
-
-        "{\"id\":\"meta-cwd\",\"parentId\":\"a-final\",\"timestamp\":1733000005000,\"type\":\"metadata\","
-        "\"key\":\"cwd\",\"value\":\"/workspace/tiny-pi\"}",
-    };
-    return (i >= 0 && i < 6) ? lines[i] : NULL;
+    return (i >= 0 && i < SESSION_EXAMPLE_LINE_COUNT) ? session_example_lines[i] : NULL;
 }
 
 static inline const char *tree_id(int i)

@@ -21,7 +21,7 @@ SESSION_FOR_EACH_OTHER_FUNCTION the rest; SESSION_FOR_EACH_FUNCTION both.
 import re
 import sys
 
-POINTER_TYPEDEFS = {"SessionTokenEstimator"}  # function pointer typedefs
+POINTER_TYPEDEFS = {"SessionTokenEstimator", "SessionProgress"}  # function pointer typedefs
 
 
 def declarations(header):

@@ -46,8 +46,10 @@ programs=(
 )
 
 mkdir -p "$out"
-# The list of every function of session.h, as the CMake build generates it.
+# The list of every function of session.h and the example session's lines, as the CMake
+# build generates them.
 python3 tests/c/gen_functions.py include/session.h "$out/session_functions.h"
+python3 tests/c/gen_example.py examples/tiny-pi.jsonl "$out/session_example.h"
 echo "== $cc -fsanitize=address -> $out"
 built=()
 for p in "${programs[@]}"; do

@@ -20,30 +20,30 @@ static char g_dir[256];
 
 static void status_names(void)
 {
-    static const char *const names[19] = {
+    static const char *const names[20] = {
         "ok", "invalid_argument", "invalid_json", "invalid_entry", "duplicate_id",
         "missing_parent", "cycle", "unknown_leaf", "corrupt_line", "needs_repair",
         "tainted", "io", "internal", "locked", "file_changed", "read_only", "wrong_process",
-        "invalid_compaction", "tool_pairing",
+        "invalid_compaction", "tool_pairing", "cancelled",
     };
-    static const SessionStatus codes[19] = {
+    static const SessionStatus codes[20] = {
         SESSION_OK, SESSION_ERR_INVALID_ARGUMENT, SESSION_ERR_INVALID_JSON,
         SESSION_ERR_INVALID_ENTRY, SESSION_ERR_DUPLICATE_ID, SESSION_ERR_MISSING_PARENT,
         SESSION_ERR_CYCLE, SESSION_ERR_UNKNOWN_LEAF, SESSION_ERR_CORRUPT_LINE,
         SESSION_ERR_NEEDS_REPAIR, SESSION_ERR_TAINTED, SESSION_ERR_IO, SESSION_ERR_INTERNAL,
         SESSION_ERR_LOCKED, SESSION_ERR_FILE_CHANGED, SESSION_ERR_READ_ONLY, SESSION_ERR_WRONG_PROCESS,
-        SESSION_ERR_INVALID_COMPACTION, SESSION_ERR_TOOL_PAIRING,
+        SESSION_ERR_INVALID_COMPACTION, SESSION_ERR_TOOL_PAIRING, SESSION_ERR_CANCELLED,
     };
     int i;
-    SECTION("session_status_name: the 19 stable names, then \"unknown\"");
+    SECTION("session_status_name: the 20 stable names, then \"unknown\"");
     CHECK(sizeof(SessionStatus) == 4, "SessionStatus is 32 bits");
-    for (i = 0; i < 19; i++) {
+    for (i = 0; i < 20; i++) {
         const char *got = session_status_name(codes[i]);
         CHECK(codes[i] == i, "status code %s has the stable value %d", names[i], i);
         CHECK(got != NULL && strcmp(got, names[i]) == 0, "session_status_name(%d) == \"%s\" (got %s)", i,
               names[i], show(got));
     }
-    CHECK(strcmp(session_status_name(19), "unknown") == 0, "session_status_name(19) == \"unknown\"");
+    CHECK(strcmp(session_status_name(20), "unknown") == 0, "session_status_name(20) == \"unknown\"");
     CHECK(strcmp(session_status_name(-1), "unknown") == 0, "session_status_name(-1) == \"unknown\"");
     CHECK(strcmp(session_status_name(INT32_MAX), "unknown") == 0, "session_status_name(INT32_MAX) == \"unknown\"");
     CHECK(strcmp(session_status_name(INT32_MIN), "unknown") == 0, "session_status_name(INT32_MIN) == \"unknown\"");

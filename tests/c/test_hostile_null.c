@@ -36,6 +36,7 @@ static long g_serial;
 #define VALUE_s ((char *)NULL)
 #define VALUE_user_data ((void *)NULL)
 #define VALUE_estimate ((SessionTokenEstimator)0)
+#define VALUE_progress ((SessionProgress)0)
 /* session_import: the source does not exist (a fresh name each call), so even the call
  * with no NULL fails on the file, never on an argument, and writes nothing. */
 #define VALUE_format "pi"
@@ -60,6 +61,7 @@ static long g_serial;
 #define OPTIONAL_out_html 1
 #define OPTIONAL_user_data 1
 #define OPTIONAL_estimate 1
+#define OPTIONAL_progress 1
 #define OPTIONAL_format 1 /* NULL: detect the format */
 #define OPTIONAL_src_path 0
 #define OPTIONAL_out_path 0

@@ -2,7 +2,8 @@
  * test_import.c -- session_import (issue 14): a pi session file with a corrupt line
  * imports into a new libsession file that opens; every line is accounted for in the
  * report; bad arguments fail without creating anything; a FIFO source is refused at
- * once.
+ * once; session_import_with_progress reports each pass and a non-zero return cancels
+ * it with nothing written.
  */
 #include "check.h"
 
@@ -146,12 +147,71 @@ static void a_fifo_source_is_refused_at_once(void)
     CHECK(unlink(src) == 0, "remove the FIFO");
 }
 
+/* Records every report; returns non-zero (cancel) once it has seen stop_at_pass. */
+struct progress_log {
+    unsigned calls;
+    uint32_t last_pass;
+    uint64_t total;
+    uint32_t stop_at_pass;
+};
+
+static int record_progress(uint32_t pass, uint64_t done, uint64_t total, void *user_data)
+{
+    struct progress_log *log = (struct progress_log *)user_data;
+    log->calls++;
+    log->last_pass = pass;
+    log->total = total;
+    (void)done;
+    return log->stop_at_pass != 0 && pass >= log->stop_at_pass;
+}
+
+static void progress_is_reported_and_a_callback_cancels(void)
+{
+    char src[512], out[512];
+    char *json = NULL;
+    struct stat sb;
+    struct progress_log log = {0, 0, 0, 0};
+    SessionStatus st;
+
+    SECTION("session_import_with_progress reports each pass with the source's size");
+    path_in(src, sizeof src, "pi-progress.jsonl");
+    path_in(out, sizeof out, "pi-progress-out.jsonl");
+    write_file(src, PI_SESSION, sizeof PI_SESSION - 1);
+    st = session_import_with_progress("pi", src, out, NULL, record_progress, &log, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "import with progress");
+    CHECK(log.calls >= 2 && log.last_pass >= 2, "at least two passes reported (%u calls)",
+          log.calls);
+    CHECK(log.total == sizeof PI_SESSION - 1, "total is the source's size (%llu)",
+          (unsigned long long)log.total);
+    session_string_free(json);
+    CHECK(unlink(out) == 0, "remove the output");
+
+    SECTION("a callback returning non-zero cancels: SESSION_ERR_CANCELLED, nothing written");
+    log.calls = 0;
+    log.stop_at_pass = 2;
+    st = session_import_with_progress("pi", src, out, NULL, record_progress, &log, &json);
+    CHECK_ERROR(st, SESSION_ERR_CANCELLED, json, "cancelled in the second pass");
+    CHECK(strcmp(session_status_name(st), "cancelled") == 0, "the status is named cancelled");
+    session_string_free(json);
+    CHECK(stat(out, &sb) != 0 && errno == ENOENT, "nothing was created");
+    CHECK(count_dir_entries(g_dir) == 1, "only the source: no temporary file is left (%d entries)",
+          count_dir_entries(g_dir));
+
+    SECTION("a NULL callback is session_import");
+    st = session_import_with_progress("pi", src, out, NULL, NULL, NULL, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "no callback");
+    session_string_free(json);
+}
+
 int main(void)
 {
     make_tmpdir(g_dir, sizeof g_dir, "import");
     imports_pi_and_reports_every_line();
     bad_arguments_fail_and_create_nothing();
     a_fifo_source_is_refused_at_once();
+    remove_tmpdir(g_dir);
+    make_tmpdir(g_dir, sizeof g_dir, "import-progress");
+    progress_is_reported_and_a_callback_cancels();
     remove_tmpdir(g_dir);
     check_done("test_import");
     return 0;

@@ -258,7 +258,7 @@ pub fn generated_session(seed: u64, count: usize, long_lines: bool) -> Session {
     Session::from_lines(&lines)
 }
 
-/// The chapter tree as a session (six lines, about 1.1 KB).
+/// The chapter tree as a session (six lines, about 1.6 KB).
 pub fn chapter_session() -> Session {
     let lines: Vec<String> = CHAPTER.iter().map(|s| s.to_string()).collect();
     Session::from_lines(&lines)

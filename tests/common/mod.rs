@@ -14,18 +14,40 @@ pub mod powerloss;
 pub mod properties;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use faults::*;
 pub use harness::*;
 
+/// The example session (docs/contract.md §1), byte for byte as checked in: the one copy
+/// of the chapter's tree that every test reads.
+pub const EXAMPLE_FILE: &str = include_str!("../../examples/tiny-pi.jsonl");
+
+/// Line `n` (from 0) of [`EXAMPLE_FILE`], without its `\n`; at compile time, so the
+/// entries below stay constants.
+const fn example_line(n: usize) -> &'static str {
+    let bytes = EXAMPLE_FILE.as_bytes();
+    let (mut i, mut start, mut line) = (0, 0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            if line == n {
+                let (head, _) = EXAMPLE_FILE.split_at(i);
+                return head.split_at(start).1;
+            }
+            line += 1;
+            start = i + 1;
+        }
+        i += 1;
+    }
+    panic!("the example has fewer lines")
+}
+
 /// The chapter's fixed tree, in append order (docs/contract.md §1).
-pub const U1: &str = r#"{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名"}}"#;
-pub const A_READ: &str = r#"{"id":"a-read","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"},"partialJson":"{\"path\":\"README.md\"}"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse"}}"#;
-pub const R_READ: &str = r##"{"id":"r-read","parentId":"a-read","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi ..."}],"isError":false,"details":{"path":"README.md","bytes":12}}}"##;
-pub const A_FINAL: &str = r#"{"id":"a-final","parentId":"r-read","timestamp":4,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"项目名是 tiny-pi"}]}}"#;
-pub const A_ALT: &str = r#"{"id":"a-alt","parentId":"u-1","timestamp":5,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"我无法读取该文件"}]}}"#;
-pub const META_CWD: &str = r#"{"id":"meta-cwd","parentId":"a-final","timestamp":6,"type":"metadata","key":"cwd","value":"/workspace/tiny-pi"}"#;
+pub const U1: &str = example_line(0);
+pub const A_READ: &str = example_line(1);
+pub const R_READ: &str = example_line(2);
+pub const A_FINAL: &str = example_line(3);
+pub const A_ALT: &str = example_line(4);
+pub const META_CWD: &str = example_line(5);
 
 pub const CHAPTER: [&str; 6] = [U1, A_READ, R_READ, A_FINAL, A_ALT, META_CWD];
 
@@ -89,45 +111,84 @@ pub fn within_a_minute<T: Send + 'static>(
         .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
-/// A fresh, empty directory under the system temp dir whose name contains `name`. It
-/// stays after the test (small fixtures); [`TempDir`] removes its folder when dropped.
-pub fn temp_dir(name: &str) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("libsession-test-{}-{name}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the folder can be read")
+        .map(|e| {
+            e.expect("a folder entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
 }
 
-/// A [`temp_dir`] removed when dropped (for tests that write large files). It
-/// dereferences to its path.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        TempDir(temp_dir(name))
-    }
+/// A fresh, empty folder under the system temp folder whose name contains `name`,
+/// removed with its contents when the returned guard is dropped. The guard
+/// dereferences to the folder's path, so keep it in a variable for as long as the
+/// folder is used (`temp_dir("x").join("s.jsonl")` would remove the folder at once).
+pub fn temp_dir(name: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("libsession-test-{name}-"))
+        .tempdir()
+        .expect("temp dir");
+    TempDir(dir)
 }
+
+/// A [`temp_dir`]: the folder lives as long as this guard.
+pub struct TempDir(tempfile::TempDir);
 
 impl std::ops::Deref for TempDir {
     type Target = Path;
 
     fn deref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
 impl AsRef<Path> for TempDir {
     fn as_ref(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl TempDir {
+    /// The path of `file_name` in this folder, keeping the folder as long as the path
+    /// (for helpers that return a session file's path).
+    pub fn file_path(self, file_name: &str) -> TempFile {
+        TempFile {
+            path: self.join(file_name),
+            _dir: self,
+        }
+    }
+}
+
+/// A path in a [`temp_dir`] that owns the folder: it is removed when this drops.
+pub struct TempFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempFile {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
     }
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 inline long g_checks = 0;
 
@@ -65,15 +66,26 @@ inline std::string read_file(const std::string &path)
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The chapter's fixed tree (docs/contract.md §1), in append order.
-const char *const kChapter[] = {
-    R"({"id":"u-1","parentId":null,"timestamp":1733000000000,"type":"message","message":{"role":"user","content":"读取 README.md，告诉我项目名","timestamp":1733000000000}})",
-    R"({"id":"a-read","parentId":"u-1","timestamp":1733000001000,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"README.md"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":18},"stopReason":"toolUse","timestamp":1733000001000}})",
-    R"({"id":"r-read","parentId":"a-read","timestamp":1733000002000,"type":"message","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"# tiny-pi\n\nA tiny coding agent."}],"isError":false,"details":{"path":"README.md","bytes":33},"timestamp":1733000002000}})",
-    R"({"id":"a-final","parentId":"r-read","timestamp":1733000003000,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"项目名是 tiny-pi"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":160,"output":9},"stopReason":"stop","timestamp":1733000003000}})",
-    R"({"id":"a-alt","parentId":"u-1","timestamp":1733000004000,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"我无法读取该文件"}],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":120,"output":8},"stopReason":"stop","timestamp":1733000004000}})",
-    R"({"id":"meta-cwd","parentId":"a-final","timestamp":1733000005000,"type":"metadata","key":"cwd","value":"/workspace/tiny-pi"})",
-};
+#ifndef SESSION_EXAMPLES_DIR
+#error "build with -DSESSION_EXAMPLES_DIR=\"<repo>/examples\""
+#endif
+
+// The lines of examples/tiny-pi.jsonl without their newlines: the chapter's fixed tree
+// (docs/contract.md §1) in append order, read once at start-up so every test appends the
+// checked-in bytes rather than a copy typed here.
+inline std::vector<std::string> example_lines()
+{
+    std::vector<std::string> lines;
+    std::ifstream in(std::string(SESSION_EXAMPLES_DIR) + "/tiny-pi.jsonl", std::ios::binary);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    if (lines.size() != 6) {
+        std::cerr << "FAIL examples/tiny-pi.jsonl: want 6 lines, read " << lines.size() << "\n";
+        std::exit(1);
+    }
+    return lines;
+}
+
+inline const std::vector<std::string> kChapter = example_lines();
 
 inline std::string user_entry(const std::string &id, const char *parent)
 {

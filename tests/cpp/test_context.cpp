@@ -14,10 +14,6 @@
 #include <string>
 #include <vector>
 
-#ifndef SESSION_EXAMPLES_DIR
-#error "build with -DSESSION_EXAMPLES_DIR=\"<repo>/examples\""
-#endif
-
 namespace {
 
 const std::string kExample = std::string(SESSION_EXAMPLES_DIR) + "/tiny-pi-compacted.jsonl";

@@ -16,7 +16,7 @@ session::store chapter_store()
 {
     session::store s;
     CHECK_RESULT(session::store::open_memory(s), SESSION_OK, "memory store");
-    for (const char *e : kChapter) CHECK_RESULT(s.append(e), SESSION_OK, e);
+    for (const std::string &e : kChapter) CHECK_RESULT(s.append(e), SESSION_OK, e);
     return s;
 }
 
@@ -85,9 +85,9 @@ void test_list_sessions(const std::string &dir)
         std::ofstream(dir + "/" + name, std::ios::binary) << text;
     };
     std::string good;
-    for (const char *e : kChapter) good += std::string(e) + "\n";
+    for (const std::string &e : kChapter) good += e + "\n";
     write("a-good.jsonl", good);
-    write("b-torn.jsonl", std::string(kChapter[0]) + "\n{\"id\":\"a-re");
+    write("b-torn.jsonl", kChapter[0] + "\n{\"id\":\"a-re");
     write("c-corrupt.jsonl", "not json\n");
     write("notes.txt", "not a session\n");
 

@@ -67,12 +67,12 @@ void test_raw_unique_ptr(const std::string &dir)
     CHECK(std::string(open_json.get()) == R"({"state":"ready","warnings":[]})", open_json.get());
 
     out = nullptr;
-    st = session_store_append(store.get(), kChapter[0], &out);
+    st = session_store_append(store.get(), kChapter[0].c_str(), &out);
     session::unique_string receipt(out);
     CHECK(st == SESSION_OK, "append through the C API");
     CHECK(std::string(receipt.get()) == R"({"id":"u-1","seq":0})", receipt.get());
 
-    st = session_store_append(store.get(), kChapter[0], nullptr); // out_json may be NULL
+    st = session_store_append(store.get(), kChapter[0].c_str(), nullptr); // out_json may be NULL
     CHECK(st == SESSION_ERR_DUPLICATE_ID, "duplicate with out_json NULL");
     // store and strings are released here, in reverse order, on every path.
 }
@@ -85,7 +85,7 @@ void test_chapter(const std::string &dir)
         session::result r = session::store::open_jsonl(path, s);
         CHECK_RESULT(r, SESSION_OK, "open a new file");
         CHECK(s.state() == SESSION_STATE_READY, "a new file is ready");
-        for (size_t i = 0; i < std::size(kChapter); ++i) {
+        for (size_t i = 0; i < kChapter.size(); ++i) {
             r = s.append(kChapter[i]);
             CHECK_RESULT(r, SESSION_OK, "append chapter entry");
             CHECK(contains(r.json, "\"seq\":" + std::to_string(i) + "}"), r.json);
@@ -94,7 +94,7 @@ void test_chapter(const std::string &dir)
 
     const std::string file = read_file(path);
     CHECK(count(file, "\n") == 6, "six committed lines");
-    CHECK(file.rfind(kChapter[5]) == file.size() - std::strlen(kChapter[5]) - 1,
+    CHECK(file.rfind(kChapter[5]) == file.size() - kChapter[5].size() - 1,
           "the last line is meta-cwd, byte for byte");
 
     session::store s;
@@ -165,7 +165,7 @@ void test_errors(const std::string &dir)
     CHECK_RESULT(r, SESSION_ERR_CYCLE, "a cycle");
 
     // A std::string with a NUL byte never reaches the library truncated.
-    r = s.append(std::string(kChapter[4]) + std::string(1, '\0') + "junk");
+    r = s.append(kChapter[4] + std::string(1, '\0') + "junk");
     CHECK_RESULT(r, SESSION_ERR_INVALID_ARGUMENT, "NUL inside a std::string");
     CHECK(contains(r.json, "\"code\":\"invalid_argument\""), r.json);
 
@@ -175,12 +175,12 @@ void test_errors(const std::string &dir)
 
     // Recovery: a committed prefix and an unterminated tail with NUL bytes.
     const std::string bytes =
-        std::string(kChapter[0]) + "\n\n" + std::string("{\"id\":\0\0", 8);
+        kChapter[0] + "\n\n" + std::string("{\"id\":\0\0", 8);
     r = session::recover_jsonl(bytes);
     CHECK_RESULT(r, SESSION_OK, "recover_jsonl");
     CHECK(ids(r.json) == "u-1", r.json);
     CHECK(contains(r.json, R"("warnings":[{"code":"unterminated_tail","line":3}])"), r.json);
-    r = session::recover_jsonl(std::string(kChapter[0]) + "\nnot json\n");
+    r = session::recover_jsonl(kChapter[0] + "\nnot json\n");
     CHECK_RESULT(r, SESSION_ERR_CORRUPT_LINE, "corrupt committed line");
     CHECK(contains(r.json, R"("line":2)"), r.json);
 

@@ -31,6 +31,7 @@ EXPECTED = {
     "wrong_process": "WrongProcess",
     "invalid_compaction": "InvalidCompaction",
     "tool_pairing": "ToolPairing",
+    "cancelled": "Cancelled",
 }
 # The codes of the header this library was built from (the last two arrive with
 # build_context).

@@ -5,12 +5,16 @@ use std::path::Path;
 
 use crate::exit;
 use crate::output::{Out, Outcome, open, open_with};
+use crate::progress::Progress;
 use crate::term;
 use session::Verify;
 
-/// Always checks every line at open, whatever a session index covers.
+/// Always checks every line at open, whatever a session index covers. A spinner
+/// shows on stderr meanwhile, when stderr is a terminal.
 pub fn verify(out: &mut Out, file: &Path) -> Outcome {
+    let progress = Progress::spinner("verifying");
     let (store, report) = open_with(file, false, Verify::Full)?;
+    drop(progress);
     writeln!(out, "state: {}", report.state.as_str())?;
     writeln!(out, "entries: {}", store.len()?)?;
     writeln!(
@@ -35,8 +39,11 @@ pub fn salvage(out: &mut Out, file: &Path) -> Outcome {
     })
 }
 
+/// A spinner shows on stderr meanwhile, when stderr is a terminal.
 pub fn repair(out: &mut Out, file: &Path) -> Outcome {
+    let progress = Progress::spinner("repairing");
     let report = session::repair_jsonl(file)?;
+    drop(progress);
     match &report.backup {
         Some(backup) => writeln!(
             out,

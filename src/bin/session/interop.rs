@@ -5,17 +5,22 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use session::Error;
-use session::interop::{Format, export_pi_file, import_file};
+use session::interop::{Format, export_pi_file, import_file_with_progress};
 
 use crate::exit;
 use crate::output::{Outcome, latest_or, note, open};
+use crate::progress::Progress;
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
 /// file `out` (never overwriting one); the report goes to stderr as one JSON line.
 /// `format` `None` detects it. A source that looks like another format than the one
-/// given fails (exit 2) naming the one to use; nothing is written.
+/// given fails (exit 2) naming the one to use; nothing is written. A progress line
+/// shows on stderr while it reads, when stderr is a terminal.
 pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
-    let report = match import_file(format, source, out) {
+    let progress = Progress::bytes("importing");
+    let imported = import_file_with_progress(format, source, out, &mut |p| progress.import(p));
+    drop(progress);
+    let report = match imported {
         Ok(report) => report,
         Err(Error::NotImportable {
             detected: Some(found),

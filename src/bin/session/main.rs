@@ -21,6 +21,7 @@ mod leaves;
 mod ls;
 mod node;
 mod output;
+mod progress;
 mod read;
 mod term;
 mod tree;
