@@ -55,6 +55,8 @@
  *                code          every error: the status name (session_status_name)
  *                message       every error: a sentence for people; do not parse it
  *                argument      invalid_argument: the argument's name
+ *                feature       invalid_argument from a function this build lacks
+ *                              (built without its cargo feature): the feature (search)
  *                detected      invalid_argument from session_import (argument
  *                              src_path): the format the source looks like
  *                              (pi, claude-code, codex) or null

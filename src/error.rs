@@ -280,6 +280,10 @@ pub enum Error {
     /// number; `entry_id` names the message's entry (the compaction for the summary).
     #[error("the token estimator failed for entry {entry_id:?}: {message}")]
     Estimator { entry_id: String, message: String },
+    /// A function of a cargo feature this build of libsession was made without
+    /// (`search`).
+    #[error("this libsession was built without the cargo feature {feature:?}")]
+    Unsupported { feature: &'static str },
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.
