@@ -431,3 +431,76 @@ fn the_result_json_has_the_documented_members() {
     assert_eq!(json["entries"], 6);
     assert!(json["errors"].as_array().is_some_and(|e| e.is_empty()));
 }
+
+fn cli(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_session"))
+        .args(args)
+        .output()
+        .expect("run session");
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn cli_search_prints_one_hit_per_line_with_file_text_escaped() {
+    let dir = chapter_dir("search-cli");
+    // A child of u-1 becomes the latest leaf: a-final is now off the latest path.
+    append(
+        &dir.join("chapter.jsonl"),
+        &assistant("a-\u{1b}[31m", "u-1", "tiny-pi \u{1b}]0;title\u{7}"),
+    );
+    let (code, out, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "tiny-pi".as_ref(),
+        "--role".as_ref(),
+        "assistant".as_ref(),
+    ]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("chapter.jsonl  a-final  assistant  -  ")),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("a-\\x1b[31m  assistant  *")),
+        "{out}"
+    );
+}
+
+#[test]
+fn cli_search_json_is_the_library_result_and_a_corrupt_line_exits_1() {
+    let dir = chapter_dir("search-cli-json");
+    let (code, out, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "项目名".as_ref(),
+        "--json".as_ref(),
+        "--limit".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(json["hits"].as_array().map(Vec::len), Some(1));
+    write_file(&dir.join("bad.jsonl"), b"{oops\n");
+    let (code, _, err) = cli(&["search".as_ref(), dir.as_os_str(), "项目名".as_ref()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.jsonl line 1"), "{err}");
+    let (code, _, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "x".as_ref(),
+        "--limit=0".as_ref(),
+    ]);
+    assert_eq!(code, 64);
+}

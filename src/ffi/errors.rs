@@ -15,6 +15,12 @@ pub(crate) enum FfiError {
         name: &'static str,
         problem: &'static str,
     },
+    /// An invalid JSON argument other than options_json (the search's query_json):
+    /// invalid_argument naming it.
+    InvalidArgumentJson {
+        name: &'static str,
+        message: String,
+    },
     /// A panic caught at the boundary.
     Panic(String),
     /// A call on a store whose earlier operation panicked; cause is that panic's
@@ -39,6 +45,7 @@ impl FfiError {
     pub(crate) fn status(&self) -> SessionStatus {
         match self {
             FfiError::Argument { .. } => SESSION_ERR_INVALID_ARGUMENT,
+            FfiError::InvalidArgumentJson { .. } => SESSION_ERR_INVALID_ARGUMENT,
             FfiError::Panic(_) => SESSION_ERR_INTERNAL,
             FfiError::Poisoned(_) => SESSION_ERR_TAINTED,
             FfiError::Core(e) => match e {
@@ -77,6 +84,11 @@ impl FfiError {
         match self {
             FfiError::Argument { name, problem } => {
                 error_object(code, &format!("argument {name} {problem}"))
+                    .string("argument", name)
+                    .finish()
+            }
+            FfiError::InvalidArgumentJson { name, message } => {
+                error_object(code, &format!("invalid {name}: {message}"))
                     .string("argument", name)
                     .finish()
             }
@@ -391,6 +403,10 @@ mod tests {
         all.push(FfiError::Argument {
             name: "path",
             problem: "is NULL",
+        });
+        all.push(FfiError::InvalidArgumentJson {
+            name: "query_json",
+            message: "limit must be 1..1000".into(),
         });
         all.push(FfiError::Panic("boom".into()));
         all.push(FfiError::Poisoned(poisoned));

@@ -470,7 +470,8 @@ fn update(tx: &Connection, dir: &Path, found: &Found, bytes_read: &mut u64) -> R
     let (head_hash, head_len) = hash_head(&file, state.offset as u64, &path)?;
     tx.execute(
         "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, head_hash = ?6,
-                          head_len = ?7, offset = ?8, lines = ?9, entries = ?10, last_row = ?11
+                          head_len = ?7, offset = ?8, lines = ?9, entries = ?10,
+                          last_row = NULLIF(?11, 0)
          WHERE id = ?1",
         rusqlite::params![
             state.id,
@@ -483,10 +484,18 @@ fn update(tx: &Connection, dir: &Path, found: &Found, bytes_read: &mut u64) -> R
             state.offset,
             state.lines,
             state.entries,
-            state.last_row
+            row_or_zero(state.last_row)
         ],
     )?;
     Ok(())
+}
+
+/// A row id to bind where SQL NULL is meant by 0 (`NULLIF(?, 0)`; row ids start at 1).
+/// NULL is never bound (a missing role is bound as '' under `NULLIF(?, '')` too):
+/// valgrind reports rusqlite's drop of a bound NULL (`ToSqlOutput`) as a jump on an
+/// uninitialised value, which fails the C tests run under it.
+fn row_or_zero(row: Option<i64>) -> i64 {
+    row.unwrap_or(0)
 }
 
 /// Sets `on_latest` to `value` on the path from the root to entry row `leaf`. Parent
@@ -517,7 +526,7 @@ fn read_new(
     let mut find_parent =
         tx.prepare("SELECT id FROM entries WHERE file = ?1 AND entry_id = ?2 ORDER BY id LIMIT 1")?;
     let mut insert_entry = tx.prepare(
-        "INSERT INTO entries(file, entry_id, seq, role, timestamp, parent) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO entries(file, entry_id, seq, role, timestamp, parent) VALUES(?1, ?2, ?3, NULLIF(?4, ''), ?5, NULLIF(?6, 0))",
     )?;
     let mut insert_text = tx.prepare("INSERT INTO texts(rowid, text) VALUES(?1, ?2)")?;
     let mut insert_error =
@@ -575,9 +584,9 @@ fn read_new(
                             state.id,
                             facts.id.of(json),
                             state.entries,
-                            role,
+                            role.as_deref().unwrap_or(""),
                             timestamp,
-                            parent
+                            row_or_zero(parent)
                         ])?;
                         let row = tx.last_insert_rowid();
                         state.entries += 1;
