@@ -24,7 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, TransactionBehavior,
+};
 
 use super::text::{readable, snippet, terms};
 use super::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult};
@@ -63,6 +65,10 @@ CREATE INDEX errors_by_file ON errors(file);
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0');
 PRAGMA user_version = 1;
 ";
+
+/// What the index knows of a file, by name (see [`update`]).
+const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, head_hash, head_len, offset, lines,
+                             entries, last_row FROM files WHERE name = ?1";
 
 /// Why an update or query failed: the database, or the core.
 enum Fail {
@@ -261,8 +267,10 @@ fn run(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut result = SearchResult::default();
     let mut file_errors = Vec::new();
+    // Prepared once: a search looks up every file of the folder, most of them unchanged.
+    let mut lookup = tx.prepare(LOOKUP)?;
     for file in found {
-        match update(&tx, dir, file, &mut result.bytes_read) {
+        match update(&tx, &mut lookup, dir, file, &mut result.bytes_read) {
             Ok(()) => {}
             Err(Fail::Core(e)) => {
                 forget(&tx, &file.name)?;
@@ -276,6 +284,7 @@ fn run(
             Err(e) => return Err(e),
         }
     }
+    drop(lookup);
     // Files no longer in the folder (or no longer readable) leave the index.
     let names: Vec<String> = {
         let mut stmt = tx.prepare("SELECT name FROM files")?;
@@ -372,30 +381,31 @@ fn hash_head(file: &File, len: u64, path: &Path) -> Result<(i64, i64), Error> {
 
 /// Brings the index of one file up to date. An error of the file
 /// itself is [`Fail::Core`] (the file is then left out of the index and reported).
-fn update(tx: &Connection, dir: &Path, found: &Found, bytes_read: &mut u64) -> Result<(), Fail> {
+fn update(
+    tx: &Connection,
+    lookup: &mut Statement,
+    dir: &Path,
+    found: &Found,
+    bytes_read: &mut u64,
+) -> Result<(), Fail> {
     let meta = &found.meta;
     let (dev, ino) = (meta.dev() as i64, meta.ino() as i64);
-    let known = tx
-        .query_row(
-            "SELECT id, dev, ino, size, mtime_ns, head_hash, head_len, offset, lines, entries,
-                    last_row FROM files WHERE name = ?1",
-            [&found.name],
-            |r| {
-                Ok(Known {
-                    id: r.get(0)?,
-                    dev: r.get(1)?,
-                    ino: r.get(2)?,
-                    size: r.get(3)?,
-                    mtime_ns: r.get(4)?,
-                    head_hash: r.get(5)?,
-                    head_len: r.get(6)?,
-                    offset: r.get(7)?,
-                    lines: r.get(8)?,
-                    entries: r.get(9)?,
-                    last_row: r.get(10)?,
-                })
-            },
-        )
+    let known = lookup
+        .query_row([&found.name], |r| {
+            Ok(Known {
+                id: r.get(0)?,
+                dev: r.get(1)?,
+                ino: r.get(2)?,
+                size: r.get(3)?,
+                mtime_ns: r.get(4)?,
+                head_hash: r.get(5)?,
+                head_len: r.get(6)?,
+                offset: r.get(7)?,
+                lines: r.get(8)?,
+                entries: r.get(9)?,
+                last_row: r.get(10)?,
+            })
+        })
         .optional()?;
     let size = meta.size() as i64;
     if let Some(k) = &known
