@@ -186,6 +186,17 @@ inline result list_sessions(const std::string &dir, const std::string &options_j
     return detail::call([&](char **out) { return session_list_sessions(dir.c_str(), options, out); });
 }
 
+/** session_search: the hits of query_json in the *.jsonl sessions of dir, best first:
+ *  {"hits":[{"path","entryId","seq","role","timestamp","snippet","score",
+ *  "onLatestPath"}…],"sessions","entries","errors":[…],"bytesRead"}. query_json e.g.
+ *  R"({"query":"项目名","limit":5,"roles":["assistant"],"latestPathOnly":true})". The
+ *  index is dir/.session-search.db, brought up to date first (only appended bytes read). */
+inline result search(const std::string &dir, const std::string &query_json)
+{
+    if (detail::has_nul(dir) || detail::has_nul(query_json)) return detail::nul_argument();
+    return detail::call([&](char **out) { return session_search(dir.c_str(), query_json.c_str(), out); });
+}
+
 /** An open store; closes it when destroyed. Movable, not copyable. */
 class store {
 public:

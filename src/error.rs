@@ -283,6 +283,10 @@ pub enum Error {
     /// The caller's progress callback asked a long call to stop; nothing was written.
     #[error("cancelled by the progress callback; nothing was written")]
     Cancelled,
+    /// A function of a cargo feature this build of libsession was made without
+    /// (`search`).
+    #[error("this libsession was built without the cargo feature {feature:?}")]
+    Unsupported { feature: &'static str },
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.

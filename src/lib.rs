@@ -51,6 +51,7 @@ pub mod options;
 pub mod preview;
 pub mod recover;
 pub mod repair;
+pub mod search;
 pub mod store;
 pub mod tree;
 pub mod view;
@@ -77,6 +78,7 @@ pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};
 pub use nav::{Label, Leaves, Node, TreeOptions, TreePage};
 pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
+pub use search::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult, search};
 pub use store::{
     Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport, Problem, Receipt, SessionFile,
     Snapshot, State, Store, Verify, index_path,

@@ -337,7 +337,7 @@ pub fn list_sessions_with_io(
         .collect())
 }
 
-fn is_jsonl(name: &std::ffi::OsStr) -> bool {
+pub(crate) fn is_jsonl(name: &std::ffi::OsStr) -> bool {
     name.as_encoded_bytes().ends_with(b".jsonl")
 }
 

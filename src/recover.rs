@@ -230,6 +230,12 @@ impl LineScanner {
         self.partial_len > 0 && !self.partial_nonblank
     }
 
+    /// Physical lines completed so far (the lines of the committed prefix).
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    pub(crate) fn lines(&self) -> u64 {
+        self.lines
+    }
+
     /// Bytes up to and including the last `\n` seen: the committed prefix.
     pub(crate) fn committed_bytes(&self) -> u64 {
         self.committed_bytes

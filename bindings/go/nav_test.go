@@ -172,3 +172,24 @@ func TestListSessionsListsEveryJSONLFileWithItsState(t *testing.T) {
 	_, err = session.ListSessions(filepath.Join(dir, "missing"), session.ListOptions{})
 	asError(t, err, session.ErrIO)
 }
+
+func TestSearchFindsAHitOnASideBranch(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "chapter.jsonl"), []byte(strings.Join(chapter, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	result, err := session.Search(dir, session.SearchQuery{Query: "无法读取"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Hits) != 1 || result.Hits[0].EntryID != "a-alt" || result.Hits[0].OnLatestPath ||
+		result.Hits[0].Path != "chapter.jsonl" || result.Sessions != 1 || result.Entries != 6 {
+		t.Fatalf("%+v", result)
+	}
+	result, err = session.Search(dir, session.SearchQuery{Query: "无法读取", LatestPathOnly: true})
+	if err != nil || len(result.Hits) != 0 {
+		t.Fatalf("latest path only: %+v %v", result, err)
+	}
+	_, err = session.Search(dir, session.SearchQuery{Query: " "})
+	asError(t, err, session.ErrInvalidArgument)
+}

@@ -61,6 +61,13 @@ impl EntryParser {
             .map_err(ParseFault::Entry)?;
         Ok((&self.tape.text, facts))
     }
+
+    /// The tape of the entry the last successful [`EntryParser::parse`] returned (the
+    /// search index reads the text a person reads from it without scanning again).
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
+    pub(crate) fn tape(&self) -> &Tape {
+        &self.tape
+    }
 }
 
 /// The block types libsession knows; any other is an extension block (docs/contract.md §6.1).

@@ -15,6 +15,12 @@ pub(crate) enum FfiError {
         name: &'static str,
         problem: &'static str,
     },
+    /// An invalid JSON argument other than options_json (the search's query_json):
+    /// invalid_argument naming it.
+    InvalidArgumentJson {
+        name: &'static str,
+        message: String,
+    },
     /// A panic caught at the boundary.
     Panic(String),
     /// A call on a store whose earlier operation panicked; cause is that panic's
@@ -39,6 +45,7 @@ impl FfiError {
     pub(crate) fn status(&self) -> SessionStatus {
         match self {
             FfiError::Argument { .. } => SESSION_ERR_INVALID_ARGUMENT,
+            FfiError::InvalidArgumentJson { .. } => SESSION_ERR_INVALID_ARGUMENT,
             FfiError::Panic(_) => SESSION_ERR_INTERNAL,
             FfiError::Poisoned(_) => SESSION_ERR_TAINTED,
             FfiError::Core(e) => match e {
@@ -62,6 +69,7 @@ impl FfiError {
                 Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::NotImportable { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Cancelled => SESSION_ERR_CANCELLED,
+                Error::Unsupported { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -77,6 +85,11 @@ impl FfiError {
         match self {
             FfiError::Argument { name, problem } => {
                 error_object(code, &format!("argument {name} {problem}"))
+                    .string("argument", name)
+                    .finish()
+            }
+            FfiError::InvalidArgumentJson { name, message } => {
+                error_object(code, &format!("invalid {name}: {message}"))
                     .string("argument", name)
                     .finish()
             }
@@ -166,6 +179,7 @@ fn core_object(code: &str, e: &Error) -> String {
             .string("argument", "estimate")
             .string("entryId", entry_id)
             .finish(),
+        Error::Unsupported { feature } => object.string("feature", feature).finish(),
         Error::NotImportable { detected, .. } => {
             let object = object.string("argument", "src_path");
             match detected {
@@ -352,6 +366,7 @@ mod tests {
                 requested: None,
             },
             Error::Cancelled,
+            Error::Unsupported { feature: "search" },
         ];
         for op in ops {
             for change in changes {
@@ -383,6 +398,7 @@ mod tests {
                 | Error::Estimator { .. }
                 | Error::NotImportable { .. }
                 | Error::Cancelled => {}
+                Error::Unsupported { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();
@@ -390,6 +406,10 @@ mod tests {
         all.push(FfiError::Argument {
             name: "path",
             problem: "is NULL",
+        });
+        all.push(FfiError::InvalidArgumentJson {
+            name: "query_json",
+            message: "limit must be 1..1000".into(),
         });
         all.push(FfiError::Panic("boom".into()));
         all.push(FfiError::Poisoned(poisoned));

@@ -10,6 +10,7 @@ mod context;
 mod errors;
 mod interop;
 mod nav;
+mod search;
 mod status;
 mod view;
 
@@ -19,6 +20,7 @@ use std::sync::{Arc, OnceLock};
 pub use context::*;
 pub use interop::*;
 pub use nav::*;
+pub use search::*;
 pub use status::*;
 pub use view::*;
 

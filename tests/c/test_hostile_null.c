@@ -28,6 +28,7 @@ static long g_serial;
 #define VALUE_path ((const char *)g_path)
 #define VALUE_dir ((const char *)g_dir)
 #define VALUE_options_json "{}"
+#define VALUE_query_json "{\"query\":\"x\"}"
 #define VALUE_bytes ((const uint8_t *)LINE1 "\n")
 #define VALUE_out_json (&g_out)
 #define VALUE_out_html (&g_out)
@@ -57,6 +58,7 @@ static long g_serial;
 #define OPTIONAL_store 0
 #define OPTIONAL_s 1
 #define OPTIONAL_options_json 1
+#define OPTIONAL_query_json 0
 #define OPTIONAL_out_json 1
 #define OPTIONAL_out_html 1
 #define OPTIONAL_user_data 1

@@ -1,6 +1,7 @@
 // test_nav.cpp -- navigating the tree from C++17: children, roots, leaves, latest_leaf,
 // paged tree, labels (docs/contract.md §8, §10's results on the chapter's tree) and
-// list_sessions over a folder with a good, a torn, a corrupt and a non-JSONL file.
+// list_sessions over a folder with a good, a torn, a corrupt and a non-JSONL file, and
+// search over that folder.
 //
 // Built and run (under valgrind) by tests/cpp/run.sh.
 #include "check.hpp"
@@ -109,6 +110,21 @@ void test_list_sessions(const std::string &dir)
                  "an unknown sort");
 }
 
+void test_search(const std::string &dir)
+{
+    // dir holds a-good.jsonl (the chapter) from test_list_sessions, and two damaged files.
+    session::result r = session::search(dir, R"({"query":"无法读取"})");
+    CHECK_RESULT(r, SESSION_OK, "search");
+    CHECK(contains(r.json, R"("path":"a-good.jsonl","entryId":"a-alt")"), r.json);
+    CHECK(contains(r.json, R"("onLatestPath":false)"), "a side branch: " + r.json);
+    CHECK(contains(r.json, R"("reason":"invalid_json")"), "the corrupt line is reported: " + r.json);
+    r = session::search(dir, R"({"query":"项目名是","latestPathOnly":true})");
+    CHECK(contains(r.json, R"("entryId":"a-final")") && contains(r.json, R"("onLatestPath":true)"),
+          r.json);
+    CHECK_RESULT(session::search(dir, R"({"query":"x","limit":0})"), SESSION_ERR_INVALID_ARGUMENT,
+                 "limit 0");
+}
+
 } // namespace
 
 int main()
@@ -119,6 +135,7 @@ int main()
     test_queries();
     test_labels();
     test_list_sessions(dir);
+    test_search(dir);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     std::cout << "PASS test_nav (C++17): " << g_checks << " checks\n";

@@ -82,3 +82,14 @@ def test_list_sessions_lists_every_jsonl_file_with_its_state(tmp_path, chapter_f
     assert chapter["firstUserText"].startswith("读取 README.md")
     assert by_name["half.jsonl"]["state"] == "needs_repair"
     assert json.loads(libsession.list_sessions(str(tmp_path), limit=1, raw=True))["sessions"].__len__() == 1
+
+
+def test_search_finds_a_hit_on_a_side_branch(tmp_path, chapter_file):
+    result = libsession.search(tmp_path, "无法读取")
+    assert [(h["entryId"], h["onLatestPath"]) for h in result["hits"]] == [("a-alt", False)]
+    assert (result["sessions"], result["entries"]) == (1, 6)
+    assert libsession.search(tmp_path, "无法读取", latest_path_only=True)["hits"] == []
+    roles = libsession.search(tmp_path, "tiny-pi", roles=["toolResult"], limit=5)
+    assert [h["entryId"] for h in roles["hits"]] == ["r-read"]
+    with pytest.raises(libsession.InvalidArgument):
+        libsession.search(tmp_path, " ")

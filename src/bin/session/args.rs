@@ -13,15 +13,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
 Every verb but repair and label opens FILE read-only (import, export and view -o
-create a new OUT and never overwrite one). Where LEAF is optional it defaults to the latest leaf.
+create a new OUT and never overwrite one; search writes only its index,
+DIR/.session-search.db). Where LEAF is optional it defaults to the latest leaf.
 Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
 JSON output stays JSON.
 
 exit codes (the same for every verb):
   0    done; the file is clean
   1    done, but the file needs repair (an unterminated tail was left out of the
-       output; `session repair FILE`), salvage found damaged lines, or ls
-       listed a session with an error
+       output; `session repair FILE`), salvage found damaged lines, ls
+       listed a session with an error, or search could not read a file or line
   2    the file is corrupt or the request failed (e.g. no such leaf)
   3    an I/O error (including a FILE that is missing or not a regular file)
   4    the file is locked by a writer (repair, label)
@@ -101,6 +102,32 @@ enum Verb {
         /// The order: newest first, or by path.
         #[arg(long, value_enum, default_value_t = Sort::Modified)]
         sort: Sort,
+    },
+    /// Find QUERY in the sessions of DIR: one hit per line, best first.
+    ///
+    /// Each word of QUERY must occur in the text a person reads (a substring, in any
+    /// case; CJK text matches inside words). A line is PATH, ENTRY, ROLE, * when the
+    /// entry is on the session's latest path (else -), and a snippet. The index,
+    /// DIR/.session-search.db, is brought up to date first, reading only what was
+    /// appended since the last search; deleting it loses nothing.
+    Search {
+        /// The folder of sessions.
+        dir: PathBuf,
+        /// The words to find.
+        query: OsString,
+        /// Show at most N hits (1 to 1000).
+        #[arg(long, value_name = "N", default_value_t = 20,
+              value_parser = clap::value_parser!(u64).range(1..=1000))]
+        limit: u64,
+        /// Only hits of role R (user, assistant, toolResult, compaction, …); repeatable.
+        #[arg(long = "role", value_name = "R")]
+        roles: Vec<String>,
+        /// Only hits on the path to each session's latest entry.
+        #[arg(long)]
+        latest: bool,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Label TARGET with TEXT (an empty TEXT clears the label).
     ///
@@ -272,6 +299,11 @@ pub enum Command {
         target: String,
         text: String,
     },
+    Search {
+        dir: PathBuf,
+        query: session::SearchQuery,
+        json: bool,
+    },
     Context(crate::context::Request),
     Verify {
         file: PathBuf,
@@ -382,6 +414,23 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 limit,
                 by_path: matches!(sort, Sort::Path),
             },
+        },
+        Verb::Search {
+            dir,
+            query,
+            limit,
+            roles,
+            latest,
+            json,
+        } => Command::Search {
+            dir,
+            query: session::SearchQuery {
+                query: utf8(query, "QUERY is not UTF-8 text")?,
+                limit,
+                roles: (!roles.is_empty()).then_some(roles),
+                latest_path_only: latest,
+            },
+            json,
         },
         Verb::Label { file, target, text } => Command::Label {
             file,

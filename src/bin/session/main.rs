@@ -8,7 +8,7 @@
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `label`, `context`, `interop`: import/export, `view`).
+//! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export, `view`).
 
 mod args;
 mod check;
@@ -23,6 +23,7 @@ mod node;
 mod output;
 mod progress;
 mod read;
+mod search;
 mod term;
 mod tree;
 mod view;
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Command::Leaves { file } => leaves::leaves(&mut out, &file),
         Command::Ls { dir, options } => ls::ls(&mut out, &dir, &options),
         Command::Label { file, target, text } => label::label(&mut out, &file, &target, &text),
+        Command::Search { dir, query, json } => search::search(&mut out, &dir, &query, json),
         Command::Context(request) => context::context(&mut out, &request),
         Command::Verify { file } => check::verify(&mut out, &file),
         Command::Salvage { file } => check::salvage(&mut out, &file),

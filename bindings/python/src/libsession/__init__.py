@@ -42,6 +42,7 @@ __all__ = [
     "repair",
     "build_context",
     "list_sessions",
+    "search",
     "STATUS",
 ]
 
@@ -322,6 +323,19 @@ def list_sessions(directory, *, recursive=None, limit=None, sort=None, raw=False
     """One record per ``*.jsonl`` file of ``directory``: ``{"sessions": [...]}``."""
     options = _options({"recursive": recursive, "limit": limit, "sort": sort})
     return _call(lib.session_list_sessions, raw, _path_arg(directory, "directory"), options)
+
+
+def search(directory, query, *, limit=None, roles=None, latest_path_only=None, raw=False):
+    """The hits of ``query`` in the ``*.jsonl`` sessions of ``directory``, best first:
+    ``{"hits": [{"path", "entryId", "seq", "role", "timestamp", "snippet", "score",
+    "onLatestPath"}, ...], "sessions", "entries", "errors", "bytesRead"}``. Every word
+    of ``query`` must occur (a substring, in any case; CJK matches inside words). The
+    index, ``directory/.session-search.db``, is brought up to date first, reading only
+    what was appended since the last search."""
+    request = {"query": query, "limit": limit, "roles": roles, "latestPathOnly": latest_path_only}
+    request = {k: v for k, v in request.items() if v is not None}
+    query_json = json.dumps(request, allow_nan=False).encode("utf-8")
+    return _call(lib.session_search, raw, _path_arg(directory, "directory"), query_json)
 
 
 # ---------------------------------------------------------------------------------------

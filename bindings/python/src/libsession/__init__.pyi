@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Type, Union, overload
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, Type, Union, overload
 
 _Json = Any
 _Text = Union[str, bytes, bytearray, memoryview]
@@ -86,6 +86,16 @@ def list_sessions(
     recursive: Optional[bool] = ...,
     limit: Optional[int] = ...,
     sort: Optional[Literal["modifiedMs", "path"]] = ...,
+    raw: bool = ...,
+) -> _Json: ...
+
+def search(
+    directory: _PathArg,
+    query: str,
+    *,
+    limit: Optional[int] = ...,
+    roles: Optional[Sequence[str]] = ...,
+    latest_path_only: Optional[bool] = ...,
     raw: bool = ...,
 ) -> _Json: ...
 

@@ -1,0 +1,251 @@
+//! The search benchmark (issue 25), on demand: a folder of generated, real-shaped
+//! sessions (user / assistant tool call / tool result / answer turns, a regenerated
+//! answer on a side branch every 50 turns, a CJK user message every 7th turn), then
+//! in one run:
+//!
+//! - the first search, which builds the index (MB/s over the session bytes);
+//! - a warm query (median of 5), and the same word with `rg -F -c` over the files;
+//! - a CJK query;
+//! - the query after one session grew by one entry (and the bytes it read);
+//! - the index's size beside the session bytes and beside the text it indexes.
+//!
+//! ```text
+//! cargo bench --bench search                         100 sessions, about 100 MB
+//! cargo bench --bench search -- --sessions 1000 --mb 1000
+//! ```
+//!
+//! ripgrep is Debian's package `ripgrep` (`apt-get install ripgrep`); without it the rg
+//! column says so. Under `cargo test` (no `--bench` argument) it only does a smoke run
+//! of 3 small sessions. Data goes to target/bench-search/.
+
+#[path = "sessiongen/mod.rs"]
+#[allow(dead_code)]
+mod sessiongen;
+
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use session::json::push_string;
+use session::{SIDECAR, SearchQuery, search};
+use sessiongen::{Entry, Rng, answer_message, call_message, id_of, result_message, user_message};
+
+const TOOLS: &[&str] = &["read", "bash", "edit", "write", "grep"];
+const CJK: &[&str] = &[
+    "读取 README.md，告诉我项目名",
+    "再读 package.json，告诉我版本",
+    "这个函数为什么返回空值？",
+    "请把测试改成并行运行",
+    "还有什么依赖需要升级？",
+];
+/// A word written into every tenth session's user messages: what the warm query finds.
+const NEEDLE: &str = "flamingo";
+
+fn cjk_message(rng: &mut Rng, ts: u64, session: usize) -> String {
+    let mut s = String::from("{\"role\":\"user\",\"content\":");
+    push_string(&mut s, &format!("{} 会话{session}", rng.pick(CJK)));
+    s.push_str(&format!(",\"timestamp\":{ts}}}"));
+    s
+}
+
+fn needle_message(ts: u64) -> String {
+    format!(
+        "{{\"role\":\"user\",\"content\":\"where is the {NEEDLE} config?\",\"timestamp\":{ts}}}"
+    )
+}
+
+/// Writes one session of about `bytes` bytes; returns its size.
+fn write_session(path: &Path, session: usize, bytes: u64) -> u64 {
+    let mut rng = Rng::new(session as u64 + 1);
+    let mut out = BufWriter::new(fs::File::create(path).expect("create session"));
+    let (mut n, mut written, mut turn) = (0u32, 0u64, 0usize);
+    let mut last: Option<String> = None;
+    let mut emit = |message: String, parent: Option<String>, n: &mut u32, written: &mut u64| {
+        let e = Entry {
+            id: id_of(*n),
+            parent,
+            ts: 1_733_000_000_000 + u64::from(*n) * 1000,
+            message,
+        };
+        *n += 1;
+        let line = e.ours();
+        out.write_all(line.as_bytes()).expect("write");
+        out.write_all(b"\n").expect("write");
+        *written += line.len() as u64 + 1;
+        e.id
+    };
+    while written < bytes {
+        let ts = 1_733_000_000_000 + u64::from(n) * 1000;
+        let m = if turn % 7 == 3 {
+            cjk_message(&mut rng, ts, session)
+        } else if session.is_multiple_of(10) && turn % 13 == 5 {
+            needle_message(ts)
+        } else {
+            user_message(&mut rng, ts)
+        };
+        let u = emit(m, last.take(), &mut n, &mut written);
+        let call_id = format!("toolu_{session:04}_{turn:06}");
+        let tool = rng.pick(TOOLS);
+        let a = emit(
+            call_message(&mut rng, ts, &call_id, tool),
+            Some(u),
+            &mut n,
+            &mut written,
+        );
+        let r = emit(
+            result_message(&mut rng, ts, &call_id, tool),
+            Some(a),
+            &mut n,
+            &mut written,
+        );
+        last = Some(emit(
+            answer_message(&mut rng, ts),
+            Some(r.clone()),
+            &mut n,
+            &mut written,
+        ));
+        if turn % 50 == 49 {
+            emit(answer_message(&mut rng, ts), Some(r), &mut n, &mut written);
+        }
+        turn += 1;
+    }
+    out.flush().expect("flush");
+    written
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed())
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn query(text: &str) -> SearchQuery {
+    SearchQuery::new(text)
+}
+
+fn rg(dir: &Path) -> Option<Duration> {
+    let run = || {
+        Command::new("rg")
+            .args([
+                "-F",
+                "-c",
+                "--no-ignore",
+                "--hidden",
+                "-g",
+                "*.jsonl",
+                NEEDLE,
+            ])
+            .arg(dir)
+            .output()
+            .ok()
+    };
+    run()?;
+    Some(median((0..5).map(|_| timed(run).1).collect()))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let bench = args.iter().any(|a| a == "--bench");
+    let value = |name: &str, default: u64| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (sessions, mb) = match bench {
+        true => (value("--sessions", 100) as usize, value("--mb", 100)),
+        false => (3, 1),
+    };
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-search");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("data dir");
+    let per_session = mb * 1_000_000 / sessions.max(1) as u64;
+    let (total, gen_time) = timed(|| {
+        (0..sessions)
+            .map(|s| write_session(&dir.join(format!("s{s:05}.jsonl")), s, per_session))
+            .sum::<u64>()
+    });
+    println!(
+        "search benchmark: {sessions} sessions, {:.1} MB (generated in {})",
+        total as f64 / 1e6,
+        ms(gen_time)
+    );
+
+    let (first, first_time) = timed(|| search(&dir, &query(NEEDLE)).expect("first search"));
+    let mbps = total as f64 / 1e6 / first_time.as_secs_f64();
+    println!(
+        "first search (builds the index)  {:>12}  {mbps:.1} MB/s  ({} entries, {} hits)",
+        ms(first_time),
+        first.entries,
+        first.hits.len()
+    );
+    let warm = median(
+        (0..5)
+            .map(|_| timed(|| search(&dir, &query(NEEDLE)).expect("warm")).1)
+            .collect(),
+    );
+    println!("warm query {NEEDLE:?}               {:>12}", ms(warm));
+    match rg(&dir) {
+        Some(t) => println!(
+            "rg -F -c {NEEDLE:?} over the files  {:>12}  (rg / warm query = {:.1}x)",
+            ms(t),
+            t.as_secs_f64() / warm.as_secs_f64()
+        ),
+        None => println!("rg: not installed (Debian: apt-get install ripgrep)"),
+    }
+    let cjk = median(
+        (0..5)
+            .map(|_| timed(|| search(&dir, &query("项目名")).expect("cjk")).1)
+            .collect(),
+    );
+    println!("warm CJK query \"项目名\"            {:>12}", ms(cjk));
+
+    let line = format!(
+        "{{\"type\":\"message\",\"id\":\"appended\",\"parentId\":null,\"timestamp\":1,\"message\":{}}}\n",
+        needle_message(1)
+    );
+    fs::OpenOptions::new()
+        .append(true)
+        .open(dir.join("s00001.jsonl"))
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .expect("append");
+    let (after, after_time) = timed(|| search(&dir, &query(NEEDLE)).expect("after append"));
+    println!(
+        "query after one appended entry    {:>12}  (read {} bytes; {} hits)",
+        ms(after_time),
+        after.bytes_read,
+        after.hits.len()
+    );
+
+    let index = fs::metadata(dir.join(SIDECAR))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let text: i64 = rusqlite::Connection::open(dir.join(SIDECAR))
+        .and_then(|c| {
+            c.query_row(
+                "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM texts",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .unwrap_or(0);
+    println!(
+        "index {:.1} MB: {:.2}x the session bytes, {:.2}x the {:.1} MB of text it indexes",
+        index as f64 / 1e6,
+        index as f64 / total as f64,
+        index as f64 / text.max(1) as f64,
+        text as f64 / 1e6
+    );
+}

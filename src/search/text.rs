@@ -1,0 +1,202 @@
+//! What the search indexes of an entry (the text a person reads), how a query splits
+//! into terms, and the snippet around a match. Pure: no file, no database.
+// Without the engine only the query's terms are used.
+#![cfg_attr(not(feature = "search"), allow(dead_code))]
+
+use crate::json::{Kind, Tape};
+
+/// The role recorded for a compaction entry, whose summary is indexed.
+pub const COMPACTION_ROLE: &str = "compaction";
+
+/// The readable text of the entry on `tape` (a validated entry's tape) and its role:
+/// a message's text blocks (or string content), each tool call's name and arguments
+/// (as JSON), a tool result's text blocks, a text member of an extension block, and a
+/// compaction's summary (an object summary as its JSON). Thinking, images and metadata
+/// are not indexed. `None` for an entry without such text.
+pub(crate) fn readable(tape: &Tape) -> (Option<String>, Option<String>) {
+    let string = |i: usize| (tape.nodes[i].kind == Kind::String).then(|| tape.string(i));
+    let kind = tape.get(0, "type").and_then(string);
+    match kind.as_deref() {
+        Some("message") => {
+            let Some(message) = tape.get(0, "message") else {
+                return (None, None);
+            };
+            let role = tape
+                .get(message, "role")
+                .and_then(string)
+                .map(|r| r.into_owned());
+            let mut out = String::new();
+            if let Some(content) = tape.get(message, "content") {
+                match tape.nodes[content].kind {
+                    Kind::String => push(&mut out, &tape.string(content)),
+                    Kind::Array => {
+                        for block in tape.elements(content) {
+                            if tape.nodes[block].kind == Kind::Object {
+                                block_text(tape, block, &mut out);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (role, (!out.is_empty()).then_some(out))
+        }
+        Some("compaction") => {
+            let text = tape.get(0, "summary").map(|s| match tape.nodes[s].kind {
+                Kind::String => tape.string(s).into_owned(),
+                _ => String::from_utf8_lossy(tape.raw(s)).into_owned(),
+            });
+            (
+                Some(COMPACTION_ROLE.to_owned()),
+                text.filter(|t| !t.is_empty()),
+            )
+        }
+        _ => (None, None),
+    }
+}
+
+fn push(out: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(text);
+}
+
+fn block_text(tape: &Tape, block: usize, out: &mut String) {
+    let string = |name| {
+        tape.get(block, name)
+            .filter(|&i| tape.nodes[i].kind == Kind::String)
+            .map(|i| tape.string(i))
+    };
+    match string("type").as_deref() {
+        Some("thinking") | Some("image") => {}
+        Some("toolCall") => {
+            if let Some(name) = string("name") {
+                push(out, &name);
+            }
+            if let Some(arguments) = tape.get(block, "arguments") {
+                push(out, &String::from_utf8_lossy(tape.raw(arguments)));
+            }
+        }
+        // Text blocks, and extension blocks that carry a text member.
+        _ => {
+            if let Some(text) = string("text") {
+                push(out, &text);
+            }
+        }
+    }
+}
+
+/// The terms of a query: its whitespace-separated words (each matched as a substring,
+/// all of them required).
+pub fn terms(query: &str) -> Vec<&str> {
+    query.split_whitespace().collect()
+}
+
+/// Characters of context kept before the first match in a snippet.
+const SNIPPET_BEFORE: usize = 30;
+/// The most characters a snippet holds.
+const SNIPPET_CHARS: usize = 120;
+
+/// A piece of `text` around the first case-insensitive occurrence of one of `terms`
+/// (the start of the text when none occurs), at most [`SNIPPET_CHARS`] characters,
+/// with `…` where it was cut and runs of whitespace shown as one space.
+pub fn snippet(text: &str, terms: &[&str]) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let folded: Vec<char> = chars.iter().map(|&c| fold(c)).collect();
+    let at = terms
+        .iter()
+        .filter_map(|term| {
+            let needle: Vec<char> = term.chars().map(fold).collect();
+            find(&folded, &needle)
+        })
+        .min()
+        .unwrap_or(0);
+    let start = at.saturating_sub(SNIPPET_BEFORE);
+    let end = (start + SNIPPET_CHARS).min(chars.len());
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    let mut space = false;
+    for &c in &chars[start..end] {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() && !out.ends_with('…') {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A character folded for case-insensitive matching (its first lowercase character).
+fn fold(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+fn find(haystack: &[char], needle: &[char]) -> Option<usize> {
+    if needle.is_empty() || needle.len() > haystack.len() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::EntryParser;
+
+    fn readable_of(line: &str) -> (Option<String>, Option<String>) {
+        let mut parser = EntryParser::default();
+        parser.parse(line.as_bytes()).expect("a valid entry");
+        readable(parser.tape())
+    }
+
+    #[test]
+    fn the_text_a_person_reads_is_indexed_and_thinking_is_not() {
+        let (role, text) = readable_of(
+            r#"{"id":"a","parentId":null,"timestamp":1,"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"secret plan"},{"type":"text","text":"hello"},{"type":"toolCall","id":"c","name":"read","arguments":{"path":"README.md"}}]}}"#,
+        );
+        assert_eq!(role.as_deref(), Some("assistant"));
+        let text = text.unwrap_or_default();
+        assert!(text.contains("hello") && text.contains("read") && text.contains("README.md"));
+        assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn metadata_has_no_text_and_a_compaction_its_summary() {
+        let (_, text) = readable_of(
+            r#"{"id":"m","parentId":null,"timestamp":1,"type":"metadata","key":"cwd","value":"/w"}"#,
+        );
+        assert_eq!(text, None);
+        let (role, text) = readable_of(
+            r#"{"id":"c","parentId":"x","timestamp":1,"type":"compaction","summary":"it is tiny-pi","firstKeptEntryId":null,"tokensBefore":1}"#,
+        );
+        assert_eq!(role.as_deref(), Some(COMPACTION_ROLE));
+        assert_eq!(text.as_deref(), Some("it is tiny-pi"));
+    }
+
+    #[test]
+    fn a_snippet_holds_the_match_and_says_where_it_was_cut() {
+        let text = format!(
+            "{} the NEEDLE is here {}",
+            "x ".repeat(100),
+            "y ".repeat(100)
+        );
+        let s = snippet(&text, &["needle"]);
+        assert!(s.contains("NEEDLE"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        assert!(s.chars().count() <= SNIPPET_CHARS + 2);
+        assert_eq!(snippet("项目名是 tiny-pi", &["项目名"]), "项目名是 tiny-pi");
+    }
+}

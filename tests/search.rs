@@ -1,0 +1,506 @@
+//! Search across the sessions of a folder: ranking, CJK, roles, the latest path, the
+//! incremental sidecar (appends read alone, truncated, replaced and deleted files,
+//! a deleted or damaged sidecar), corrupt lines, permissions, many sessions, and two
+//! searches at once.
+#![cfg(feature = "search")]
+
+mod common;
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::{CHAPTER, TempDir, jsonl, temp_dir, user, write_file};
+use session::{Error, SIDECAR, SearchQuery, SearchResult, search};
+
+fn find(dir: &Path, text: &str) -> SearchResult {
+    search(dir, &SearchQuery::new(text)).expect("search")
+}
+
+fn ids(result: &SearchResult) -> Vec<&str> {
+    result.hits.iter().map(|h| h.entry_id.as_str()).collect()
+}
+
+/// The ids of the hits of `text`, sorted (where the order is not the point).
+fn sorted_ids(dir: &Path, text: &str) -> Vec<String> {
+    let mut found: Vec<String> = find(dir, text)
+        .hits
+        .into_iter()
+        .map(|h| h.entry_id)
+        .collect();
+    found.sort();
+    found
+}
+
+fn chapter_dir(name: &str) -> TempDir {
+    let dir = temp_dir(name);
+    write_file(&dir.join("chapter.jsonl"), &jsonl(&CHAPTER));
+    dir
+}
+
+fn assistant(id: &str, parent: &str, text: &str) -> String {
+    serde_json::json!({"id": id, "parentId": parent, "timestamp": 9, "type": "message",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}})
+    .to_string()
+}
+
+fn append(path: &Path, line: &str) -> u64 {
+    let mut file = OpenOptions::new().append(true).open(path).expect("open");
+    file.write_all(format!("{line}\n").as_bytes())
+        .expect("append");
+    line.len() as u64 + 1
+}
+
+#[test]
+fn bm25_ranks_the_entry_that_says_it_most_first() {
+    let dir = temp_dir("search-rank");
+    let lines = [
+        user(
+            "u-1",
+            None,
+            "the weather is fine; we talked about many things today",
+        ),
+        assistant("a-1", "u-1", "parser parser parser: the parser is broken"),
+        assistant(
+            "a-2",
+            "a-1",
+            "long text about lunch, and once the parser, then more words",
+        ),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write_file(&dir.join("s.jsonl"), &jsonl(&lines));
+    let result = find(&dir, "parser");
+    assert_eq!(ids(&result), ["a-1", "a-2"]);
+    assert!(result.hits[0].score > result.hits[1].score);
+    assert!(result.hits[0].snippet.contains("parser"));
+    assert_eq!((result.sessions, result.entries), (1, 3));
+}
+
+#[test]
+fn cjk_text_matches_inside_words() {
+    let dir = chapter_dir("search-cjk");
+    let result = find(&dir, "项目名");
+    let mut found = ids(&result);
+    found.sort();
+    assert_eq!(found, ["a-final", "u-1"]);
+    let hit = result.hits.iter().find(|h| h.entry_id == "a-final");
+    assert!(hit.is_some_and(|h| h.snippet.contains("项目名是 tiny-pi")));
+}
+
+#[test]
+fn a_query_shorter_than_three_characters_still_matches() {
+    let dir = chapter_dir("search-short");
+    assert_eq!(sorted_ids(&dir, "项目"), ["a-final", "u-1"]);
+    assert_eq!(ids(&find(&dir, "无法")), ["a-alt"]);
+    // Mixed: one term long enough for the index, one scanned.
+    assert_eq!(ids(&find(&dir, "TINY-PI 是")), ["a-final"]);
+}
+
+#[test]
+fn matching_is_case_insensitive() {
+    let dir = chapter_dir("search-case");
+    assert_eq!(ids(&find(&dir, "TINY-PI")).len(), 2);
+    assert_eq!(ids(&find(&dir, "Pi")).len(), 2);
+}
+
+#[test]
+fn tool_call_names_and_arguments_and_results_are_searched() {
+    let dir = chapter_dir("search-tools");
+    let found = sorted_ids(&dir, "README.md");
+    // u-1 says it, a-read's arguments hold it; r-read's details are not read text.
+    assert_eq!(found, ["a-read", "u-1"]);
+    assert_eq!(ids(&find(&dir, "# tiny-pi")), ["r-read"]);
+}
+
+#[test]
+fn metadata_is_not_searched() {
+    let dir = chapter_dir("search-meta");
+    assert!(ids(&find(&dir, "/workspace")).is_empty());
+}
+
+#[test]
+fn roles_filter_the_hits() {
+    let dir = chapter_dir("search-roles");
+    let query = SearchQuery::from_json(r#"{"query":"tiny-pi","roles":["toolResult"]}"#);
+    let result = search(&dir, &query.expect("query")).expect("search");
+    assert_eq!(ids(&result), ["r-read"]);
+    assert_eq!(result.hits[0].role, "toolResult");
+}
+
+#[test]
+fn a_compaction_summary_is_searched_with_role_compaction() {
+    let dir = chapter_dir("search-compaction");
+    let path = dir.join("chapter.jsonl");
+    append(
+        &path,
+        r#"{"id":"c-1","parentId":"meta-cwd","timestamp":7,"type":"compaction","summary":"User asked for the project name","firstKeptEntryId":null,"tokensBefore":1}"#,
+    );
+    let result = find(&dir, "project name");
+    assert_eq!(ids(&result), ["c-1"]);
+    assert_eq!(result.hits[0].role, "compaction");
+}
+
+#[test]
+fn a_hit_on_a_side_branch_is_not_on_the_latest_path() {
+    let dir = chapter_dir("search-branch");
+    let side = find(&dir, "无法读取");
+    assert_eq!(ids(&side), ["a-alt"]);
+    assert!(!side.hits[0].on_latest_path);
+    let main = find(&dir, "项目名是");
+    assert!(main.hits[0].on_latest_path);
+    let query = SearchQuery::from_json(r#"{"query":"读取","latestPathOnly":true}"#);
+    let latest = search(&dir, &query.expect("query")).expect("search");
+    assert_eq!(ids(&latest), ["u-1"]);
+}
+
+#[test]
+fn the_latest_path_follows_the_last_committed_entry() {
+    let dir = chapter_dir("search-latest-moves");
+    // A child of a-alt becomes the latest leaf: a-alt's branch is now the latest path.
+    append(
+        &dir.join("chapter.jsonl"),
+        &user("u-9", Some("a-alt"), "again"),
+    );
+    let side = find(&dir, "无法读取");
+    assert!(side.hits[0].on_latest_path);
+    assert!(!find(&dir, "项目名是").hits[0].on_latest_path);
+}
+
+#[test]
+fn an_appended_entry_is_found_by_the_next_search_reading_only_its_bytes() {
+    let dir = chapter_dir("search-append");
+    let path = dir.join("chapter.jsonl");
+    let first = find(&dir, "zebra");
+    assert!(first.hits.is_empty());
+    assert_eq!(first.bytes_read, fs::metadata(&path).expect("meta").len());
+    let added = append(&path, &assistant("a-zebra", "meta-cwd", "a zebra crossed"));
+    let next = find(&dir, "zebra");
+    assert_eq!(ids(&next), ["a-zebra"]);
+    assert_eq!(next.bytes_read, added);
+    assert!(next.hits[0].on_latest_path);
+    assert_eq!(next.hits[0].seq, 6);
+    assert_eq!(find(&dir, "zebra").bytes_read, 0);
+}
+
+#[test]
+fn an_unterminated_tail_is_left_until_it_is_committed() {
+    let dir = chapter_dir("search-tail");
+    let path = dir.join("chapter.jsonl");
+    let line = assistant("a-tail", "meta-cwd", "half written walrus");
+    let mut file = OpenOptions::new().append(true).open(&path).expect("open");
+    file.write_all(line.as_bytes()).expect("write");
+    assert!(find(&dir, "walrus").hits.is_empty());
+    file.write_all(b"\n").expect("write");
+    assert_eq!(ids(&find(&dir, "walrus")), ["a-tail"]);
+}
+
+#[test]
+fn a_truncated_file_is_read_again() {
+    let dir = chapter_dir("search-truncate");
+    let path = dir.join("chapter.jsonl");
+    assert_eq!(ids(&find(&dir, "无法读取")), ["a-alt"]);
+    write_file(&path, &jsonl(&CHAPTER[..3]));
+    let result = find(&dir, "无法读取");
+    assert!(result.hits.is_empty());
+    assert_eq!(result.entries, 3);
+}
+
+#[test]
+fn a_replaced_file_is_read_again() {
+    let dir = chapter_dir("search-replace");
+    let path = dir.join("chapter.jsonl");
+    assert_eq!(ids(&find(&dir, "无法读取")).len(), 1);
+    // Another file renamed over it, longer than the first (so only the identity and
+    // the head tell), with other text.
+    let new = dir.join("new.tmp");
+    let mut lines: Vec<String> = vec![user("x-1", None, "octopus garden")];
+    for i in 0..20 {
+        lines.push(assistant(
+            &format!("x-{}", i + 2),
+            &format!("x-{}", i + 1),
+            "filler text",
+        ));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write_file(&new, &jsonl(&lines));
+    fs::rename(&new, &path).expect("rename");
+    assert!(find(&dir, "无法读取").hits.is_empty());
+    assert_eq!(ids(&find(&dir, "octopus")), ["x-1"]);
+}
+
+#[test]
+fn a_file_rewritten_in_place_with_another_head_is_read_again() {
+    let dir = chapter_dir("search-rewrite");
+    let path = dir.join("chapter.jsonl");
+    assert_eq!(ids(&find(&dir, "无法读取")).len(), 1);
+    let mut lines: Vec<String> = vec![user("y-1", None, "penguin parade")];
+    lines.extend(CHAPTER[1..].iter().map(|s| s.to_string()));
+    lines[4] = lines[4].replace("u-1", "y-1");
+    lines[1] = lines[1].replace("u-1", "y-1");
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    // Same inode, grown: only the head's hash tells.
+    let mut bytes = jsonl(&lines);
+    bytes.extend_from_slice(format!("{}\n", user("y-2", Some("meta-cwd"), "more")).as_bytes());
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&bytes))
+        .expect("rewrite");
+    assert_eq!(ids(&find(&dir, "penguin")), ["y-1"]);
+    assert!(find(&dir, "告诉我项目名").hits.is_empty());
+}
+
+#[test]
+fn a_deleted_session_leaves_the_index() {
+    let dir = chapter_dir("search-delete");
+    write_file(
+        &dir.join("other.jsonl"),
+        &jsonl(&[&user("o-1", None, "tiny-pi too")]),
+    );
+    assert_eq!(find(&dir, "tiny-pi").sessions, 2);
+    fs::remove_file(dir.join("chapter.jsonl")).expect("remove");
+    let result = find(&dir, "tiny-pi");
+    assert_eq!(ids(&result), ["o-1"]);
+    assert_eq!((result.sessions, result.entries), (1, 1));
+}
+
+#[test]
+fn a_deleted_sidecar_is_rebuilt() {
+    let dir = chapter_dir("search-sidecar-deleted");
+    let before = find(&dir, "tiny-pi");
+    fs::remove_file(dir.join(SIDECAR)).expect("remove");
+    let after = find(&dir, "tiny-pi");
+    assert_eq!(ids(&after), ids(&before));
+    assert!(after.bytes_read > 0);
+}
+
+#[test]
+fn a_damaged_sidecar_is_rebuilt() {
+    let dir = chapter_dir("search-sidecar-damaged");
+    let before = find(&dir, "tiny-pi");
+    write_file(&dir.join(SIDECAR), &vec![b'x'; 8192]);
+    assert_eq!(ids(&find(&dir, "tiny-pi")), ids(&before));
+}
+
+#[test]
+fn a_corrupt_line_is_reported_and_the_rest_of_the_file_still_searched() {
+    let dir = temp_dir("search-corrupt");
+    let good = user("u-1", None, "before the damage");
+    let later = user("u-2", Some("u-1"), "after the damage");
+    let text = format!("{good}\n{{not json\n{later}\n");
+    write_file(&dir.join("s.jsonl"), text.as_bytes());
+    let result = find(&dir, "damage");
+    let mut found = ids(&result);
+    found.sort();
+    assert_eq!(found, ["u-1", "u-2"]);
+    assert_eq!(result.errors.len(), 1);
+    assert_eq!(result.errors[0].path, "s.jsonl");
+    assert_eq!(result.errors[0].line, Some(2));
+    assert_eq!(result.errors[0].reason, "invalid_json");
+    // Still reported by the next, incremental search.
+    assert_eq!(find(&dir, "damage").errors.len(), 1);
+}
+
+#[test]
+fn a_symbolic_link_is_reported_not_followed() {
+    let dir = chapter_dir("search-symlink");
+    std::os::unix::fs::symlink(dir.join("chapter.jsonl"), dir.join("link.jsonl")).expect("symlink");
+    let result = find(&dir, "无法读取");
+    assert_eq!(ids(&result), ["a-alt"]);
+    assert_eq!(result.errors.len(), 1);
+    assert_eq!(result.errors[0].path, "link.jsonl");
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).expect("meta").permissions().mode() & 0o777
+}
+
+#[test]
+fn the_sidecar_takes_the_most_restrictive_permissions_of_the_sessions() {
+    let dir = chapter_dir("search-mode");
+    let other = dir.join("other.jsonl");
+    write_file(&other, &jsonl(&[&user("o-1", None, "x")]));
+    fs::set_permissions(dir.join("chapter.jsonl"), fs::Permissions::from_mode(0o640))
+        .expect("chmod");
+    fs::set_permissions(&other, fs::Permissions::from_mode(0o604)).expect("chmod");
+    find(&dir, "tiny-pi");
+    assert_eq!(mode(&dir.join(SIDECAR)), 0o600);
+    // A sidecar wider than the sessions is narrowed.
+    fs::set_permissions(dir.join(SIDECAR), fs::Permissions::from_mode(0o666)).expect("chmod");
+    find(&dir, "tiny-pi");
+    assert_eq!(mode(&dir.join(SIDECAR)), 0o600);
+}
+
+#[test]
+fn a_folder_of_a_thousand_sessions_is_searched_and_then_read_no_more() {
+    let dir = temp_dir("search-thousand");
+    for i in 0..1000 {
+        let lines = [
+            user(
+                "u-1",
+                None,
+                &format!("session number {i} asks about topic{i}"),
+            ),
+            assistant("a-1", "u-1", "an answer about the weather"),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        write_file(&dir.join(format!("s{i:04}.jsonl")), &jsonl(&lines));
+    }
+    let first = find(&dir, "topic777");
+    assert_eq!((first.sessions, first.entries), (1000, 2000));
+    assert_eq!(first.hits.len(), 1);
+    assert_eq!(first.hits[0].path, "s0777.jsonl");
+    let query = SearchQuery::from_json(r#"{"query":"weather","limit":1000}"#).expect("query");
+    let warm = search(&dir, &query).expect("search");
+    assert_eq!(warm.hits.len(), 1000);
+    assert_eq!(warm.bytes_read, 0);
+}
+
+#[test]
+fn two_searches_at_once_do_not_corrupt_the_sidecar() {
+    let dir = chapter_dir("search-concurrent");
+    let path = dir.join("chapter.jsonl");
+    std::thread::scope(|scope| {
+        let searchers: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| (0..10).map(|_| find(&dir, "tiny-pi").hits.len()).max()))
+            .collect();
+        for i in 0..20 {
+            let parent = if i == 0 {
+                "meta-cwd".to_owned()
+            } else {
+                format!("n-{}", i - 1)
+            };
+            append(
+                &path,
+                &assistant(&format!("n-{i}"), &parent, "tiny-pi again"),
+            );
+        }
+        for s in searchers {
+            assert!(s.join().expect("no panic").is_some());
+        }
+    });
+    let result = find(&dir, "tiny-pi");
+    assert_eq!(result.entries, 26);
+    let query = SearchQuery::from_json(r#"{"query":"tiny-pi","limit":100}"#).expect("query");
+    assert_eq!(search(&dir, &query).expect("search").hits.len(), 22);
+}
+
+#[test]
+fn an_invalid_query_is_refused() {
+    for text in [
+        r#"{"query":""}"#,
+        r#"{"query":"  "}"#,
+        r#"{"query":"x","limit":0}"#,
+        r#"{"query":"x","limit":1001}"#,
+        r#"{"query":"x","limt":3}"#,
+        r#"{"limit":3}"#,
+        r#"{"query":"x","roles":"user"}"#,
+    ] {
+        assert!(
+            matches!(
+                SearchQuery::from_json(text),
+                Err(Error::InvalidOption { .. })
+            ),
+            "{text}"
+        );
+    }
+    let q = SearchQuery::from_json(r#"{"query":"x"}"#).expect("query");
+    assert_eq!(q.limit, 20);
+}
+
+#[test]
+fn the_result_json_has_the_documented_members() {
+    let dir = chapter_dir("search-json");
+    let json: serde_json::Value =
+        serde_json::from_str(&find(&dir, "项目名是").to_json()).expect("json");
+    let hit = &json["hits"][0];
+    assert_eq!(hit["path"], "chapter.jsonl");
+    assert_eq!(hit["entryId"], "a-final");
+    assert_eq!(hit["seq"], 3);
+    assert_eq!(hit["role"], "assistant");
+    assert_eq!(hit["timestamp"], 1_733_000_003_000_i64); // a-final in examples/tiny-pi.jsonl
+    assert_eq!(hit["onLatestPath"], true);
+    assert!(hit["score"].as_f64().is_some_and(|s| s > 0.0));
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("项目名是"))
+    );
+    assert_eq!(json["sessions"], 1);
+    assert_eq!(json["entries"], 6);
+    assert!(json["errors"].as_array().is_some_and(|e| e.is_empty()));
+}
+
+fn cli(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_session"))
+        .args(args)
+        .output()
+        .expect("run session");
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn cli_search_prints_one_hit_per_line_with_file_text_escaped() {
+    let dir = chapter_dir("search-cli");
+    // A child of u-1 becomes the latest leaf: a-final is now off the latest path.
+    append(
+        &dir.join("chapter.jsonl"),
+        &assistant("a-\u{1b}[31m", "u-1", "tiny-pi \u{1b}]0;title\u{7}"),
+    );
+    let (code, out, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "tiny-pi".as_ref(),
+        "--role".as_ref(),
+        "assistant".as_ref(),
+    ]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("chapter.jsonl  a-final  assistant  -  ")),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("a-\\x1b[31m  assistant  *")),
+        "{out}"
+    );
+}
+
+#[test]
+fn cli_search_json_is_the_library_result_and_a_corrupt_line_exits_1() {
+    let dir = chapter_dir("search-cli-json");
+    let (code, out, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "项目名".as_ref(),
+        "--json".as_ref(),
+        "--limit".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(json["hits"].as_array().map(Vec::len), Some(1));
+    write_file(&dir.join("bad.jsonl"), b"{oops\n");
+    let (code, _, err) = cli(&["search".as_ref(), dir.as_os_str(), "项目名".as_ref()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.jsonl line 1"), "{err}");
+    let (code, _, _) = cli(&[
+        "search".as_ref(),
+        dir.as_os_str(),
+        "x".as_ref(),
+        "--limit=0".as_ref(),
+    ]);
+    assert_eq!(code, 64);
+}
