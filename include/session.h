@@ -665,15 +665,23 @@ void session_store_close(SessionStore *store);
  *
  * messages starts with a synthetic user message holding the summary when there is
  * a C (unless summaryMessage is false), then the kept messages byte-identical to
- * session_messages_on_path; keptEntryIds is aligned with the kept messages.
+ * session_messages_on_path; keptEntryIds is aligned with the messages after the
+ * summary, null for a synthesized result.
  * metadata is the last value of each non-session. key over the whole of P, in
  * first-set order. skipped/defects list {interactionStartId, entryId,
- * toolCallId, reason}.
+ * toolCallId, reason}, and "action":"synthesized" for a defect answered by a
+ * synthesized result.
  *
  * Options (options_json, a JSON object; NULL means the defaults; an unknown member
  * is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
- * (drop each defective interaction whole, list it in skipped) or "keep" (keep
- * them, list the defects in defects); "budget": {"maxTokens":N,
+ * (drop each defective interaction whole, list it in skipped), "keep" (keep
+ * them, list the defects in defects) or "synthesize" (answer each tool call that
+ * has no result with {"role":"toolResult","toolCallId","toolName","content":[one
+ * text block],"isError":true,"timestamp","synthetic":true}, placed after the last
+ * assistant message of the reply holding the call, with the timestamp of the
+ * message holding it, listed in defects; any other defect fails as with "error");
+ * "synthesizedText" (the text of a synthesized result, default "aborted");
+ * "budget": {"maxTokens":N,
  * "reservedOutput":N,"safetyMargin":N} (finite numbers >= 0, the last two default to
  * 0): interactions are kept from the newest backwards while they fit beside the
  * summary, the newest always stays, and budget reports available, used,

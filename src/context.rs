@@ -35,6 +35,9 @@ pub enum OnDefect {
     Skip,
     /// Keep them and list the defects in `defects`.
     Keep,
+    /// Answer each unanswered call with a synthetic error result, listed in `defects`
+    /// with the action `synthesized`; any other defect fails as with `Error`.
+    Synthesize,
 }
 
 /// The budget option: `{"maxTokens":N,"reservedOutput":N,"safetyMargin":N}`.
@@ -50,7 +53,8 @@ pub struct Budget {
 
 /// Options of `build_context` (docs/contract.md §7), as JSON: `onDefect`, `budget`,
 /// `summaryMessage` (default true), `summaryPrefix`, `summarySuffix` (default empty),
-/// `strictRoles` (default false). Unknown members are an error.
+/// `strictRoles` (default false), `synthesizedText` (default `"aborted"`: the text of
+/// a result `onDefect: "synthesize"` writes). Unknown members are an error.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ContextOptions {
@@ -60,7 +64,12 @@ pub struct ContextOptions {
     pub summary_prefix: String,
     pub summary_suffix: String,
     pub strict_roles: bool,
+    pub synthesized_text: String,
 }
+
+/// The text of a synthesized result when the options name none: what Codex sends for a
+/// call whose output never came.
+pub const SYNTHESIZED_TEXT: &str = "aborted";
 
 impl Default for ContextOptions {
     fn default() -> ContextOptions {
@@ -71,6 +80,7 @@ impl Default for ContextOptions {
             summary_prefix: String::new(),
             summary_suffix: String::new(),
             strict_roles: false,
+            synthesized_text: SYNTHESIZED_TEXT.to_owned(),
         }
     }
 }
@@ -121,13 +131,16 @@ pub struct Interaction {
     pub tokens: Option<f64>,
 }
 
-/// A pairing defect, kept (`onDefect: "keep"`) or skipped (`"skip"`).
+/// A pairing defect, kept (`onDefect: "keep"`), skipped (`"skip"`) or answered
+/// (`"synthesize"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Defect {
     pub interaction_start_id: String,
     pub entry_id: String,
     pub tool_call_id: String,
     pub reason: PairingDefect,
+    /// Whether a synthetic result answers it (`"action":"synthesized"` in the JSON).
+    pub synthesized: bool,
 }
 
 /// Why the budget kept what it kept.
@@ -168,10 +181,12 @@ pub struct Context {
     pub leaf_id: String,
     pub compaction: Option<CompactionUsed>,
     /// The messages' JSON: the synthetic summary message first when there is one,
-    /// then the kept messages, byte-identical to `messages_on_path`.
+    /// then the kept messages, byte-identical to `messages_on_path`, with the results
+    /// `onDefect: "synthesize"` wrote among them.
     pub messages: Vec<String>,
-    /// The entry of each kept message, aligned 1:1 with the messages after the summary.
-    pub kept_entry_ids: Vec<String>,
+    /// The entry of each message after the summary, aligned 1:1 with them: `None` for
+    /// a synthesized result, which has no entry.
+    pub kept_entry_ids: Vec<Option<String>>,
     pub interactions: Vec<Interaction>,
     /// The last value (JSON) of each non-`session.` metadata key over the whole path,
     /// in first-set order.
@@ -247,7 +262,9 @@ impl Context {
             .raw("messages", &crate::json::array(self.messages.iter()))
             .raw(
                 "keptEntryIds",
-                &crate::json::string_array(self.kept_entry_ids.iter()),
+                &crate::json::string_or_null_array(
+                    self.kept_entry_ids.iter().map(Option::as_deref),
+                ),
             )
             .raw("interactions", &interactions)
             .raw("metadata", &metadata)
@@ -260,12 +277,16 @@ impl Context {
 
 fn defects(list: &[Defect]) -> String {
     crate::json::array(list.iter().map(|d| {
-        Object::new()
+        let object = Object::new()
             .string("interactionStartId", &d.interaction_start_id)
             .string("entryId", &d.entry_id)
             .string("toolCallId", &d.tool_call_id)
-            .string("reason", d.reason.as_str())
-            .finish()
+            .string("reason", d.reason.as_str());
+        match d.synthesized {
+            true => object.string("action", "synthesized"),
+            false => object,
+        }
+        .finish()
     }))
 }
 
@@ -508,7 +529,30 @@ struct Run {
     end: usize,
     cut_point: bool,
     defects: Vec<(usize, Defect)>,
+    /// `onDefect: "synthesize"`: each synthetic result, the kept index it follows, and
+    /// the kept index of the message holding its call, in kept order.
+    synthesized: Vec<(usize, String, usize)>,
     tokens: f64,
+}
+
+/// One message of a run: its JSON, its entry (`None` for a synthetic result) and the
+/// entry an estimator failure names.
+type Item<'r> = (&'r str, Option<&'r str>, &'r str);
+
+impl Run {
+    /// The run's messages in order.
+    fn items<'r>(&'r self, kept: &'r [(usize, Kept<'_>)]) -> Result<Vec<Item<'r>>, Error> {
+        let mut items = Vec::with_capacity(self.end - self.start + self.synthesized.len());
+        let mut synthesized = self.synthesized.iter().peekable();
+        for (k, (_, m)) in kept.iter().enumerate().take(self.end).skip(self.start) {
+            let id = m.entry.id();
+            items.push((crate::entry::utf8(m.message)?, Some(id), id));
+            while let Some((_, text, holder)) = synthesized.next_if(|(after, ..)| *after == k) {
+                items.push((text.as_str(), None, kept[*holder].1.entry.id()));
+            }
+        }
+        Ok(items)
+    }
 }
 
 /// `build_context` over a checked path, root first, for the pure function and the
@@ -601,6 +645,7 @@ pub(crate) fn build(
                 end: kept.len(),
                 cut_point: m.role == Role::User || Some(*i) == first_message_of_path,
                 defects: Vec::new(),
+                synthesized: Vec::new(),
                 tokens: 0.0,
             });
         }
@@ -612,21 +657,24 @@ pub(crate) fn build(
     // Pairing defects follow onDefect.
     let mut skipped = Vec::new();
     let mut defects = Vec::new();
-    match options.on_defect {
-        OnDefect::Error => {
-            if let Some((_, d)) = runs
-                .iter()
-                .flat_map(|r| r.defects.iter())
-                .min_by_key(|(k, _)| *k)
-            {
-                return Err(Error::ToolPairing {
-                    entry_id: d.entry_id.clone(),
-                    tool_call_id: d.tool_call_id.clone(),
-                    reason: d.reason,
-                    interaction_start_id: d.interaction_start_id.clone(),
-                });
-            }
+    let first_defect = |runs: &[Run], only: &dyn Fn(&Defect) -> bool| -> Result<(), Error> {
+        match runs
+            .iter()
+            .flat_map(|r| r.defects.iter())
+            .filter(|(_, d)| only(d))
+            .min_by_key(|(k, _)| *k)
+        {
+            Some((_, d)) => Err(Error::ToolPairing {
+                entry_id: d.entry_id.clone(),
+                tool_call_id: d.tool_call_id.clone(),
+                reason: d.reason,
+                interaction_start_id: d.interaction_start_id.clone(),
+            }),
+            None => Ok(()),
         }
+    };
+    match options.on_defect {
+        OnDefect::Error => first_defect(&runs, &|_| true)?,
         OnDefect::Skip => runs.retain_mut(|r| {
             let clean = r.defects.is_empty();
             skipped.extend(r.defects.drain(..).map(|(_, d)| d));
@@ -635,6 +683,29 @@ pub(crate) fn build(
         OnDefect::Keep => {
             for r in &mut runs {
                 defects.extend(r.defects.drain(..).map(|(_, d)| d));
+            }
+        }
+        OnDefect::Synthesize => {
+            first_defect(&runs, &|d| d.reason != PairingDefect::MissingResult)?;
+            let mut tape = Tape::default();
+            for r in &mut runs {
+                for (k, mut d) in r.defects.drain(..) {
+                    // After the last message of the reply holding the call: the run of
+                    // assistant messages it belongs to.
+                    let mut after = k;
+                    while after + 1 < r.end && kept[after + 1].1.role == Role::Assistant {
+                        after += 1;
+                    }
+                    let text = synthetic_result(
+                        &mut tape,
+                        &kept[k].1,
+                        &d.tool_call_id,
+                        &options.synthesized_text,
+                    )?;
+                    r.synthesized.push((after, text, k));
+                    d.synthesized = true;
+                    defects.push(d);
+                }
             }
         }
     }
@@ -656,10 +727,11 @@ pub(crate) fn build(
             _ => 0.0,
         };
         for run in &mut runs {
-            for (_, m) in &kept[run.start..run.end] {
-                let text = crate::entry::utf8(m.message)?;
-                run.tokens = add_tokens(run.tokens, call_estimator(estimate, text, m.entry.id())?);
+            let mut tokens = 0.0;
+            for (text, _, names) in run.items(&kept)? {
+                tokens = add_tokens(tokens, call_estimator(estimate, text, names)?);
             }
+            run.tokens = tokens;
         }
         // Each term is finite and >= 0, so only the lower end can overflow: saturate it.
         let available =
@@ -709,16 +781,17 @@ pub(crate) fn build(
         messages.push(text);
     }
     for run in &runs[first_run..] {
+        let items = run.items(&kept)?;
         interactions.push(Interaction {
             start: messages.len(),
-            count: run.end - run.start,
+            count: items.len(),
             first_entry_id: kept[run.start].1.entry.id().to_owned(),
             cut_point: run.cut_point,
             tokens: options.budget.map(|_| run.tokens),
         });
-        for (_, m) in &kept[run.start..run.end] {
-            messages.push(crate::entry::utf8(m.message)?.to_owned());
-            kept_entry_ids.push(m.entry.id().to_owned());
+        for (text, id, _) in items {
+            messages.push(text.to_owned());
+            kept_entry_ids.push(id.map(str::to_owned));
         }
     }
     Ok(Context {
@@ -746,6 +819,7 @@ fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defe
                 entry_id: m.entry.id().to_owned(),
                 tool_call_id: call.to_owned(),
                 reason,
+                synthesized: false,
             },
         )
     };
@@ -779,6 +853,49 @@ fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defe
     }
     found.sort_by_key(|(k, _)| *k);
     found
+}
+
+/// The result `onDefect: "synthesize"` writes for the unanswered call `call_id` of the
+/// message `m`: `{"role":"toolResult","toolCallId","toolName","content":[text],
+/// "isError":true,"timestamp","synthetic":true}`, with the call's name and the message's
+/// timestamp (its own member, or its entry's when it has none).
+fn synthetic_result(
+    tape: &mut Tape,
+    m: &Kept<'_>,
+    call_id: &str,
+    text: &str,
+) -> Result<String, Error> {
+    json::scan(m.message, MAX_DEPTH, tape)
+        .map_err(|_| Error::internal("a committed message does not scan"))?;
+    let tape = &*tape;
+    let name = tape
+        .get(0, "content")
+        .into_iter()
+        .flat_map(|content| tape.elements(content))
+        .find(|&block| {
+            tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
+                && tape.get(block, "id").map(|t| tape.string(t)).as_deref() == Some(call_id)
+        })
+        .and_then(|block| tape.get(block, "name"))
+        .map(|name| tape.string(name).into_owned())
+        .unwrap_or_default();
+    let timestamp = match tape.get(0, "timestamp") {
+        Some(t) => tape.raw(t),
+        None => m.entry.facts.timestamp.bytes(m.entry.json),
+    };
+    let content = Object::new()
+        .string("type", "text")
+        .string("text", text)
+        .finish();
+    Ok(Object::new()
+        .string("role", "toolResult")
+        .string("toolCallId", call_id)
+        .string("toolName", &name)
+        .raw("content", &format!("[{content}]"))
+        .boolean("isError", true)
+        .raw_bytes("timestamp", timestamp)
+        .boolean("synthetic", true)
+        .finish())
 }
 
 /// `{"role":"user","content":[{"type":"text","text":PREFIX+S+SUFFIX}],"timestamp":T}`:

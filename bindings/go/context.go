@@ -39,6 +39,11 @@ const (
 	OnDefectError OnDefect = "error" // fail with ErrToolPairing (the default)
 	OnDefectSkip  OnDefect = "skip"  // drop each defective interaction whole; listed in Context.Skipped
 	OnDefectKeep  OnDefect = "keep"  // keep them; listed in Context.Defects
+	// OnDefectSynthesize answers each unanswered call with a synthetic error result
+	// (ContextOptions.SynthesizedText, "aborted" by default) right after the reply
+	// holding it, listed in Context.Defects with Action "synthesized"; any other
+	// defect fails as with OnDefectError.
+	OnDefectSynthesize OnDefect = "synthesize"
 )
 
 // Budget bounds the context's tokens: whole interactions are kept from the newest
@@ -62,6 +67,9 @@ type ContextOptions struct {
 	SummaryPrefix, SummarySuffix string
 	// StrictRoles rejects extension roles and blocks with ErrInvalidEntry.
 	StrictRoles bool
+	// SynthesizedText is the text of the results OnDefectSynthesize writes; "" is
+	// the library's default, "aborted".
+	SynthesizedText string
 }
 
 // toJSON is the options object of session_build_context: only what differs from the
@@ -74,8 +82,10 @@ func (o ContextOptions) toJSON() []byte {
 		SummaryPrefix  string   `json:"summaryPrefix,omitempty"`
 		SummarySuffix  string   `json:"summarySuffix,omitempty"`
 		StrictRoles    bool     `json:"strictRoles,omitempty"`
+		Synthesized    string   `json:"synthesizedText,omitempty"`
 	}{OnDefect: o.OnDefect, Budget: o.Budget, SummaryPrefix: o.SummaryPrefix,
-		SummarySuffix: o.SummarySuffix, StrictRoles: o.StrictRoles}
+		SummarySuffix: o.SummarySuffix, StrictRoles: o.StrictRoles,
+		Synthesized: o.SynthesizedText}
 	if o.NoSummaryMessage {
 		no := false
 		v.SummaryMessage = &no
@@ -93,7 +103,8 @@ type Context struct {
 	// Messages: the synthetic summary message (when there is a compaction), then the
 	// kept messages, byte for byte as MessagesOnPath returns them.
 	Messages []json.RawMessage `json:"messages"`
-	// KeptEntryIDs is aligned 1:1 with the kept messages (the summary has no entry).
+	// KeptEntryIDs is aligned 1:1 with the messages after the summary (which has no
+	// entry); "" for a result OnDefectSynthesize wrote, which has none either.
 	KeptEntryIDs []string      `json:"keptEntryIds"`
 	Interactions []Interaction `json:"interactions"`
 	// Metadata is a JSON object: the last value of each metadata key over the whole
@@ -101,7 +112,7 @@ type Context struct {
 	Metadata json.RawMessage `json:"metadata"`
 	Budget   *BudgetReport   `json:"budget"`  // nil without a budget
 	Skipped  []Defect        `json:"skipped"` // OnDefectSkip: the interactions dropped
-	Defects  []Defect        `json:"defects"` // OnDefectKeep: the defects kept
+	Defects  []Defect        `json:"defects"` // OnDefectKeep, OnDefectSynthesize: the defects kept or answered
 	// Raw is the whole context object as the library wrote it.
 	Raw json.RawMessage `json:"-"`
 }
@@ -148,6 +159,8 @@ type Defect struct {
 	EntryID            string `json:"entryId"`
 	ToolCallID         string `json:"toolCallId"`
 	Reason             string `json:"reason"`
+	// Action is "synthesized" for a call OnDefectSynthesize answered, else "".
+	Action string `json:"action,omitempty"`
 }
 
 func decodeContext(text []byte) (*Context, error) {

@@ -200,6 +200,7 @@ enum OnDefect {
     Error,
     Skip,
     Keep,
+    Synthesize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -386,6 +387,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 OnDefect::Error => "error",
                 OnDefect::Skip => "skip",
                 OnDefect::Keep => "keep",
+                OnDefect::Synthesize => "synthesize",
             }),
             [
                 ("maxTokens", max_tokens),

@@ -77,7 +77,9 @@ pub fn explain(context: &Context) -> Vec<String> {
     let kept = context.kept_entry_ids.len();
     let from = context
         .kept_entry_ids
-        .first()
+        .iter()
+        .flatten()
+        .next()
         .map_or_else(String::new, |id| format!(" from {id}"));
     match &context.compaction {
         None => lines.push(format!(
@@ -123,7 +125,10 @@ pub fn explain(context: &Context) -> Vec<String> {
         lines.push(format!("skipped {}", defect(d)));
     }
     for d in &context.defects {
-        lines.push(format!("kept with a defect: {}", defect(d)));
+        match d.synthesized {
+            true => lines.push(format!("answered with a synthetic result: {}", defect(d))),
+            false => lines.push(format!("kept with a defect: {}", defect(d))),
+        }
     }
     lines
 }

@@ -9,7 +9,7 @@ _Text = Union[str, bytes, bytearray, memoryview]
 _EntryArg = Union[Mapping[str, Any], _Text]
 _PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Budget = Union[float, Mapping[str, float]]
-_OnDefect = Literal["error", "skip", "keep"]
+_OnDefect = Literal["error", "skip", "keep", "synthesize"]
 
 __version__: str
 STATUS: Dict[str, int]
@@ -77,6 +77,7 @@ def build_context(
     summary_prefix: Optional[str] = ...,
     summary_suffix: Optional[str] = ...,
     strict_roles: Optional[bool] = ...,
+    synthesized_text: Optional[str] = ...,
     raw: bool = ...,
 ) -> _Json: ...
 def list_sessions(
@@ -149,5 +150,6 @@ class Store:
         summary_prefix: Optional[str] = ...,
         summary_suffix: Optional[str] = ...,
         strict_roles: Optional[bool] = ...,
+        synthesized_text: Optional[str] = ...,
         raw: bool = ...,
     ) -> _Json: ...
