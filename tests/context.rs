@@ -998,7 +998,7 @@ fn synthesize_answers_an_unanswered_call_right_after_the_message_holding_it() {
     assert_eq!(c.interactions.len(), 1);
     assert_eq!(c.interactions[0].count, 5);
     assert_eq!(c.defects.len(), 1);
-    assert!(c.defects[0].synthesized);
+    assert!(c.defects[0].synthesized());
     assert_eq!(
         (
             c.defects[0].entry_id.as_str(),
@@ -1111,6 +1111,176 @@ fn synthesized_text_must_be_a_string() {
     ));
     assert!(matches!(
         ContextOptions::from_json(r#"{"onDefect":"invent"}"#),
+        Err(Error::InvalidOption { .. })
+    ));
+}
+
+// --- profile (round 3) -------------------------------------------------------------------
+
+fn assistant_json(id: &str, parent: &str, body: &str) -> String {
+    message(id, parent, &format!(r#"{{"role":"assistant",{body}}}"#))
+}
+
+fn roles_and_calls(c: &Context) -> Vec<String> {
+    c.messages
+        .iter()
+        .map(|m| {
+            let v: serde_json::Value = serde_json::from_str(m).unwrap();
+            let role = v["role"].as_str().unwrap_or("?").to_owned();
+            match v["toolCallId"].as_str() {
+                Some(id) => format!(
+                    "{role}:{id}:{}",
+                    v["content"][0]["text"].as_str().unwrap_or("")
+                ),
+                None => role,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn profile_pi_leaves_out_failed_replies_and_answers_after_the_results_with_no_result_provided() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &assistant_json(
+            "a-err",
+            "u-1",
+            r#""content":[{"type":"text","text":"x"}],"stopReason":"error""#,
+        ),
+        &calls("a-1", "a-err", &["k", "m"]),
+        &result("r-1", "a-1", "k"),
+        &user_msg("u-2", "r-1"),
+    ]);
+    let c = both(&all, "u-2", &options(r#"{"profile":"pi"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:",
+            "toolResult:m:No result provided",
+            "user"
+        ]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-1", "null", "u-2"]);
+    assert!(c.defects[0].synthesized());
+    // Without the profile the same path is refused.
+    assert!(matches!(
+        both(&all, "u-2", &defaults()),
+        Err(Error::ToolPairing { .. })
+    ));
+}
+
+#[test]
+fn profile_codex_answers_aborted_after_the_call_and_drops_an_output_without_a_call() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &calls("a-2", "a-1", &["m"]),
+        &result("r-m", "a-2", "m"),
+        &result("r-z", "r-m", "z"),
+    ]);
+    let c = both(&all, "r-z", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:aborted",
+            "assistant",
+            "toolResult:m:"
+        ]
+    );
+    assert_eq!(c.defects.len(), 2);
+    let json: serde_json::Value = serde_json::from_str(&c.to_json()).unwrap();
+    assert_eq!(json["defects"][0]["action"], "synthesized");
+    assert_eq!(json["defects"][1]["action"], "dropped");
+    assert_eq!(json["defects"][1]["entryId"], "r-z");
+}
+
+#[test]
+fn profile_codex_sends_the_replacement_history_without_the_summary_message() {
+    let compaction = r#"{"id":"c-1","parentId":"u-1","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;
+    let all = lines(&[&root_user("u-1"), compaction, &user_msg("h-1", "c-1")]);
+    let c = both(&all, "h-1", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["h-1"]);
+    assert_eq!(c.messages.len(), 1);
+    let plain = both(&all, "h-1", &defaults()).unwrap();
+    assert_eq!(
+        plain.messages.len(),
+        2,
+        "the summary message without a profile"
+    );
+}
+
+#[test]
+fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_after_it() {
+    let part = |id: &str, parent: &str, call: &str| {
+        assistant_json(
+            id,
+            parent,
+            &format!(
+                r#""content":[{{"type":"toolCall","id":"{call}","name":"t","arguments":{{}}}}],"responseId":"msg_1""#
+            ),
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &part("a-1", "u-1", "k"),
+        &result("r-k", "a-1", "k"),
+        &part("a-2", "r-k", "m"),
+        &result("r-m", "a-2", "m"),
+    ]);
+    let c = both(&all, "r-m", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        ["user", "assistant", "toolResult:k:", "toolResult:m:"]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m"]);
+    assert_eq!(
+        c.messages[1],
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"k","name":"t","arguments":{}},{"type":"toolCall","id":"m","name":"t","arguments":{}}],"responseId":"msg_1"}"#
+    );
+    assert_eq!(c.interactions[0].count, 4);
+    // Without the profile the parts stay apart.
+    assert_eq!(both(&all, "r-m", &defaults()).unwrap().messages.len(), 5);
+}
+
+#[test]
+fn profile_auto_follows_the_imported_format_of_the_root() {
+    let root = |format: &str| {
+        format!(
+            r#"{{"id":"root","parentId":null,"timestamp":1,"type":"metadata","key":"codex.session_meta","value":null{format}}}"#
+        )
+    };
+    let rest = [user_msg("u-1", "root"), calls("a-1", "u-1", &["k"])];
+    let mut imported = vec![root(r#","importedFormat":"codex""#)];
+    imported.extend(rest.iter().cloned());
+    let c = both(&imported, "a-1", &options(r#"{"profile":"auto"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        ["user", "assistant", "toolResult:k:aborted"]
+    );
+    let mut native = vec![root("")];
+    native.extend(rest.iter().cloned());
+    assert!(matches!(
+        both(&native, "a-1", &options(r#"{"profile":"auto"}"#)),
+        Err(Error::ToolPairing { .. })
+    ));
+}
+
+#[test]
+fn an_explicit_on_defect_wins_over_the_profile() {
+    let all = lines(&[&root_user("u-1"), &calls("a-1", "u-1", &["k"])]);
+    let c = both(
+        &all,
+        "a-1",
+        &options(r#"{"profile":"pi","onDefect":"keep"}"#),
+    )
+    .unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "assistant"]);
+    assert!(matches!(
+        ContextOptions::from_json(r#"{"profile":"gemini"}"#),
         Err(Error::InvalidOption { .. })
     ));
 }

@@ -59,7 +59,7 @@ unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions,
 /// metadata is the last value of each non-session. key over the whole of P, in
 /// first-set order. skipped/defects list {interactionStartId, entryId,
 /// toolCallId, reason}, and "action":"synthesized" for a defect answered by a
-/// synthesized result.
+/// synthesized result or "action":"dropped" for a result a profile left out.
 ///
 /// Options (options_json, a JSON object; NULL means the defaults; an unknown member
 /// is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
@@ -79,7 +79,16 @@ unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions,
 /// DBL_MAX and available at -DBL_MAX, so the output is always JSON; numbers from
 /// 1e21 up are written with an exponent); "summaryMessage" (default
 /// true); "summaryPrefix", "summarySuffix" (text around the summary, default
-/// empty); "strictRoles" (default false: reject extension roles and blocks).
+/// empty); "strictRoles" (default false: reject extension roles and blocks);
+/// "profile": "pi", "claude-code", "codex" or "auto" (the agent an imported session
+/// came from, none for a native one): messages are what that agent sends for the
+/// leaf. pi leaves out assistant messages stopped with "error" or "aborted" and
+/// answers a call without a result with "No result provided" after the results of
+/// its reply; Claude Code merges the parts of a reply sharing a responseId into one
+/// message, its results after it; Codex answers a call without an output with
+/// "aborted" right after it, drops an output without a call ("action":"dropped")
+/// and sends a compaction's replacement history in place of its summary. The
+/// profile applies only while onDefect is "error"; other defects are kept.
 ///
 /// Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
 /// non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,

@@ -537,7 +537,7 @@ pub fn check_build_context(data: &[u8]) {
         if context.compaction.is_none()
             && context.budget.is_none()
             && context.skipped.is_empty()
-            && context.defects.iter().all(|d| !d.synthesized)
+            && context.defects.iter().all(|d| !d.synthesized())
         {
             let all: Vec<String> = messages_on_path(&entries, leaf)
                 .expect("the path is good")
