@@ -699,7 +699,9 @@ void session_store_close(SessionStore *store);
  * message, its results after it; Codex answers a call without an output with
  * "aborted" right after it, drops an output without a call ("action":"dropped")
  * and sends a compaction's replacement history in place of its summary. The
- * profile applies only while onDefect is "error"; other defects are kept.
+ * profile applies only while onDefect is "error"; other defects are kept, and the
+ * compaction's own cut is taken even when it is not an interaction start or leaves
+ * a call pending, as those agents take it.
  *
  * Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
  * non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,

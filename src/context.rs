@@ -793,9 +793,21 @@ pub(crate) fn build(
     let mut used = None;
     // K starts at this index of the path.
     let mut kept_from = 0;
+    let profile = resolve_profile(path, options.profile);
+    // An agent sends what follows its own cut, even one this library would not write
+    // (pi version 1 cuts at an assistant message; Claude Code compacts with a call
+    // pending): under a profile such a cut is taken as it is, and what it keeps
+    // follows the profile's pairing rules.
+    let agents_cut = profile.is_some() && options.on_defect == OnDefect::Error;
     if let Some((at, entry, first_kept, summary, tokens_before, details)) = compaction {
         let first = first_kept.as_ref().map(|t| t.of(entry.json));
-        check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists)?;
+        match check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists) {
+            Err(Error::InvalidCompaction {
+                reason: CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls,
+                ..
+            }) if agents_cut => {}
+            checked => checked?,
+        }
         kept_from = match first {
             // Validated: F is on the path before C.
             Some(first) => path[..at]
@@ -821,7 +833,6 @@ pub(crate) fn build(
         ));
     }
     let first_message_of_path = project_messages(path).next().map(|(i, _)| i);
-    let profile = resolve_profile(path, options.profile);
 
     // K: the kept messages, in path order.
     let mut reader = ToolReader::default();

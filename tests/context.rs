@@ -1284,3 +1284,49 @@ fn an_explicit_on_defect_wins_over_the_profile() {
         Err(Error::InvalidOption { .. })
     ));
 }
+
+#[test]
+fn under_a_profile_the_agents_own_cut_is_taken_as_it_is() {
+    // A store refuses such a compaction when it is appended: the pure form reads them.
+    let pure = |all: &[String], leaf: &str, options: &ContextOptions| {
+        build_context(&entries_of(all), leaf, options)
+    };
+    // pi version 1 cuts at an assistant message: not an interaction start here.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &result("r-1", "a-1", "k"),
+        &text_msg("a-2", "r-1"),
+        &compaction("c-1", "a-2", Some("a-2")),
+        &user_msg("u-2", "c-1"),
+    ]);
+    assert_eq!(
+        compaction_fault(pure(&all, "u-2", &defaults())),
+        CompactionFault::NotInteractionStart
+    );
+    let c = pure(&all, "u-2", &options(r#"{"profile":"pi"}"#)).unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "assistant", "user"]);
+    assert_eq!(kept_ids(&c), ["a-2", "u-2"]);
+    // Claude Code compacts with a call pending: the summary and what follows.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &compaction("c-1", "a-1", None),
+        &user_msg("u-2", "c-1"),
+    ]);
+    assert_eq!(
+        compaction_fault(pure(&all, "u-2", &defaults())),
+        CompactionFault::PendingToolCalls
+    );
+    let c = pure(&all, "u-2", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "user"]);
+    // An explicit onDefect is no agent's rules: the cut is checked.
+    assert_eq!(
+        compaction_fault(pure(
+            &all,
+            "u-2",
+            &options(r#"{"profile":"claude-code","onDefect":"keep"}"#)
+        )),
+        CompactionFault::PendingToolCalls
+    );
+}
