@@ -46,6 +46,19 @@ const (
 	OnDefectSynthesize OnDefect = "synthesize"
 )
 
+// Profile names an agent whose own send-time rules BuildContext follows
+// (docs/contract.md §12): what pi, Claude Code or Codex sends when it resumes the
+// session. It applies while OnDefect is OnDefectError.
+type Profile string
+
+const (
+	ProfileNone       Profile = ""            // no agent's rules (the default)
+	ProfilePi         Profile = "pi"          // failed replies left out; "No result provided" for a missing result
+	ProfileClaudeCode Profile = "claude-code" // split replies merged by message id; "aborted" for a missing result
+	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history
+	ProfileAuto       Profile = "auto"        // the agent an imported session came from; none for a native one
+)
+
 // Budget bounds the context's tokens: whole interactions are kept from the newest
 // backwards while they fit in MaxTokens - ReservedOutput - SafetyMargin - the summary.
 // The newest interaction always stays, even alone over budget.
@@ -70,6 +83,8 @@ type ContextOptions struct {
 	// SynthesizedText is the text of the results OnDefectSynthesize writes; "" is
 	// the library's default, "aborted".
 	SynthesizedText string
+	// Profile sends the messages as that agent does; ProfileNone: none.
+	Profile Profile
 }
 
 // toJSON is the options object of session_build_context: only what differs from the
@@ -83,9 +98,10 @@ func (o ContextOptions) toJSON() []byte {
 		SummarySuffix  string   `json:"summarySuffix,omitempty"`
 		StrictRoles    bool     `json:"strictRoles,omitempty"`
 		Synthesized    string   `json:"synthesizedText,omitempty"`
+		Profile        Profile  `json:"profile,omitempty"`
 	}{OnDefect: o.OnDefect, Budget: o.Budget, SummaryPrefix: o.SummaryPrefix,
 		SummarySuffix: o.SummarySuffix, StrictRoles: o.StrictRoles,
-		Synthesized: o.SynthesizedText}
+		Synthesized: o.SynthesizedText, Profile: o.Profile}
 	if o.NoSummaryMessage {
 		no := false
 		v.SummaryMessage = &no
@@ -159,7 +175,8 @@ type Defect struct {
 	EntryID            string `json:"entryId"`
 	ToolCallID         string `json:"toolCallId"`
 	Reason             string `json:"reason"`
-	// Action is "synthesized" for a call OnDefectSynthesize answered, else "".
+	// Action is "synthesized" for a call answered with a synthetic result, "dropped"
+	// for a result a Profile left out, else "".
 	Action string `json:"action,omitempty"`
 }
 

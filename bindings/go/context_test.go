@@ -192,6 +192,27 @@ func TestOnDefectSynthesizeAnswersAnUnansweredCall(t *testing.T) {
 	}
 }
 
+func TestProfileSendsAsThatAgentDoes(t *testing.T) {
+	user := `{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"go"}}`
+	call := `{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant",` +
+		`"content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{}}]}}`
+	store := memoryWith(t, []string{user, call})
+	c, err := store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfilePi}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if len(c.Messages) != 3 || json.Unmarshal(c.Messages[2], &result) != nil ||
+		len(result.Content) != 1 || result.Content[0].Text != "No result provided" {
+		t.Fatalf("pi: %s", c.Raw)
+	}
+	// A native session has no agent: auto is no profile.
+	_, err = store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfileAuto}, nil)
+	asError(t, err, session.ErrToolPairing)
+}
+
 func TestEstimatorIsCalledOncePerMessageWithItsJSON(t *testing.T) {
 	store := memoryWith(t, compactedLines(t))
 	var seen []string

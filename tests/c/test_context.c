@@ -263,6 +263,39 @@ static void synthesize(void)
     session_store_close(store);
 }
 
+static void profile(void)
+{
+    static const char U[] = "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+                            "\"message\":{\"role\":\"user\",\"content\":\"run it\"}}";
+    static const char E[] = "{\"id\":\"a-err\",\"parentId\":\"u-1\",\"timestamp\":2,\"type\":\"message\","
+                            "\"message\":{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"error\"}}";
+    static const char A[] = "{\"id\":\"a-1\",\"parentId\":\"a-err\",\"timestamp\":3,\"type\":\"message\","
+                            "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+                            "\"id\":\"call-1\",\"name\":\"bash\",\"arguments\":{}}]}}";
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st;
+    SECTION("profile pi: a failed reply is left out, a missing result is No result provided");
+    CHECK_STATUS(session_memory_store_open_with(NULL, &store), SESSION_OK, NULL, "open_with(NULL)");
+    CHECK_STATUS(session_store_append(store, U, NULL), SESSION_OK, NULL, "append u-1");
+    CHECK_STATUS(session_store_append(store, E, NULL), SESSION_OK, NULL, "append a-err");
+    CHECK_STATUS(session_store_append(store, A, NULL), SESSION_OK, NULL, "append a-1");
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"pi\"}", NULL, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "profile pi");
+    CHECK_JSON_LENGTH(out, "messages", 3, "u-1, a-1 and the answer");
+    CHECK_JSON(out, "keptEntryIds.1", "\"a-1\"", "the failed reply is left out");
+    CHECK_JSON(out, "messages.2.content.0.text", "\"No result provided\"", "pi's text");
+    CHECK_JSON(out, "defects.0.action", "\"synthesized\"", "listed in defects");
+    session_string_free(out);
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"auto\"}", NULL, NULL, &out);
+    CHECK_ERROR(st, SESSION_ERR_TOOL_PAIRING, out, "auto on a native session is no profile");
+    session_string_free(out);
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"gemini\"}", NULL, NULL, &out);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, out, "an unknown profile");
+    session_string_free(out);
+    session_store_close(store);
+}
+
 /* The host estimator: records each call, returns `value` tokens. */
 struct tally {
     int calls;
@@ -389,6 +422,7 @@ int main(void)
     section10_append();
     pairing();
     synthesize();
+    profile();
     estimator();
     strict_roles();
     check_done("test_context");

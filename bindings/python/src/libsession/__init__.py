@@ -282,7 +282,7 @@ def repair(path, *, raw=False):
 
 
 def _context_options(
-    budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text=None
+    budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text=None, profile=None
 ):
     if budget is not None and not isinstance(budget, dict):
         budget = {"maxTokens": budget}
@@ -295,6 +295,7 @@ def _context_options(
             "summarySuffix": summary_suffix,
             "strictRoles": strict_roles,
             "synthesizedText": synthesized_text,
+            "profile": profile,
         }
     )
 
@@ -310,15 +311,18 @@ def build_context(
     summary_suffix=None,
     strict_roles=None,
     synthesized_text=None,
+    profile=None,
     raw=False,
 ):
     """What the model should see for ``leaf`` over ``entries`` (the pure form; the
     default estimator). ``budget`` is a number (``maxTokens``) or the budget object
     ``{"maxTokens", "reservedOutput", "safetyMargin"}``; ``on_defect`` is ``"error"``,
     ``"skip"``, ``"keep"`` or ``"synthesize"`` (each unanswered call gets an error result
-    whose text is ``synthesized_text``, ``"aborted"`` by default)."""
+    whose text is ``synthesized_text``, ``"aborted"`` by default). ``profile`` is
+    ``"pi"``, ``"claude-code"``, ``"codex"`` or ``"auto"`` (the agent an imported session
+    came from): the messages that agent sends when it resumes the session."""
     options = _context_options(
-        budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text
+        budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text, profile
     )
     return _call(
         lib.session_build_context, raw, _json_arg(entries, "entries"), _c_text(leaf, "leaf"), options
@@ -579,6 +583,7 @@ class Store:
         summary_suffix=None,
         strict_roles=None,
         synthesized_text=None,
+        profile=None,
         raw=False,
     ):
         """What the model should see for ``leaf``, through the store's index.
@@ -588,7 +593,7 @@ class Store:
         this store. If it raises, the call raises that exception.
         """
         options = _context_options(
-            budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text
+            budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text, profile
         )
         leaf_arg = _c_text(leaf, "leaf")
         if estimate is None:

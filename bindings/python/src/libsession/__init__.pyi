@@ -10,6 +10,7 @@ _EntryArg = Union[Mapping[str, Any], _Text]
 _PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Budget = Union[float, Mapping[str, float]]
 _OnDefect = Literal["error", "skip", "keep", "synthesize"]
+_Profile = Literal["pi", "claude-code", "codex", "auto"]
 
 __version__: str
 STATUS: Dict[str, int]
@@ -78,6 +79,7 @@ def build_context(
     summary_suffix: Optional[str] = ...,
     strict_roles: Optional[bool] = ...,
     synthesized_text: Optional[str] = ...,
+    profile: Optional[_Profile] = ...,
     raw: bool = ...,
 ) -> _Json: ...
 def list_sessions(
@@ -151,5 +153,6 @@ class Store:
         summary_suffix: Optional[str] = ...,
         strict_roles: Optional[bool] = ...,
         synthesized_text: Optional[str] = ...,
+        profile: Optional[_Profile] = ...,
         raw: bool = ...,
     ) -> _Json: ...
