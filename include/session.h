@@ -682,15 +682,23 @@ void session_store_close(SessionStore *store);
  *
  * messages starts with a synthetic user message holding the summary when there is
  * a C (unless summaryMessage is false), then the kept messages byte-identical to
- * session_messages_on_path; keptEntryIds is aligned with the kept messages.
+ * session_messages_on_path; keptEntryIds is aligned with the messages after the
+ * summary, null for a synthesized result.
  * metadata is the last value of each non-session. key over the whole of P, in
  * first-set order. skipped/defects list {interactionStartId, entryId,
- * toolCallId, reason}.
+ * toolCallId, reason}, and "action":"synthesized" for a defect answered by a
+ * synthesized result or "action":"dropped" for a result a profile left out.
  *
  * Options (options_json, a JSON object; NULL means the defaults; an unknown member
  * is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
- * (drop each defective interaction whole, list it in skipped) or "keep" (keep
- * them, list the defects in defects); "budget": {"maxTokens":N,
+ * (drop each defective interaction whole, list it in skipped), "keep" (keep
+ * them, list the defects in defects) or "synthesize" (answer each tool call that
+ * has no result with {"role":"toolResult","toolCallId","toolName","content":[one
+ * text block],"isError":true,"timestamp","synthetic":true}, placed after the last
+ * assistant message of the reply holding the call, with the timestamp of the
+ * message holding it, listed in defects; any other defect fails as with "error");
+ * "synthesizedText" (the text of a synthesized result, default "aborted");
+ * "budget": {"maxTokens":N,
  * "reservedOutput":N,"safetyMargin":N} (finite numbers >= 0, the last two default to
  * 0): interactions are kept from the newest backwards while they fit beside the
  * summary, the newest always stays, and budget reports available, used,
@@ -699,7 +707,18 @@ void session_store_close(SessionStore *store);
  * DBL_MAX and available at -DBL_MAX, so the output is always JSON; numbers from
  * 1e21 up are written with an exponent); "summaryMessage" (default
  * true); "summaryPrefix", "summarySuffix" (text around the summary, default
- * empty); "strictRoles" (default false: reject extension roles and blocks).
+ * empty); "strictRoles" (default false: reject extension roles and blocks);
+ * "profile": "pi", "claude-code", "codex" or "auto" (the agent an imported session
+ * came from, none for a native one): messages are what that agent sends for the
+ * leaf. pi leaves out assistant messages stopped with "error" or "aborted" and
+ * answers a call without a result with "No result provided" after the results of
+ * its reply; Claude Code merges the parts of a reply sharing a responseId into one
+ * message, its results after it; Codex answers a call without an output with
+ * "aborted" right after it, drops an output without a call ("action":"dropped")
+ * and sends a compaction's replacement history in place of its summary. The
+ * profile applies only while onDefect is "error"; other defects are kept, and the
+ * compaction's own cut is taken even when it is not an interaction start or leaves
+ * a call pending, as those agents take it.
  *
  * Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
  * non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,

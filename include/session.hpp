@@ -45,6 +45,14 @@
 
 namespace session {
 
+/** build_context options that send the messages as an agent does when it resumes the
+ *  session (docs/contract.md §12): pi, Claude Code, Codex, or the agent an imported
+ *  session came from (auto; no agent's rules for a native session). */
+inline constexpr const char *profile_pi = R"({"profile":"pi"})";
+inline constexpr const char *profile_claude_code = R"({"profile":"claude-code"})";
+inline constexpr const char *profile_codex = R"({"profile":"codex"})";
+inline constexpr const char *profile_auto = R"({"profile":"auto"})";
+
 /** Frees a string returned through out_json. */
 struct string_deleter {
     void operator()(char *s) const noexcept { session_string_free(s); }
@@ -163,8 +171,9 @@ inline result repair(const std::string &path)
 
 /** session_build_context over a JSON array of entries, with the default estimator
  *  (ceil(bytes / 4) of each message's JSON): what the model should see for leaf_id.
- *  options_json: e.g. R"({"onDefect":"skip","budget":{"maxTokens":8000}})"; "" for the
- *  defaults. The result is the context object of the contract (docs/contract.md, §7.3). */
+ *  options_json: e.g. R"({"onDefect":"skip","budget":{"maxTokens":8000}})", or
+ *  R"({"profile":"auto"})" to send an imported session as its own agent does
+ *  (session::profile_auto); "" for the defaults. The result is the context object of the contract (docs/contract.md, §7.3). */
 inline result build_context(const std::string &entries_json, const std::string &leaf_id,
                             const std::string &options_json = std::string())
 {

@@ -8,6 +8,7 @@
 //! the one the store runs when a compaction is appended, walking up from its parent:
 //! its cost is the distance walked, never the size of the store.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -35,7 +36,43 @@ pub enum OnDefect {
     Skip,
     /// Keep them and list the defects in `defects`.
     Keep,
+    /// Answer each unanswered call with a synthetic error result, listed in `defects`
+    /// with the action `synthesized`; any other defect fails as with `Error`.
+    Synthesize,
 }
+
+/// An agent's own send-time rules (the option `profile`, docs/contract.md §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// pi: assistant messages stopped by an error or an abort are left out; a call
+    /// without a result gets "No result provided" before the next turn.
+    Pi,
+    /// Claude Code: the parts of a reply written one block per line (one
+    /// `responseId`) are one assistant message, its results after it.
+    ClaudeCode,
+    /// Codex: a call without an output gets "aborted" right after it; an output
+    /// without a call is dropped; a replacement history replaces the summary.
+    Codex,
+    /// The agent the session was imported from (its root's `importedFormat`); none
+    /// for a session that was not imported.
+    Auto,
+}
+
+impl Profile {
+    /// The profile named by an import format (`pi`, `claude-code`, `codex`).
+    fn of_format(name: &str) -> Option<Profile> {
+        match name {
+            "pi" => Some(Profile::Pi),
+            "claude-code" => Some(Profile::ClaudeCode),
+            "codex" => Some(Profile::Codex),
+            _ => None,
+        }
+    }
+}
+
+/// pi's text for a call whose result never came.
+const PI_NO_RESULT: &str = "No result provided";
 
 /// The budget option: `{"maxTokens":N,"reservedOutput":N,"safetyMargin":N}`.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -50,7 +87,9 @@ pub struct Budget {
 
 /// Options of `build_context` (docs/contract.md §7), as JSON: `onDefect`, `budget`,
 /// `summaryMessage` (default true), `summaryPrefix`, `summarySuffix` (default empty),
-/// `strictRoles` (default false). Unknown members are an error.
+/// `strictRoles` (default false), `synthesizedText` (default `"aborted"`: the text of
+/// a result `onDefect: "synthesize"` writes), `profile` (absent: none). Unknown members
+/// are an error.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ContextOptions {
@@ -60,7 +99,13 @@ pub struct ContextOptions {
     pub summary_prefix: String,
     pub summary_suffix: String,
     pub strict_roles: bool,
+    pub synthesized_text: String,
+    pub profile: Option<Profile>,
 }
+
+/// The text of a synthesized result when the options name none: what Codex sends for a
+/// call whose output never came.
+pub const SYNTHESIZED_TEXT: &str = "aborted";
 
 impl Default for ContextOptions {
     fn default() -> ContextOptions {
@@ -71,6 +116,8 @@ impl Default for ContextOptions {
             summary_prefix: String::new(),
             summary_suffix: String::new(),
             strict_roles: false,
+            synthesized_text: SYNTHESIZED_TEXT.to_owned(),
+            profile: None,
         }
     }
 }
@@ -121,14 +168,31 @@ pub struct Interaction {
     pub tokens: Option<f64>,
 }
 
-/// A pairing defect, kept (`onDefect: "keep"`) or skipped (`"skip"`).
+/// A pairing defect, kept (`onDefect: "keep"`), skipped (`"skip"`) or answered
+/// (`"synthesize"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Defect {
     pub interaction_start_id: String,
     pub entry_id: String,
     pub tool_call_id: String,
     pub reason: PairingDefect,
+    /// What was done about it: nothing (`None`), or `Some("synthesized")` (a synthetic
+    /// result answers it) or `Some("dropped")` (a profile left the result out); the
+    /// JSON's `action`.
+    pub action: Option<&'static str>,
 }
+
+impl Defect {
+    /// Whether a synthetic result answers it.
+    pub fn synthesized(&self) -> bool {
+        self.action == Some(SYNTHESIZED)
+    }
+}
+
+/// The `action` of a defect a synthetic result answers.
+const SYNTHESIZED: &str = "synthesized";
+/// The `action` of a result a profile left out.
+const DROPPED: &str = "dropped";
 
 /// Why the budget kept what it kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,10 +232,12 @@ pub struct Context {
     pub leaf_id: String,
     pub compaction: Option<CompactionUsed>,
     /// The messages' JSON: the synthetic summary message first when there is one,
-    /// then the kept messages, byte-identical to `messages_on_path`.
+    /// then the kept messages, byte-identical to `messages_on_path`, with the results
+    /// `onDefect: "synthesize"` wrote among them.
     pub messages: Vec<String>,
-    /// The entry of each kept message, aligned 1:1 with the messages after the summary.
-    pub kept_entry_ids: Vec<String>,
+    /// The entry of each message after the summary, aligned 1:1 with them: `None` for
+    /// a synthesized result, which has no entry.
+    pub kept_entry_ids: Vec<Option<String>>,
     pub interactions: Vec<Interaction>,
     /// The last value (JSON) of each non-`session.` metadata key over the whole path,
     /// in first-set order.
@@ -247,7 +313,9 @@ impl Context {
             .raw("messages", &crate::json::array(self.messages.iter()))
             .raw(
                 "keptEntryIds",
-                &crate::json::string_array(self.kept_entry_ids.iter()),
+                &crate::json::string_or_null_array(
+                    self.kept_entry_ids.iter().map(Option::as_deref),
+                ),
             )
             .raw("interactions", &interactions)
             .raw("metadata", &metadata)
@@ -260,12 +328,16 @@ impl Context {
 
 fn defects(list: &[Defect]) -> String {
     crate::json::array(list.iter().map(|d| {
-        Object::new()
+        let object = Object::new()
             .string("interactionStartId", &d.interaction_start_id)
             .string("entryId", &d.entry_id)
             .string("toolCallId", &d.tool_call_id)
-            .string("reason", d.reason.as_str())
-            .finish()
+            .string("reason", d.reason.as_str());
+        match d.action {
+            Some(action) => object.string("action", action),
+            None => object,
+        }
+        .finish()
     }))
 }
 
@@ -508,7 +580,188 @@ struct Run {
     end: usize,
     cut_point: bool,
     defects: Vec<(usize, Defect)>,
+    /// Each synthetic result, the kept index it follows and the kept index of the
+    /// message holding its call, in kept order.
+    synthesized: Vec<(usize, String, usize)>,
+    /// The kept indices of results a profile leaves out.
+    dropped: Vec<usize>,
     tokens: f64,
+}
+
+/// One message of a run: its JSON, its entry (`None` for a synthetic result) and the
+/// entry an estimator failure names.
+struct Item<'r> {
+    text: Cow<'r, str>,
+    entry: Option<&'r str>,
+    names: &'r str,
+}
+
+impl Run {
+    /// The run's messages in order.
+    fn items<'k>(&self, kept: &'k [(usize, Kept<'_>)]) -> Result<Vec<Item<'k>>, Error> {
+        let mut items = Vec::with_capacity(self.end - self.start + self.synthesized.len());
+        let mut synthesized = self.synthesized.iter().peekable();
+        for (k, (_, m)) in kept.iter().enumerate().take(self.end).skip(self.start) {
+            let id = m.entry.id();
+            if !self.dropped.contains(&k) {
+                items.push(Item {
+                    text: Cow::Borrowed(crate::entry::utf8(m.message)?),
+                    entry: Some(id),
+                    names: id,
+                });
+            }
+            while let Some((_, text, holder)) = synthesized.next_if(|(after, ..)| *after == k) {
+                items.push(Item {
+                    text: Cow::Owned(text.clone()),
+                    entry: None,
+                    names: kept[*holder].1.entry.id(),
+                });
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// Where a synthetic result goes.
+#[derive(Clone, Copy)]
+enum Placement {
+    /// Right after the message holding the call (Codex).
+    AfterCall,
+    /// After the last message of the reply holding the call: the run of assistant
+    /// messages it belongs to (`onDefect: "synthesize"`).
+    AfterReply,
+    /// After the results that follow the reply, before the next assistant or user
+    /// message (pi).
+    BeforeNextTurn,
+}
+
+/// What is done about one pairing defect.
+enum Act<'o> {
+    Fail,
+    Skip,
+    Keep,
+    Drop,
+    Synthesize(Placement, &'o str),
+}
+
+/// The rule for each defect: `onDefect`, or, when it is left at `"error"` and a profile
+/// is given, that agent's.
+fn act<'o>(
+    options: &'o ContextOptions,
+    profile: Option<Profile>,
+    reason: PairingDefect,
+) -> Act<'o> {
+    let missing = reason == PairingDefect::MissingResult;
+    match (options.on_defect, profile) {
+        (OnDefect::Error, Some(Profile::Pi)) if missing => {
+            Act::Synthesize(Placement::BeforeNextTurn, PI_NO_RESULT)
+        }
+        (OnDefect::Error, Some(Profile::Codex)) if missing => {
+            Act::Synthesize(Placement::AfterCall, SYNTHESIZED_TEXT)
+        }
+        (OnDefect::Error, Some(Profile::Codex)) if reason != PairingDefect::DuplicateToolCall => {
+            Act::Drop
+        }
+        (OnDefect::Error, Some(Profile::ClaudeCode)) if missing => {
+            Act::Synthesize(Placement::AfterReply, &options.synthesized_text)
+        }
+        (OnDefect::Error, Some(_)) => Act::Keep,
+        (OnDefect::Error, None) => Act::Fail,
+        (OnDefect::Skip, _) => Act::Skip,
+        (OnDefect::Keep, _) => Act::Keep,
+        (OnDefect::Synthesize, _) if missing => {
+            Act::Synthesize(Placement::AfterReply, &options.synthesized_text)
+        }
+        (OnDefect::Synthesize, _) => Act::Fail,
+    }
+}
+
+/// The profile in force: the one given, or for `auto` the root's `importedFormat`.
+fn resolve_profile(path: &[PathEntry<'_>], profile: Option<Profile>) -> Option<Profile> {
+    match profile {
+        Some(Profile::Auto) => {
+            let root = path.first()?;
+            let mut tape = Tape::default();
+            json::scan(root.json, MAX_DEPTH, &mut tape).ok()?;
+            let format = tape.get(0, "importedFormat")?;
+            Profile::of_format(&tape.string(format))
+        }
+        other => other,
+    }
+}
+
+/// A string member of a message's top-level object.
+fn member(tape: &mut Tape, message: &[u8], name: &str) -> Option<String> {
+    json::scan(message, MAX_DEPTH, tape).ok()?;
+    let value = tape.get(0, name)?;
+    Some(tape.string(value).into_owned())
+}
+
+/// Claude Code's reading of a reply written one content block per line: consecutive
+/// assistant messages with one `responseId` (results between them allowed) are one
+/// assistant message at the place of the first, its content the parts' blocks in
+/// order and its other members the last part's; the results follow it.
+fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
+    let mut tape = Tape::default();
+    let mut out: Vec<Item<'_>> = Vec::with_capacity(items.len());
+    // The item of the reply being read, and its responseId.
+    let mut reply: Option<(usize, String)> = None;
+    for item in items {
+        let role = member(&mut tape, item.text.as_bytes(), "role");
+        match role.as_deref() {
+            Some("assistant") => {
+                let id = tape
+                    .get(0, "responseId")
+                    .map(|v| tape.string(v).into_owned());
+                match (&reply, id) {
+                    (Some((at, current)), Some(id)) if *current == id => {
+                        let merged = merged_reply(&out[*at].text, &item.text)?;
+                        out[*at].text = Cow::Owned(merged);
+                    }
+                    (_, id) => {
+                        reply = id.map(|id| (out.len(), id));
+                        out.push(item);
+                    }
+                }
+            }
+            Some("toolResult") => out.push(item),
+            _ => {
+                reply = None;
+                out.push(item);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `first` and `next`, two parts of one reply, as one message: `next`'s members, with
+/// `content` the blocks of both.
+fn merged_reply(first: &str, next: &str) -> Result<String, Error> {
+    let bad = |_| Error::internal("a committed message does not scan");
+    let mut a = Tape::default();
+    json::scan(first.as_bytes(), MAX_DEPTH, &mut a).map_err(bad)?;
+    let mut b = Tape::default();
+    json::scan(next.as_bytes(), MAX_DEPTH, &mut b).map_err(bad)?;
+    let blocks = |t: &Tape| -> Result<Vec<String>, Error> {
+        let mut blocks = Vec::new();
+        if let Some(content) = t.get(0, "content") {
+            for block in t.elements(content) {
+                blocks.push(crate::entry::utf8(t.raw(block))?.to_owned());
+            }
+        }
+        Ok(blocks)
+    };
+    let mut content = blocks(&a)?;
+    content.extend(blocks(&b)?);
+    let mut object = Object::new();
+    for (key, value) in b.members(0) {
+        let key = b.string(key);
+        object = match key.as_ref() {
+            "content" => object.raw("content", &json::array(content.iter())),
+            _ => object.raw_bytes(&key, b.raw(value)),
+        };
+    }
+    Ok(object.finish())
 }
 
 /// `build_context` over a checked path, root first, for the pure function and the
@@ -540,9 +793,21 @@ pub(crate) fn build(
     let mut used = None;
     // K starts at this index of the path.
     let mut kept_from = 0;
+    let profile = resolve_profile(path, options.profile);
+    // An agent sends what follows its own cut, even one this library would not write
+    // (pi version 1 cuts at an assistant message; Claude Code compacts with a call
+    // pending): under a profile such a cut is taken as it is, and what it keeps
+    // follows the profile's pairing rules.
+    let agents_cut = profile.is_some() && options.on_defect == OnDefect::Error;
     if let Some((at, entry, first_kept, summary, tokens_before, details)) = compaction {
         let first = first_kept.as_ref().map(|t| t.of(entry.json));
-        check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists)?;
+        match check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists) {
+            Err(Error::InvalidCompaction {
+                reason: CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls,
+                ..
+            }) if agents_cut => {}
+            checked => checked?,
+        }
         kept_from = match first {
             // Validated: F is on the path before C.
             Some(first) => path[..at]
@@ -571,12 +836,23 @@ pub(crate) fn build(
 
     // K: the kept messages, in path order.
     let mut reader = ToolReader::default();
+    let mut tape = Tape::default();
     let mut kept = Vec::new();
     // Only the entries from the cut on are visited: before it, nothing is kept.
     for (k, message) in project_messages(&path[kept_from..]) {
         let i = kept_from + k;
         let entry = path[i];
         let role = entry.facts.role().unwrap_or(Role::Extension);
+        // pi never sends a reply that stopped with an error or was aborted.
+        if profile == Some(Profile::Pi)
+            && role == Role::Assistant
+            && matches!(
+                member(&mut tape, message, "stopReason").as_deref(),
+                Some("error" | "aborted")
+            )
+        {
+            continue;
+        }
         let tools = reader.read(&entry, message)?;
         kept.push((
             i,
@@ -601,6 +877,8 @@ pub(crate) fn build(
                 end: kept.len(),
                 cut_point: m.role == Role::User || Some(*i) == first_message_of_path,
                 defects: Vec::new(),
+                synthesized: Vec::new(),
+                dropped: Vec::new(),
                 tokens: 0.0,
             });
         }
@@ -612,36 +890,85 @@ pub(crate) fn build(
     // Pairing defects follow onDefect.
     let mut skipped = Vec::new();
     let mut defects = Vec::new();
-    match options.on_defect {
-        OnDefect::Error => {
-            if let Some((_, d)) = runs
-                .iter()
-                .flat_map(|r| r.defects.iter())
-                .min_by_key(|(k, _)| *k)
-            {
-                return Err(Error::ToolPairing {
-                    entry_id: d.entry_id.clone(),
-                    tool_call_id: d.tool_call_id.clone(),
-                    reason: d.reason,
-                    interaction_start_id: d.interaction_start_id.clone(),
-                });
-            }
+    let first_defect = |runs: &[Run], only: &dyn Fn(&Defect) -> bool| -> Result<(), Error> {
+        match runs
+            .iter()
+            .flat_map(|r| r.defects.iter())
+            .filter(|(_, d)| only(d))
+            .min_by_key(|(k, _)| *k)
+        {
+            Some((_, d)) => Err(Error::ToolPairing {
+                entry_id: d.entry_id.clone(),
+                tool_call_id: d.tool_call_id.clone(),
+                reason: d.reason,
+                interaction_start_id: d.interaction_start_id.clone(),
+            }),
+            None => Ok(()),
         }
-        OnDefect::Skip => runs.retain_mut(|r| {
+    };
+    first_defect(&runs, &|d| {
+        matches!(act(options, profile, d.reason), Act::Fail)
+    })?;
+    if options.on_defect == OnDefect::Skip {
+        runs.retain_mut(|r| {
             let clean = r.defects.is_empty();
             skipped.extend(r.defects.drain(..).map(|(_, d)| d));
             clean
-        }),
-        OnDefect::Keep => {
-            for r in &mut runs {
-                defects.extend(r.defects.drain(..).map(|(_, d)| d));
+        });
+    }
+    for r in &mut runs {
+        for (k, mut d) in r.defects.drain(..) {
+            match act(options, profile, d.reason) {
+                Act::Fail | Act::Skip => {}
+                Act::Keep => defects.push(d),
+                Act::Drop => {
+                    r.dropped.push(k);
+                    d.action = Some(DROPPED);
+                    defects.push(d);
+                }
+                Act::Synthesize(placement, text) => {
+                    let next_stays = |role: Role| match placement {
+                        Placement::AfterCall => false,
+                        Placement::AfterReply => role == Role::Assistant,
+                        Placement::BeforeNextTurn => role != Role::Assistant && role != Role::User,
+                    };
+                    let mut after = k;
+                    while after + 1 < r.end && next_stays(kept[after + 1].1.role) {
+                        after += 1;
+                    }
+                    let message = synthetic_result(&mut tape, &kept[k].1, &d.tool_call_id, text)?;
+                    r.synthesized.push((after, message, k));
+                    d.action = Some(SYNTHESIZED);
+                    defects.push(d);
+                }
             }
         }
+        r.synthesized.sort_by_key(|(after, ..)| *after);
     }
+    let runs_items = runs
+        .iter()
+        .map(|r| match profile {
+            Some(Profile::ClaudeCode) => merge_split_replies(r.items(&kept)?),
+            _ => r.items(&kept),
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    // A run a profile emptied (an output without a call, dropped) is no interaction.
+    let (mut runs, runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
+        .into_iter()
+        .zip(runs_items)
+        .filter(|(_, items)| !items.is_empty())
+        .unzip();
 
     // The summary message.
+    // Codex sends a compaction's replacement history, not its summary.
+    let replaced = profile == Some(Profile::Codex)
+        && used.as_ref().is_some_and(|(.., c)| {
+            c.details
+                .as_deref()
+                .is_some_and(|d| d.contains("\"replacementHistory\""))
+        });
     let summary_message = match &used {
-        Some((_, entry, summary, _)) if options.summary_message => {
+        Some((_, entry, summary, _)) if options.summary_message && !replaced => {
             Some(summary_message(entry, summary, options)?)
         }
         _ => None,
@@ -655,11 +982,12 @@ pub(crate) fn build(
             (Some(text), Some((_, entry, ..))) => call_estimator(estimate, text, entry.id())?,
             _ => 0.0,
         };
-        for run in &mut runs {
-            for (_, m) in &kept[run.start..run.end] {
-                let text = crate::entry::utf8(m.message)?;
-                run.tokens = add_tokens(run.tokens, call_estimator(estimate, text, m.entry.id())?);
+        for (run, items) in runs.iter_mut().zip(&runs_items) {
+            let mut tokens = 0.0;
+            for item in items {
+                tokens = add_tokens(tokens, call_estimator(estimate, &item.text, item.names)?);
             }
+            run.tokens = tokens;
         }
         // Each term is finite and >= 0, so only the lower end can overflow: saturate it.
         let available =
@@ -708,17 +1036,21 @@ pub(crate) fn build(
     if let Some(text) = summary_message {
         messages.push(text);
     }
-    for run in &runs[first_run..] {
+    for (run, items) in runs.iter().zip(runs_items).skip(first_run) {
         interactions.push(Interaction {
             start: messages.len(),
-            count: run.end - run.start,
-            first_entry_id: kept[run.start].1.entry.id().to_owned(),
+            count: items.len(),
+            first_entry_id: items
+                .iter()
+                .find_map(|i| i.entry)
+                .unwrap_or_else(|| kept[run.start].1.entry.id())
+                .to_owned(),
             cut_point: run.cut_point,
             tokens: options.budget.map(|_| run.tokens),
         });
-        for (_, m) in &kept[run.start..run.end] {
-            messages.push(crate::entry::utf8(m.message)?.to_owned());
-            kept_entry_ids.push(m.entry.id().to_owned());
+        for item in items {
+            messages.push(item.text.into_owned());
+            kept_entry_ids.push(item.entry.map(str::to_owned));
         }
     }
     Ok(Context {
@@ -746,6 +1078,7 @@ fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defe
                 entry_id: m.entry.id().to_owned(),
                 tool_call_id: call.to_owned(),
                 reason,
+                action: None,
             },
         )
     };
@@ -779,6 +1112,49 @@ fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defe
     }
     found.sort_by_key(|(k, _)| *k);
     found
+}
+
+/// The result `onDefect: "synthesize"` writes for the unanswered call `call_id` of the
+/// message `m`: `{"role":"toolResult","toolCallId","toolName","content":[text],
+/// "isError":true,"timestamp","synthetic":true}`, with the call's name and the message's
+/// timestamp (its own member, or its entry's when it has none).
+fn synthetic_result(
+    tape: &mut Tape,
+    m: &Kept<'_>,
+    call_id: &str,
+    text: &str,
+) -> Result<String, Error> {
+    json::scan(m.message, MAX_DEPTH, tape)
+        .map_err(|_| Error::internal("a committed message does not scan"))?;
+    let tape = &*tape;
+    let name = tape
+        .get(0, "content")
+        .into_iter()
+        .flat_map(|content| tape.elements(content))
+        .find(|&block| {
+            tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
+                && tape.get(block, "id").map(|t| tape.string(t)).as_deref() == Some(call_id)
+        })
+        .and_then(|block| tape.get(block, "name"))
+        .map(|name| tape.string(name).into_owned())
+        .unwrap_or_default();
+    let timestamp = match tape.get(0, "timestamp") {
+        Some(t) => tape.raw(t),
+        None => m.entry.facts.timestamp.bytes(m.entry.json),
+    };
+    let content = Object::new()
+        .string("type", "text")
+        .string("text", text)
+        .finish();
+    Ok(Object::new()
+        .string("role", "toolResult")
+        .string("toolCallId", call_id)
+        .string("toolName", &name)
+        .raw("content", &format!("[{content}]"))
+        .boolean("isError", true)
+        .raw_bytes("timestamp", timestamp)
+        .boolean("synthetic", true)
+        .finish())
 }
 
 /// `{"role":"user","content":[{"type":"text","text":PREFIX+S+SUFFIX}],"timestamp":T}`:

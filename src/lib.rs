@@ -63,7 +63,7 @@ pub mod ffi;
 
 pub use context::{
     Budget, BudgetReason, BudgetReport, CompactionUsed, Context, ContextOptions, Defect, Estimator,
-    Interaction, OnDefect, build_context, build_context_with,
+    Interaction, OnDefect, Profile, build_context, build_context_with,
 };
 pub use entry::{
     Entry, EntryKind, Message, ParseOptions, Role, parse_entries, parse_entries_with, parse_entry,

@@ -158,6 +158,28 @@ fn context_pairing_defect_fails_unless_skipped_or_kept() {
 }
 
 #[test]
+fn context_profile_flag_sends_as_that_agent_and_says_what_it_left_out() {
+    let path = example_prefix_with("profile", 4, &[ORPHAN]);
+    let file = path.to_str().unwrap();
+    let out = session(&["context", file, "r-orphan", "--profile", "codex"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = library_context(&path, "r-orphan", r#"{"profile":"codex"}"#);
+    assert_eq!(stdout(&out), format!("{expected}\n"));
+    let value: serde_json::Value = serde_json::from_str(&expected).unwrap();
+    assert_eq!(value["defects"][0]["action"], "dropped");
+    assert!(
+        stderr(&out).contains("session: left out, as the agent does: "),
+        "{}",
+        stderr(&out)
+    );
+    // A session that was not imported has no agent: auto is no profile.
+    let out = session(&["context", file, "r-orphan", "--profile=auto"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = session(&["context", file, "r-orphan", "--profile", "gemini"]);
+    assert_eq!(out.status.code(), Some(64));
+}
+
+#[test]
 fn context_invalid_compaction_fails_and_is_never_a_fallback() {
     // Written behind the library's back: a cut that separates call-2 from its result.
     let bad = r#"{"id":"c-1","parentId":"a-ver","timestamp":1733000010000,"type":"compaction","summary":"s","firstKeptEntryId":"r-pkg","tokensBefore":1}"#;

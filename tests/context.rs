@@ -165,7 +165,7 @@ fn context_of_u3_is_the_summary_then_the_kept_tail() {
         .collect();
     assert_eq!(context.messages, expected);
     assert_eq!(
-        context.kept_entry_ids,
+        kept_ids(&context),
         ["u-2", "a-pkg", "r-pkg", "a-ver", "u-3"]
     );
     assert_eq!(
@@ -208,7 +208,7 @@ fn context_of_a_alt_is_u1_and_a_alt_without_compaction() {
     let context = both(&extended(r#""u-2""#), "a-alt", &defaults()).unwrap();
     assert_eq!(context.compaction, None);
     assert_eq!(context.messages, [message_of(U1), message_of(A_ALT)]);
-    assert_eq!(context.kept_entry_ids, ["u-1", "a-alt"]);
+    assert_eq!(kept_ids(&context), ["u-1", "a-alt"]);
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn appending_c1_keeping_from_an_unknown_id_is_unknown_entry() {
 fn compaction_keeping_from_a_metadata_entry_keeps_from_the_next_message() {
     let context = both(&extended(r#""meta-cwd""#), "u-3", &defaults()).unwrap();
     assert_eq!(
-        context.kept_entry_ids,
+        kept_ids(&context),
         ["u-2", "a-pkg", "r-pkg", "a-ver", "u-3"]
     );
 }
@@ -279,7 +279,7 @@ fn compaction_keeping_from_a_metadata_entry_keeps_from_the_next_message() {
 fn compaction_keeping_nothing_leaves_the_summary_and_what_follows() {
     let context = both(&extended("null"), "u-3", &defaults()).unwrap();
     assert_eq!(context.messages, [SUMMARY_MESSAGE, message_of(U3)]);
-    assert_eq!(context.kept_entry_ids, ["u-3"]);
+    assert_eq!(kept_ids(&context), ["u-3"]);
     assert_eq!(
         context.metadata,
         [("cwd".to_owned(), r#""/workspace/tiny-pi""#.to_owned())],
@@ -334,7 +334,7 @@ fn first_message_of_the_path_is_a_cut_point_even_when_not_a_user_message() {
     ]);
     append_last(&all).unwrap();
     let context = both(&all, "c", &defaults()).unwrap();
-    assert_eq!(context.kept_entry_ids, ["a-0", "u-1"]);
+    assert_eq!(kept_ids(&context), ["a-0", "u-1"]);
     assert!(context.interactions[0].cut_point);
 }
 
@@ -394,7 +394,7 @@ fn only_the_latest_compaction_on_the_path_counts() {
     ]);
     let context = both(&all, "u-3", &defaults()).unwrap();
     assert_eq!(context.compaction.as_ref().unwrap().id, "c-2");
-    assert_eq!(context.kept_entry_ids, ["u-2", "a-2", "u-3"]);
+    assert_eq!(kept_ids(&context), ["u-2", "a-2", "u-3"]);
     assert!(context.messages[0].contains("s-c-2"));
 }
 
@@ -409,7 +409,7 @@ fn invalid_compaction_on_an_unselected_branch_does_not_affect_a_healthy_path() {
     ]);
     // The pure form sees the bad compaction on another branch and ignores it.
     let context = build_context(&entries_of(&all), "a-ok", &defaults()).unwrap();
-    assert_eq!(context.kept_entry_ids, ["u-1", "a-1", "r-1", "a-ok"]);
+    assert_eq!(kept_ids(&context), ["u-1", "a-1", "r-1", "a-ok"]);
     assert_eq!(
         compaction_fault(build_context(&entries_of(&all), "c-bad", &defaults())),
         CompactionFault::NotInteractionStart
@@ -430,7 +430,7 @@ fn open_time_replay_does_not_recheck_compactions() {
     write_file(&path, format!("{}\n", all.join("\n")).as_bytes());
     let (store, _) = Store::open_jsonl(&path).unwrap();
     let context = store.build_context("a-ok", &defaults(), None).unwrap();
-    assert_eq!(context.kept_entry_ids, ["u-1", "a-1", "r-1", "a-ok"]);
+    assert_eq!(kept_ids(&context), ["u-1", "a-1", "r-1", "a-ok"]);
     assert_eq!(
         compaction_fault(store.build_context("c-bad", &defaults(), None)),
         CompactionFault::NotInteractionStart
@@ -449,10 +449,7 @@ fn results_in_reverse_order_with_an_assistant_between_pair() {
         &result("r-x", "a-mid", "x"),
     ]);
     let context = both(&all, "r-x", &defaults()).unwrap();
-    assert_eq!(
-        context.kept_entry_ids,
-        ["u-1", "a-1", "r-y", "a-mid", "r-x"]
-    );
+    assert_eq!(kept_ids(&context), ["u-1", "a-1", "r-y", "a-mid", "r-x"]);
 }
 
 /// A tree with each defect in its own interaction, after a healthy one.
@@ -516,7 +513,7 @@ fn every_pairing_defect_under_each_on_defect() {
             other => panic!("{defect:?}: {other:?}"),
         }
         let skip = both(&all, &leaf, &options(r#"{"onDefect":"skip"}"#)).unwrap();
-        assert_eq!(skip.kept_entry_ids, ["u-0", "a-0"], "{defect:?}");
+        assert_eq!(kept_ids(&skip), ["u-0", "a-0"], "{defect:?}");
         assert_eq!(skip.skipped.len(), 1, "{defect:?}");
         assert_eq!(skip.skipped[0].entry_id, entry);
         assert_eq!(skip.skipped[0].reason, defect);
@@ -558,7 +555,7 @@ fn extension_messages_never_pair_tool_calls() {
     );
     let all = lines(&[&root_user("u-1"), &ext]);
     let context = both(&all, "x-1", &defaults()).unwrap();
-    assert_eq!(context.kept_entry_ids, ["u-1", "x-1"]);
+    assert_eq!(kept_ids(&context), ["u-1", "x-1"]);
 }
 
 // --- Budget ---------------------------------------------------------------------------
@@ -629,7 +626,7 @@ fn budget_trims_whole_interactions_from_the_oldest() {
         (40.0, 40.0, 1)
     );
     assert_eq!(b.suggested_first_kept_entry_id.as_deref(), Some("u-2"));
-    assert_eq!(c.kept_entry_ids, ["u-2", "a-2", "u-3", "a-3"]);
+    assert_eq!(kept_ids(&c), ["u-2", "a-2", "u-3", "a-3"]);
     assert_eq!(c.interactions[0].start, 0);
     assert_eq!(c.interactions[1].start, 2);
 }
@@ -645,7 +642,7 @@ fn budget_keeps_the_newest_interaction_alone_over_budget() {
     let b = c.budget.as_ref().unwrap();
     assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
     assert_eq!((b.used, b.dropped_interactions), (20.0, 2));
-    assert_eq!(c.kept_entry_ids, ["u-3", "a-3"]);
+    assert_eq!(kept_ids(&c), ["u-3", "a-3"]);
 }
 
 #[test]
@@ -971,4 +968,365 @@ fn budget_overflows_when_what_must_stay_does_not_fit() {
     assert_eq!(b.reason, BudgetReason::SingleInteractionOverflow);
     assert_eq!((b.used, b.dropped_interactions), (10.0, 0));
     assert_eq!(c.messages, [SUMMARY_MESSAGE]);
+}
+
+/// The context's `keptEntryIds`, a synthesized result's `null` as "null".
+fn kept_ids(context: &Context) -> Vec<&str> {
+    context
+        .kept_entry_ids
+        .iter()
+        .map(|id| id.as_deref().unwrap_or("null"))
+        .collect()
+}
+
+// --- onDefect "synthesize" (round 3) -----------------------------------------------------
+
+const ABORTED_M: &str = r#"{"role":"toolResult","toolCallId":"m","toolName":"t","content":[{"type":"text","text":"aborted"}],"isError":true,"timestamp":1,"synthetic":true}"#;
+
+#[test]
+fn synthesize_answers_an_unanswered_call_right_after_the_message_holding_it() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k", "m"]),
+        &result("r-1", "a-1", "k"),
+        &text_msg("a-2", "r-1"),
+    ]);
+    let c = both(&all, "a-2", &options(r#"{"onDefect":"synthesize"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "null", "r-1", "a-2"]);
+    assert_eq!(c.messages[2], ABORTED_M);
+    assert_eq!(c.messages[3], message_of(&all[2]));
+    assert_eq!(c.interactions.len(), 1);
+    assert_eq!(c.interactions[0].count, 5);
+    assert_eq!(c.defects.len(), 1);
+    assert!(c.defects[0].synthesized());
+    assert_eq!(
+        (
+            c.defects[0].entry_id.as_str(),
+            c.defects[0].tool_call_id.as_str()
+        ),
+        ("a-1", "m")
+    );
+    let json: serde_json::Value = serde_json::from_str(&c.to_json()).unwrap();
+    assert_eq!(json["keptEntryIds"][2], serde_json::Value::Null);
+    assert_eq!(json["defects"][0]["action"], "synthesized");
+    assert_eq!(json["defects"][0]["reason"], "missing_result");
+    // Nothing is synthesized unless asked: keep lists the defect without an action.
+    let keep = both(&all, "a-2", &options(r#"{"onDefect":"keep"}"#)).unwrap();
+    assert_eq!(kept_ids(&keep), ["u-1", "a-1", "r-1", "a-2"]);
+    let json: serde_json::Value = serde_json::from_str(&keep.to_json()).unwrap();
+    assert!(json["defects"][0].get("action").is_none());
+}
+
+#[test]
+fn synthesized_results_of_a_reply_split_over_messages_follow_its_last_message() {
+    // One reply written as two assistant messages (as Claude Code writes it), neither
+    // call answered: both results come after the second, in call order.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &calls("a-2", "a-1", &["m"]),
+        &user_msg("u-2", "a-2"),
+    ]);
+    let c = both(&all, "u-2", &options(r#"{"onDefect":"synthesize"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "a-2", "null", "null", "u-2"]);
+    assert!(c.messages[3].contains(r#""toolCallId":"k""#));
+    assert_eq!(c.messages[4], ABORTED_M);
+    assert_eq!(c.interactions[0].count, 5);
+    assert_eq!(c.interactions[1].start, 5);
+}
+
+#[test]
+fn a_synthesized_result_has_the_text_asked_for_the_call_name_and_the_message_timestamp() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &message(
+            "a-1",
+            "u-1",
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"c\"1","name":"bash","arguments":{}}],"timestamp":1733234567890}"#,
+        ),
+    ]);
+    let c = both(
+        &all,
+        "a-1",
+        &options(r#"{"onDefect":"synthesize","synthesizedText":"No result provided"}"#),
+    )
+    .unwrap();
+    assert_eq!(
+        c.messages[2],
+        r#"{"role":"toolResult","toolCallId":"c\"1","toolName":"bash","content":[{"type":"text","text":"No result provided"}],"isError":true,"timestamp":1733234567890,"synthetic":true}"#
+    );
+}
+
+#[test]
+fn synthesize_fails_on_every_other_defect_as_error_does() {
+    for defect in [
+        PairingDefect::OrphanResult,
+        PairingDefect::DuplicateToolCall,
+        PairingDefect::DuplicateToolResult,
+    ] {
+        let (all, entry, call) = defect_tree(defect);
+        let leaf = parse_entry(all.last().unwrap()).unwrap().id().to_owned();
+        match both(&all, &leaf, &options(r#"{"onDefect":"synthesize"}"#)) {
+            Err(Error::ToolPairing {
+                entry_id,
+                tool_call_id,
+                reason,
+                ..
+            }) => assert_eq!(
+                (entry_id.as_str(), tool_call_id.as_str(), reason),
+                (entry, call, defect)
+            ),
+            other => panic!("{defect:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_synthesized_result_is_estimated_with_its_interaction() {
+    let all = lines(&[&root_user("u-1"), &calls("a-1", "u-1", &["m"])]);
+    let mut seen = Vec::new();
+    let c = build_context_with(
+        &entries_of(&all),
+        "a-1",
+        &options(r#"{"onDefect":"synthesize","budget":{"maxTokens":1000}}"#),
+        &mut |m: &str| {
+            seen.push(m.to_owned());
+            Ok(1.0)
+        },
+    )
+    .unwrap();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        seen[2],
+        r#"{"role":"toolResult","toolCallId":"m","toolName":"t","content":[{"type":"text","text":"aborted"}],"isError":true,"timestamp":1,"synthetic":true}"#
+    );
+    assert_eq!(c.interactions[0].tokens, Some(3.0));
+}
+
+#[test]
+fn synthesized_text_must_be_a_string() {
+    assert!(matches!(
+        ContextOptions::from_json(r#"{"synthesizedText":1}"#),
+        Err(Error::InvalidOption { .. })
+    ));
+    assert!(matches!(
+        ContextOptions::from_json(r#"{"onDefect":"invent"}"#),
+        Err(Error::InvalidOption { .. })
+    ));
+}
+
+// --- profile (round 3) -------------------------------------------------------------------
+
+fn assistant_json(id: &str, parent: &str, body: &str) -> String {
+    message(id, parent, &format!(r#"{{"role":"assistant",{body}}}"#))
+}
+
+fn roles_and_calls(c: &Context) -> Vec<String> {
+    c.messages
+        .iter()
+        .map(|m| {
+            let v: serde_json::Value = serde_json::from_str(m).unwrap();
+            let role = v["role"].as_str().unwrap_or("?").to_owned();
+            match v["toolCallId"].as_str() {
+                Some(id) => format!(
+                    "{role}:{id}:{}",
+                    v["content"][0]["text"].as_str().unwrap_or("")
+                ),
+                None => role,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn profile_pi_leaves_out_failed_replies_and_answers_after_the_results_with_no_result_provided() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &assistant_json(
+            "a-err",
+            "u-1",
+            r#""content":[{"type":"text","text":"x"}],"stopReason":"error""#,
+        ),
+        &calls("a-1", "a-err", &["k", "m"]),
+        &result("r-1", "a-1", "k"),
+        &user_msg("u-2", "r-1"),
+    ]);
+    let c = both(&all, "u-2", &options(r#"{"profile":"pi"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:",
+            "toolResult:m:No result provided",
+            "user"
+        ]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-1", "null", "u-2"]);
+    assert!(c.defects[0].synthesized());
+    // Without the profile the same path is refused.
+    assert!(matches!(
+        both(&all, "u-2", &defaults()),
+        Err(Error::ToolPairing { .. })
+    ));
+}
+
+#[test]
+fn profile_codex_answers_aborted_after_the_call_and_drops_an_output_without_a_call() {
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &calls("a-2", "a-1", &["m"]),
+        &result("r-m", "a-2", "m"),
+        &result("r-z", "r-m", "z"),
+    ]);
+    let c = both(&all, "r-z", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:aborted",
+            "assistant",
+            "toolResult:m:"
+        ]
+    );
+    assert_eq!(c.defects.len(), 2);
+    let json: serde_json::Value = serde_json::from_str(&c.to_json()).unwrap();
+    assert_eq!(json["defects"][0]["action"], "synthesized");
+    assert_eq!(json["defects"][1]["action"], "dropped");
+    assert_eq!(json["defects"][1]["entryId"], "r-z");
+}
+
+#[test]
+fn profile_codex_sends_the_replacement_history_without_the_summary_message() {
+    let compaction = r#"{"id":"c-1","parentId":"u-1","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;
+    let all = lines(&[&root_user("u-1"), compaction, &user_msg("h-1", "c-1")]);
+    let c = both(&all, "h-1", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["h-1"]);
+    assert_eq!(c.messages.len(), 1);
+    let plain = both(&all, "h-1", &defaults()).unwrap();
+    assert_eq!(
+        plain.messages.len(),
+        2,
+        "the summary message without a profile"
+    );
+}
+
+#[test]
+fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_after_it() {
+    let part = |id: &str, parent: &str, call: &str| {
+        assistant_json(
+            id,
+            parent,
+            &format!(
+                r#""content":[{{"type":"toolCall","id":"{call}","name":"t","arguments":{{}}}}],"responseId":"msg_1""#
+            ),
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &part("a-1", "u-1", "k"),
+        &result("r-k", "a-1", "k"),
+        &part("a-2", "r-k", "m"),
+        &result("r-m", "a-2", "m"),
+    ]);
+    let c = both(&all, "r-m", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        ["user", "assistant", "toolResult:k:", "toolResult:m:"]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m"]);
+    assert_eq!(
+        c.messages[1],
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"k","name":"t","arguments":{}},{"type":"toolCall","id":"m","name":"t","arguments":{}}],"responseId":"msg_1"}"#
+    );
+    assert_eq!(c.interactions[0].count, 4);
+    // Without the profile the parts stay apart.
+    assert_eq!(both(&all, "r-m", &defaults()).unwrap().messages.len(), 5);
+}
+
+#[test]
+fn profile_auto_follows_the_imported_format_of_the_root() {
+    let root = |format: &str| {
+        format!(
+            r#"{{"id":"root","parentId":null,"timestamp":1,"type":"metadata","key":"codex.session_meta","value":null{format}}}"#
+        )
+    };
+    let rest = [user_msg("u-1", "root"), calls("a-1", "u-1", &["k"])];
+    let mut imported = vec![root(r#","importedFormat":"codex""#)];
+    imported.extend(rest.iter().cloned());
+    let c = both(&imported, "a-1", &options(r#"{"profile":"auto"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        ["user", "assistant", "toolResult:k:aborted"]
+    );
+    let mut native = vec![root("")];
+    native.extend(rest.iter().cloned());
+    assert!(matches!(
+        both(&native, "a-1", &options(r#"{"profile":"auto"}"#)),
+        Err(Error::ToolPairing { .. })
+    ));
+}
+
+#[test]
+fn an_explicit_on_defect_wins_over_the_profile() {
+    let all = lines(&[&root_user("u-1"), &calls("a-1", "u-1", &["k"])]);
+    let c = both(
+        &all,
+        "a-1",
+        &options(r#"{"profile":"pi","onDefect":"keep"}"#),
+    )
+    .unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "assistant"]);
+    assert!(matches!(
+        ContextOptions::from_json(r#"{"profile":"gemini"}"#),
+        Err(Error::InvalidOption { .. })
+    ));
+}
+
+#[test]
+fn under_a_profile_the_agents_own_cut_is_taken_as_it_is() {
+    // A store refuses such a compaction when it is appended: the pure form reads them.
+    let pure = |all: &[String], leaf: &str, options: &ContextOptions| {
+        build_context(&entries_of(all), leaf, options)
+    };
+    // pi version 1 cuts at an assistant message: not an interaction start here.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &result("r-1", "a-1", "k"),
+        &text_msg("a-2", "r-1"),
+        &compaction("c-1", "a-2", Some("a-2")),
+        &user_msg("u-2", "c-1"),
+    ]);
+    assert_eq!(
+        compaction_fault(pure(&all, "u-2", &defaults())),
+        CompactionFault::NotInteractionStart
+    );
+    let c = pure(&all, "u-2", &options(r#"{"profile":"pi"}"#)).unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "assistant", "user"]);
+    assert_eq!(kept_ids(&c), ["a-2", "u-2"]);
+    // Claude Code compacts with a call pending: the summary and what follows.
+    let all = lines(&[
+        &root_user("u-1"),
+        &calls("a-1", "u-1", &["k"]),
+        &compaction("c-1", "a-1", None),
+        &user_msg("u-2", "c-1"),
+    ]);
+    assert_eq!(
+        compaction_fault(pure(&all, "u-2", &defaults())),
+        CompactionFault::PendingToolCalls
+    );
+    let c = pure(&all, "u-2", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(roles_and_calls(&c), ["user", "user"]);
+    // An explicit onDefect is no agent's rules: the cut is checked.
+    assert_eq!(
+        compaction_fault(pure(
+            &all,
+            "u-2",
+            &options(r#"{"profile":"claude-code","onDefect":"keep"}"#)
+        )),
+        CompactionFault::PendingToolCalls
+    );
 }

@@ -244,3 +244,46 @@ fn an_older_codex_rollout_imports_its_response_items() {
     assert_eq!(result["message"]["role"], "toolResult");
     assert_eq!(result["message"]["toolName"], "shell");
 }
+
+#[test]
+fn claude_code_resumes_at_its_latest_line_that_is_neither_progress_nor_sidechain() {
+    let line = |body: &str| {
+        format!("{{{body},\"sessionId\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\"}}\n")
+    };
+    let user = r#""type":"user","message":{"role":"user","content":"hi"}"#;
+    let assistant = r#""type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"ok"}]}"#;
+    let text = [
+        line(&format!(r#""parentUuid":null,"uuid":"u-1",{user}"#)),
+        line(&format!(r#""parentUuid":"u-1","uuid":"a-1",{assistant}"#)),
+        line(r#""parentUuid":"a-1","uuid":"p-1","type":"progress","data":{}"#),
+        line(&format!(
+            r#""parentUuid":null,"uuid":"s-1","isSidechain":true,{user}"#
+        )),
+        line(&format!(
+            r#""parentUuid":"s-1","uuid":"s-2","isSidechain":true,{assistant}"#
+        )),
+        line(r#""parentUuid":"s-2","uuid":"p-2","type":"progress","data":{}"#),
+    ]
+    .concat();
+    let imported = import(None, text.as_bytes()).unwrap();
+    assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("a-1"));
+    // A message under a progress line walks through it: the message is the leaf.
+    let more = format!(
+        "{text}{}",
+        line(&format!(r#""parentUuid":"p-1","uuid":"u-2",{user}"#))
+    );
+    let imported = import(None, more.as_bytes()).unwrap();
+    assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("u-2"));
+    // A subagent's own file, all sidechain, resumes at its end.
+    let sub = [
+        line(&format!(
+            r#""parentUuid":null,"uuid":"s-1","isSidechain":true,{user}"#
+        )),
+        line(&format!(
+            r#""parentUuid":"s-1","uuid":"s-2","isSidechain":true,{assistant}"#
+        )),
+    ]
+    .concat();
+    let imported = import(None, sub.as_bytes()).unwrap();
+    assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("s-2"));
+}

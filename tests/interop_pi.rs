@@ -341,3 +341,70 @@ fn pi_members_named_like_import_marks_round_trip_byte_for_byte() {
     let exported = export_pi(&entries, "l-1").unwrap();
     assert_eq!(exported.lines().collect::<Vec<_>>(), source);
 }
+
+/// One message's shape for the resume oracle: its role (user for any role pi's
+/// `convertToLlm` turns into a user message), the ids of an assistant's calls, a
+/// result's call id, and the text of an error result that has no entry behind it.
+fn shape(message: &Value) -> String {
+    match message["role"].as_str() {
+        Some("assistant") => {
+            let calls: Vec<&str> = message["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "toolCall")
+                .filter_map(|b| b["id"].as_str())
+                .collect();
+            format!("assistant {calls:?}")
+        }
+        Some("toolResult") => {
+            let text = message["content"][0]["text"]
+                .as_str()
+                .filter(|t| *t == "No result provided")
+                .unwrap_or("");
+            format!(
+                "toolResult {} {text}",
+                message["toolCallId"].as_str().unwrap_or("?")
+            )
+        }
+        _ => "user".to_owned(),
+    }
+}
+
+/// docs/contract.md §12: every pi file of the corpus, resumed with `{"profile":"pi"}` at
+/// the import's resume leaf, gives the messages pi sends when it resumes the file
+/// (tests/interop/resume_pi.mjs: `buildSessionContext` + `convertToLlm` +
+/// `transformMessages`), compared by shape: roles, calls, results and pi's "No result
+/// provided" answers, in order.
+#[test]
+fn pi_corpus_files_resume_with_the_pi_profile_as_pi_sends_them() {
+    if !node_available() {
+        eprintln!("NOTICE: node is not installed; the pi resume oracle is skipped");
+        return;
+    }
+    ensure_packages();
+    let corpus = interop_dir().join("corpus/pi");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let options = ContextOptions::from_json(r#"{"profile":"pi"}"#).unwrap();
+    for file in &files {
+        let pi = value(&node("resume_pi.mjs", file));
+        let pi_shapes: Vec<String> = pi["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
+        let imported = import(Format::Pi, &std::fs::read(file).unwrap()).unwrap();
+        let leaf = imported.report.resume_leaf_id.clone().unwrap();
+        let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+        let ours = build_context(&entries, &leaf, &options).unwrap();
+        let our_shapes: Vec<String> = ours.messages.iter().map(|m| shape(&value(m))).collect();
+        assert_eq!(our_shapes, pi_shapes, "{}", file.display());
+    }
+}

@@ -39,6 +39,24 @@ const (
 	OnDefectError OnDefect = "error" // fail with ErrToolPairing (the default)
 	OnDefectSkip  OnDefect = "skip"  // drop each defective interaction whole; listed in Context.Skipped
 	OnDefectKeep  OnDefect = "keep"  // keep them; listed in Context.Defects
+	// OnDefectSynthesize answers each unanswered call with a synthetic error result
+	// (ContextOptions.SynthesizedText, "aborted" by default) right after the reply
+	// holding it, listed in Context.Defects with Action "synthesized"; any other
+	// defect fails as with OnDefectError.
+	OnDefectSynthesize OnDefect = "synthesize"
+)
+
+// Profile names an agent whose own send-time rules BuildContext follows
+// (docs/contract.md §12): what pi, Claude Code or Codex sends when it resumes the
+// session. It applies while OnDefect is OnDefectError.
+type Profile string
+
+const (
+	ProfileNone       Profile = ""            // no agent's rules (the default)
+	ProfilePi         Profile = "pi"          // failed replies left out; "No result provided" for a missing result
+	ProfileClaudeCode Profile = "claude-code" // split replies merged by message id; "aborted" for a missing result
+	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history
+	ProfileAuto       Profile = "auto"        // the agent an imported session came from; none for a native one
 )
 
 // Budget bounds the context's tokens: whole interactions are kept from the newest
@@ -62,6 +80,11 @@ type ContextOptions struct {
 	SummaryPrefix, SummarySuffix string
 	// StrictRoles rejects extension roles and blocks with ErrInvalidEntry.
 	StrictRoles bool
+	// SynthesizedText is the text of the results OnDefectSynthesize writes; "" is
+	// the library's default, "aborted".
+	SynthesizedText string
+	// Profile sends the messages as that agent does; ProfileNone: none.
+	Profile Profile
 }
 
 // toJSON is the options object of session_build_context: only what differs from the
@@ -74,8 +97,11 @@ func (o ContextOptions) toJSON() []byte {
 		SummaryPrefix  string   `json:"summaryPrefix,omitempty"`
 		SummarySuffix  string   `json:"summarySuffix,omitempty"`
 		StrictRoles    bool     `json:"strictRoles,omitempty"`
+		Synthesized    string   `json:"synthesizedText,omitempty"`
+		Profile        Profile  `json:"profile,omitempty"`
 	}{OnDefect: o.OnDefect, Budget: o.Budget, SummaryPrefix: o.SummaryPrefix,
-		SummarySuffix: o.SummarySuffix, StrictRoles: o.StrictRoles}
+		SummarySuffix: o.SummarySuffix, StrictRoles: o.StrictRoles,
+		Synthesized: o.SynthesizedText, Profile: o.Profile}
 	if o.NoSummaryMessage {
 		no := false
 		v.SummaryMessage = &no
@@ -93,7 +119,8 @@ type Context struct {
 	// Messages: the synthetic summary message (when there is a compaction), then the
 	// kept messages, byte for byte as MessagesOnPath returns them.
 	Messages []json.RawMessage `json:"messages"`
-	// KeptEntryIDs is aligned 1:1 with the kept messages (the summary has no entry).
+	// KeptEntryIDs is aligned 1:1 with the messages after the summary (which has no
+	// entry); "" for a result OnDefectSynthesize wrote, which has none either.
 	KeptEntryIDs []string      `json:"keptEntryIds"`
 	Interactions []Interaction `json:"interactions"`
 	// Metadata is a JSON object: the last value of each metadata key over the whole
@@ -101,7 +128,7 @@ type Context struct {
 	Metadata json.RawMessage `json:"metadata"`
 	Budget   *BudgetReport   `json:"budget"`  // nil without a budget
 	Skipped  []Defect        `json:"skipped"` // OnDefectSkip: the interactions dropped
-	Defects  []Defect        `json:"defects"` // OnDefectKeep: the defects kept
+	Defects  []Defect        `json:"defects"` // OnDefectKeep, OnDefectSynthesize: the defects kept or answered
 	// Raw is the whole context object as the library wrote it.
 	Raw json.RawMessage `json:"-"`
 }
@@ -148,6 +175,9 @@ type Defect struct {
 	EntryID            string `json:"entryId"`
 	ToolCallID         string `json:"toolCallId"`
 	Reason             string `json:"reason"`
+	// Action is "synthesized" for a call answered with a synthetic result, "dropped"
+	// for a result a Profile left out, else "".
+	Action string `json:"action,omitempty"`
 }
 
 func decodeContext(text []byte) (*Context, error) {

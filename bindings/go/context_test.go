@@ -172,6 +172,47 @@ func TestOrphanResultFailsOrIsSkipped(t *testing.T) {
 	}
 }
 
+func TestOnDefectSynthesizeAnswersAnUnansweredCall(t *testing.T) {
+	user := `{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"go"}}`
+	call := `{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant",` +
+		`"content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{}}]}}`
+	store := memoryWith(t, []string{user, call})
+	_, err := store.BuildContext("a-1", session.ContextOptions{}, nil)
+	asError(t, err, session.ErrToolPairing)
+	c, err := store.BuildContext("a-1", session.ContextOptions{OnDefect: session.OnDefectSynthesize,
+		SynthesizedText: "No result provided"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"toolResult","toolCallId":"call-1","toolName":"bash","content":[{"type":"text",` +
+		`"text":"No result provided"}],"isError":true,"timestamp":2,"synthetic":true}`
+	if len(c.Messages) != 3 || string(c.Messages[2]) != want || c.KeptEntryIDs[2] != "" ||
+		len(c.Defects) != 1 || c.Defects[0].Action != "synthesized" {
+		t.Fatalf("synthesize: %s", c.Raw)
+	}
+}
+
+func TestProfileSendsAsThatAgentDoes(t *testing.T) {
+	user := `{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"go"}}`
+	call := `{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant",` +
+		`"content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{}}]}}`
+	store := memoryWith(t, []string{user, call})
+	c, err := store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfilePi}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if len(c.Messages) != 3 || json.Unmarshal(c.Messages[2], &result) != nil ||
+		len(result.Content) != 1 || result.Content[0].Text != "No result provided" {
+		t.Fatalf("pi: %s", c.Raw)
+	}
+	// A native session has no agent: auto is no profile.
+	_, err = store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfileAuto}, nil)
+	asError(t, err, session.ErrToolPairing)
+}
+
 func TestEstimatorIsCalledOncePerMessageWithItsJSON(t *testing.T) {
 	store := memoryWith(t, compactedLines(t))
 	var seen []string

@@ -65,11 +65,15 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
         };
         let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
         out.count_kind(if kind.is_empty() { "(none)" } else { kind });
+        // Claude Code resumes at its latest line that is neither progress nor part of
+        // a sidechain (a subagent's conversation).
+        let aside = kind == "progress" || object.get("isSidechain") == Some(&Value::Bool(true));
         match map_line(&object, &line, &summaries, &mut tool_names, out) {
             Ok(entries) => {
-                for entry in entries {
-                    out.push(&line, entry)?;
-                }
+                out.set_aside(aside);
+                let pushed = entries.into_iter().try_for_each(|e| out.push(&line, e));
+                out.set_aside(false);
+                pushed?;
             }
             Err(Refusal::Raw(reason)) => out.raw(line.number, line.text, reason, None)?,
             Err(Refusal::Fail(e)) => return Err(e),

@@ -11,7 +11,7 @@
 //! | `function_call`, `custom_tool_call`, `local_shell_call` | assistant `message` with one `toolCall` (string `arguments` parsed, the text kept as `rawArguments`) |
 //! | `function_call_output`, `custom_tool_call_output` | `toolResult`, `toolName` looked up from the call |
 //! | `reasoning` | assistant `message` with one `thinking` block per summary item (`encrypted_content` kept) |
-//! | `compacted` | `compaction` (summary = `message`, `firstKeptEntryId` null), then each `replacement_history` item as an entry |
+//! | `compacted` | `compaction` (summary = `message`, or the line's other members when `message` is empty; `firstKeptEntryId` null; `details` `{"replacementHistory":N}` when it has one), then each `replacement_history` item as an entry |
 //! | `event_msg`, `turn_context`, later `session_meta`, other `response_item`s | `metadata` `codex.<type>`, value = the payload |
 //! | older rollouts: first line `{id, timestamp, instructions}` | root `metadata` `codex.session_header` |
 //! | older rollouts: a response item on its own line (`message`, `function_call`, `function_call_output`, `reasoning`, …) | as the `response_item` of that type; one that is not a message is kept raw (`unknown_kind`) |
@@ -185,6 +185,14 @@ fn compacted(
     entry.insert("summary".into(), summary);
     entry.insert("firstKeptEntryId".into(), Value::Null);
     entry.insert("tokensBefore".into(), number(0.0));
+    // Codex resumes from the replacement history alone (its `message` is not sent):
+    // the codex profile reads this mark and leaves the summary message out.
+    if let Some(Value::Array(items)) = &history {
+        entry.insert(
+            "details".into(),
+            json!({"replacementHistory": number(items.len() as f64)}),
+        );
+    }
     let mut entries = vec![entry];
     let mut parent = id.to_owned();
     for (index, item) in history

@@ -240,7 +240,8 @@ pub struct ImportReport {
     pub format: Option<Format>,
     /// The leaf the source agent resumes: the latest entry in commit order that has
     /// a conversation entry (a message or a compaction) on its path and no children
-    /// but lines kept raw; a line kept raw is never the resume leaf.
+    /// but lines kept raw; a line kept raw is never the resume leaf, nor a Claude Code
+    /// `progress` or sidechain line (unless every line is one: a subagent's file).
     pub resume_leaf_id: Option<String>,
     /// Lines of a kind the importer does not know (kept raw, reason
     /// `unknown_kind`), by their source kind.
@@ -816,10 +817,13 @@ pub(crate) struct Builder<'s> {
     /// The source line being mapped.
     current_line: u64,
     root: Option<u32>,
-    /// Per entry written: [`ON_PATH`], [`HAS_CHILD`], [`RAW`].
+    /// Per entry written: [`ON_PATH`], [`HAS_CHILD`], [`RAW`], [`ASIDE`].
     flags: Vec<u8>,
     /// Set while a line kept raw is written.
     writing_raw: bool,
+    /// Set while the entries of a line its agent never resumes at are written
+    /// (Claude Code's `progress` and sidechain lines): marked [`ASIDE`].
+    aside: bool,
     /// The source kind of the line being mapped (as counted).
     kind: String,
     pub(crate) report: ImportReport,
@@ -831,6 +835,8 @@ const ON_PATH: u8 = 1;
 const HAS_CHILD: u8 = 2;
 /// The entry holds a line kept raw.
 const RAW: u8 = 4;
+/// The entry holds a line its agent never resumes at, unless all lines are such.
+const ASIDE: u8 = 8;
 
 impl<'s> Builder<'s> {
     fn new(format: Format, lenient: Lenient, sink: &'s mut dyn Sink) -> Builder<'s> {
@@ -847,6 +853,7 @@ impl<'s> Builder<'s> {
             root: None,
             flags: Vec::new(),
             writing_raw: false,
+            aside: false,
             kind: String::new(),
             report: ImportReport::default(),
         }
@@ -855,10 +862,13 @@ impl<'s> Builder<'s> {
     /// The report, once the compactions written are checked: the cost of each check
     /// is the messages its walk passes (see [`written`]), never the whole tree.
     fn finish(mut self) -> Result<ImportReport, Error> {
-        let resume = self
-            .flags
-            .iter()
-            .rposition(|&f| f & ON_PATH != 0 && f & (HAS_CHILD | RAW) == 0);
+        let pick = |not: u8| {
+            self.flags
+                .iter()
+                .rposition(|&f| f & ON_PATH != 0 && f & not == 0)
+        };
+        // A transcript that is all sidechain (a subagent's own file) resumes at its end.
+        let resume = pick(HAS_CHILD | RAW | ASIDE).or_else(|| pick(HAS_CHILD | RAW));
         self.report.resume_leaf_id = resume.map(|node| self.written.id(node as u32).to_owned());
         for compaction in &self.compactions {
             if let Err(Error::InvalidCompaction {
@@ -903,6 +913,13 @@ impl<'s> Builder<'s> {
     }
 
     /// The id of the entry written last.
+    /// Whether the entries written next belong to a line the source agent never
+    /// resumes at: like lines kept raw, they are never the resume leaf and do not hide
+    /// their parent from being it.
+    pub(crate) fn set_aside(&mut self, aside: bool) {
+        self.aside = aside;
+    }
+
     pub(crate) fn last_id(&self) -> Option<String> {
         self.last.map(|n| self.written.id(n).to_owned())
     }
@@ -1075,11 +1092,14 @@ impl<'s> Builder<'s> {
             kind != "metadata" || parent.is_some_and(|p| self.flags[p as usize] & ON_PATH != 0);
         reserve_one(&mut self.flags, "the imported entries")?;
         let node = self.written.add(id, parent, role, tools)?;
-        if let Some(p) = parent.filter(|_| !raw) {
+        if let Some(p) = parent.filter(|_| !raw && !self.aside) {
             self.flags[p as usize] |= HAS_CHILD;
         }
-        self.flags
-            .push(if on_path { ON_PATH } else { 0 } | if raw { RAW } else { 0 });
+        self.flags.push(
+            if on_path { ON_PATH } else { 0 }
+                | if raw { RAW } else { 0 }
+                | if self.aside { ASIDE } else { 0 },
+        );
         self.sink.line(text)?;
         self.last_timestamp = timestamp;
         self.report.entries_written += 1;

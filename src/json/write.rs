@@ -155,14 +155,17 @@ pub(crate) fn array<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
     out
 }
 
-/// `["a","b",…]`: each string escaped.
-pub(crate) fn string_array<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
+/// `["a",null,…]`: each string escaped, `None` as `null`.
+pub(crate) fn string_or_null_array<'a>(items: impl Iterator<Item = Option<&'a str>>) -> String {
     let mut out = String::from("[");
     for (i, item) in items.enumerate() {
         if i > 0 {
             out.push(',');
         }
-        super::push_string(&mut out, item.as_ref());
+        match item {
+            Some(item) => super::push_string(&mut out, item),
+            None => out.push_str("null"),
+        }
     }
     out.push(']');
     out

@@ -229,6 +229,73 @@ static void pairing(void)
     session_store_close(store);
 }
 
+static void synthesize(void)
+{
+    static const char U[] = "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+                            "\"message\":{\"role\":\"user\",\"content\":\"run it\"}}";
+    static const char A[] = "{\"id\":\"a-1\",\"parentId\":\"u-1\",\"timestamp\":2,\"type\":\"message\","
+                            "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+                            "\"id\":\"call-1\",\"name\":\"bash\",\"arguments\":{}}]}}";
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st;
+    SECTION("onDefect synthesize: an unanswered call gets a synthetic error result");
+    CHECK_STATUS(session_memory_store_open_with(NULL, &store), SESSION_OK, NULL, "open_with(NULL)");
+    CHECK_STATUS(session_store_append(store, U, NULL), SESSION_OK, NULL, "append u-1");
+    CHECK_STATUS(session_store_append(store, A, NULL), SESSION_OK, NULL, "append a-1");
+    st = session_store_build_context(store, "a-1", NULL, NULL, NULL, &out);
+    CHECK_ERROR(st, SESSION_ERR_TOOL_PAIRING, out, "the default still refuses");
+    CHECK_JSON(out, "error.reason", "\"missing_result\"", "reason");
+    session_string_free(out);
+    st = session_store_build_context(store, "a-1", "{\"onDefect\":\"synthesize\"}", NULL, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "onDefect synthesize");
+    CHECK_JSON_LENGTH(out, "messages", 3, "the call is answered");
+    CHECK_JSON(out, "messages.2.role", "\"toolResult\"", "by a tool result");
+    CHECK_JSON(out, "messages.2.toolCallId", "\"call-1\"", "for the call");
+    CHECK_JSON(out, "messages.2.toolName", "\"bash\"", "named as the call");
+    CHECK_JSON(out, "messages.2.content.0.text", "\"aborted\"", "saying aborted");
+    CHECK_JSON(out, "messages.2.isError", "true", "an error");
+    CHECK_JSON(out, "messages.2.timestamp", "2", "at the call's time");
+    CHECK_JSON(out, "messages.2.synthetic", "true", "marked synthetic");
+    CHECK_JSON(out, "keptEntryIds.2", "null", "with no entry");
+    CHECK_JSON(out, "defects.0.action", "\"synthesized\"", "listed in defects");
+    session_string_free(out);
+    session_store_close(store);
+}
+
+static void profile(void)
+{
+    static const char U[] = "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+                            "\"message\":{\"role\":\"user\",\"content\":\"run it\"}}";
+    static const char E[] = "{\"id\":\"a-err\",\"parentId\":\"u-1\",\"timestamp\":2,\"type\":\"message\","
+                            "\"message\":{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"error\"}}";
+    static const char A[] = "{\"id\":\"a-1\",\"parentId\":\"a-err\",\"timestamp\":3,\"type\":\"message\","
+                            "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\","
+                            "\"id\":\"call-1\",\"name\":\"bash\",\"arguments\":{}}]}}";
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st;
+    SECTION("profile pi: a failed reply is left out, a missing result is No result provided");
+    CHECK_STATUS(session_memory_store_open_with(NULL, &store), SESSION_OK, NULL, "open_with(NULL)");
+    CHECK_STATUS(session_store_append(store, U, NULL), SESSION_OK, NULL, "append u-1");
+    CHECK_STATUS(session_store_append(store, E, NULL), SESSION_OK, NULL, "append a-err");
+    CHECK_STATUS(session_store_append(store, A, NULL), SESSION_OK, NULL, "append a-1");
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"pi\"}", NULL, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "profile pi");
+    CHECK_JSON_LENGTH(out, "messages", 3, "u-1, a-1 and the answer");
+    CHECK_JSON(out, "keptEntryIds.1", "\"a-1\"", "the failed reply is left out");
+    CHECK_JSON(out, "messages.2.content.0.text", "\"No result provided\"", "pi's text");
+    CHECK_JSON(out, "defects.0.action", "\"synthesized\"", "listed in defects");
+    session_string_free(out);
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"auto\"}", NULL, NULL, &out);
+    CHECK_ERROR(st, SESSION_ERR_TOOL_PAIRING, out, "auto on a native session is no profile");
+    session_string_free(out);
+    st = session_store_build_context(store, "a-1", "{\"profile\":\"gemini\"}", NULL, NULL, &out);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, out, "an unknown profile");
+    session_string_free(out);
+    session_store_close(store);
+}
+
 /* The host estimator: records each call, returns `value` tokens. */
 struct tally {
     int calls;
@@ -354,6 +421,8 @@ int main(void)
     section10_pure();
     section10_append();
     pairing();
+    synthesize();
+    profile();
     estimator();
     strict_roles();
     check_done("test_context");

@@ -439,7 +439,12 @@ pub fn check_build_context(data: &[u8]) {
     };
     let entries = context_entries_from_bytes(rest);
     let mut options = ContextOptions {
-        on_defect: [OnDefect::Error, OnDefect::Skip, OnDefect::Keep][first as usize % 3],
+        on_defect: [
+            OnDefect::Error,
+            OnDefect::Skip,
+            OnDefect::Keep,
+            OnDefect::Synthesize,
+        ][first as usize % 4],
         ..ContextOptions::default()
     };
     if first & 4 != 0 {
@@ -467,7 +472,9 @@ pub fn check_build_context(data: &[u8]) {
                 continue;
             }
             (Err(Error::InvalidCompaction { .. }), Ok(_)) => continue,
-            (Err(Error::ToolPairing { .. }), Ok(_)) if options.on_defect == OnDefect::Error => {
+            (Err(Error::ToolPairing { .. }), Ok(_))
+                if matches!(options.on_defect, OnDefect::Error | OnDefect::Synthesize) =>
+            {
                 continue;
             }
             (other, path) => panic!("build_context({leaf}): {other:?}; path {path:?}"),
@@ -485,6 +492,10 @@ pub fn check_build_context(data: &[u8]) {
             .iter()
             .zip(&context.messages[summary..])
         {
+            let Some(id) = id else {
+                assert!(message.contains("\"synthetic\":true"), "{message}");
+                continue;
+            };
             let position = path[at..]
                 .iter()
                 .position(|e| e.id() == id)
@@ -498,8 +509,8 @@ pub fn check_build_context(data: &[u8]) {
             assert_eq!(interaction.start, next);
             assert!(interaction.count > 0);
             assert_eq!(
-                context.kept_entry_ids[interaction.start - summary],
-                interaction.first_entry_id
+                context.kept_entry_ids[interaction.start - summary].as_deref(),
+                Some(interaction.first_entry_id.as_str())
             );
             assert_eq!(interaction.tokens.is_some(), options.budget.is_some());
             next += interaction.count;
@@ -523,7 +534,11 @@ pub fn check_build_context(data: &[u8]) {
                 }
             }
         }
-        if context.compaction.is_none() && context.budget.is_none() && context.skipped.is_empty() {
+        if context.compaction.is_none()
+            && context.budget.is_none()
+            && context.skipped.is_empty()
+            && context.defects.iter().all(|d| !d.synthesized())
+        {
             let all: Vec<String> = messages_on_path(&entries, leaf)
                 .expect("the path is good")
                 .iter()

@@ -163,6 +163,12 @@ void test_compaction_and_pairing()
     r = o.build_context("r-orphan", R"({"onDefect":"skip"})");
     CHECK_RESULT(r, SESSION_OK, "skip");
     CHECK(contains(r.json, R"("messages":[])") && contains(r.json, R"("reason":"orphan_result")"), r.json);
+    // Codex drops an output without a call, and says so.
+    r = o.build_context("r-orphan", session::profile_codex);
+    CHECK_RESULT(r, SESSION_OK, "profile codex");
+    CHECK(contains(r.json, R"("action":"dropped")") && contains(r.json, R"("entryId":"r-orphan")"), r.json);
+    // A native session has no agent: auto is no profile.
+    CHECK_RESULT(o.build_context("r-orphan", session::profile_auto), SESSION_ERR_TOOL_PAIRING, "auto");
 }
 
 void test_strict_roles()

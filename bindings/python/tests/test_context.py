@@ -68,6 +68,44 @@ def test_an_orphan_tool_result_fails_or_is_skipped_on_request(store):
     assert [s["entryId"] for s in skipped["skipped"]] == ["r-9"]
 
 
+def test_on_defect_synthesize_answers_an_unanswered_call():
+    s = libsession.Store.memory()
+    s.append({"id": "u-1", "parentId": None, "timestamp": 1, "type": "message",
+              "message": {"role": "user", "content": "go"}})
+    s.append({"id": "a-1", "parentId": "u-1", "timestamp": 2, "type": "message",
+              "message": {"role": "assistant",
+                          "content": [{"type": "toolCall", "id": "call-1", "name": "bash", "arguments": {}}]}})
+    with pytest.raises(libsession.ToolPairing):
+        s.build_context("a-1")
+    ctx = s.build_context("a-1", on_defect="synthesize", synthesized_text="No result provided")
+    assert ctx["messages"][2] == {"role": "toolResult", "toolCallId": "call-1", "toolName": "bash",
+                                  "content": [{"type": "text", "text": "No result provided"}],
+                                  "isError": True, "timestamp": 2, "synthetic": True}
+    assert ctx["keptEntryIds"] == ["u-1", "a-1", None]
+    assert ctx["defects"][0]["action"] == "synthesized"
+
+
+def test_profile_codex_answers_aborted_and_drops_an_output_without_a_call():
+    entries = [
+        {"id": "u-1", "parentId": None, "timestamp": 1, "type": "message",
+         "message": {"role": "user", "content": "go"}},
+        {"id": "a-1", "parentId": "u-1", "timestamp": 2, "type": "message",
+         "message": {"role": "assistant",
+                     "content": [{"type": "toolCall", "id": "call-1", "name": "bash", "arguments": {}}]}},
+        {"id": "r-9", "parentId": "a-1", "timestamp": 3, "type": "message",
+         "message": {"role": "toolResult", "toolCallId": "call-9", "toolName": "bash",
+                     "content": [], "isError": False}},
+    ]
+    with pytest.raises(libsession.ToolPairing):
+        libsession.build_context(entries, "r-9")
+    ctx = libsession.build_context(entries, "r-9", profile="codex")
+    assert [m["role"] for m in ctx["messages"]] == ["user", "assistant", "toolResult"]
+    assert ctx["messages"][2]["content"][0]["text"] == "aborted"
+    assert [d["action"] for d in ctx["defects"]] == ["synthesized", "dropped"]
+    with pytest.raises(libsession.InvalidArgument):
+        libsession.build_context(entries, "r-9", profile="gemini")
+
+
 def test_the_estimator_gets_each_message_once_and_prices_the_budget(store):
     seen = []
 

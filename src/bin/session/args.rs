@@ -162,6 +162,9 @@ enum Verb {
         /// What to do with an interaction whose tool calls and results do not pair.
         #[arg(long, value_enum, value_name = "WHAT")]
         on_defect: Option<OnDefect>,
+        /// Send as this agent does (auto: the agent an imported session came from).
+        #[arg(long, value_name = "AGENT", value_parser = ["pi", "claude-code", "codex", "auto"])]
+        profile: Option<String>,
     },
     /// State, entry count and warnings (every line checked).
     Verify {
@@ -241,6 +244,7 @@ enum OnDefect {
     Error,
     Skip,
     Keep,
+    Synthesize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -447,6 +451,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             reserved_output,
             safety_margin,
             on_defect,
+            profile,
         } => Command::Context(crate::context::Request::new(
             file,
             leaf_id(leaf)?,
@@ -454,7 +459,9 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 OnDefect::Error => "error",
                 OnDefect::Skip => "skip",
                 OnDefect::Keep => "keep",
+                OnDefect::Synthesize => "synthesize",
             }),
+            profile.as_deref(),
             [
                 ("maxTokens", max_tokens),
                 ("reservedOutput", reserved_output),

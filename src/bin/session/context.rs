@@ -23,17 +23,21 @@ pub struct Request {
 }
 
 impl Request {
-    /// The request for `file` and `leaf`, with `--on-defect` and the budget flags
+    /// The request for `file` and `leaf`, with `--on-defect`, `--profile` and the budget flags
     /// (each member of `budget` that was given).
     pub fn new(
         file: PathBuf,
         leaf: Option<String>,
         on_defect: Option<&str>,
+        profile: Option<&str>,
         budget: [(&str, Option<f64>); 3],
     ) -> Request {
         let mut options = serde_json::Map::new();
         if let Some(on_defect) = on_defect {
             options.insert("onDefect".into(), on_defect.into());
+        }
+        if let Some(profile) = profile {
+            options.insert("profile".into(), profile.into());
         }
         let budget: serde_json::Map<String, serde_json::Value> = budget
             .into_iter()
@@ -77,7 +81,9 @@ pub fn explain(context: &Context) -> Vec<String> {
     let kept = context.kept_entry_ids.len();
     let from = context
         .kept_entry_ids
-        .first()
+        .iter()
+        .flatten()
+        .next()
         .map_or_else(String::new, |id| format!(" from {id}"));
     match &context.compaction {
         None => lines.push(format!(
@@ -123,7 +129,12 @@ pub fn explain(context: &Context) -> Vec<String> {
         lines.push(format!("skipped {}", defect(d)));
     }
     for d in &context.defects {
-        lines.push(format!("kept with a defect: {}", defect(d)));
+        let what = match d.action {
+            Some("synthesized") => "answered with a synthetic result",
+            Some(_) => "left out, as the agent does",
+            None => "kept with a defect",
+        };
+        lines.push(format!("{what}: {}", defect(d)));
     }
     lines
 }

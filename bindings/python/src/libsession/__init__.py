@@ -282,7 +282,9 @@ def repair(path, *, raw=False):
     return _call(lib.session_jsonl_repair, raw, _path_arg(path))
 
 
-def _context_options(budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles):
+def _context_options(
+    budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text=None, profile=None
+):
     if budget is not None and not isinstance(budget, dict):
         budget = {"maxTokens": budget}
     return _options(
@@ -293,6 +295,8 @@ def _context_options(budget, on_defect, summary_message, summary_prefix, summary
             "summaryPrefix": summary_prefix,
             "summarySuffix": summary_suffix,
             "strictRoles": strict_roles,
+            "synthesizedText": synthesized_text,
+            "profile": profile,
         }
     )
 
@@ -307,13 +311,20 @@ def build_context(
     summary_prefix=None,
     summary_suffix=None,
     strict_roles=None,
+    synthesized_text=None,
+    profile=None,
     raw=False,
 ):
     """What the model should see for ``leaf`` over ``entries`` (the pure form; the
     default estimator). ``budget`` is a number (``maxTokens``) or the budget object
     ``{"maxTokens", "reservedOutput", "safetyMargin"}``; ``on_defect`` is ``"error"``,
-    ``"skip"`` or ``"keep"``."""
-    options = _context_options(budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles)
+    ``"skip"``, ``"keep"`` or ``"synthesize"`` (each unanswered call gets an error result
+    whose text is ``synthesized_text``, ``"aborted"`` by default). ``profile`` is
+    ``"pi"``, ``"claude-code"``, ``"codex"`` or ``"auto"`` (the agent an imported session
+    came from): the messages that agent sends when it resumes the session."""
+    options = _context_options(
+        budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text, profile
+    )
     return _call(
         lib.session_build_context, raw, _json_arg(entries, "entries"), _c_text(leaf, "leaf"), options
     )
@@ -585,6 +596,8 @@ class Store:
         summary_prefix=None,
         summary_suffix=None,
         strict_roles=None,
+        synthesized_text=None,
+        profile=None,
         raw=False,
     ):
         """What the model should see for ``leaf``, through the store's index.
@@ -593,7 +606,9 @@ class Store:
         token count; it runs on this thread inside the store's turn, so it must not call
         this store. If it raises, the call raises that exception.
         """
-        options = _context_options(budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles)
+        options = _context_options(
+            budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text, profile
+        )
         leaf_arg = _c_text(leaf, "leaf")
         if estimate is None:
             return self._store_call(lib.session_store_build_context, raw, leaf_arg, options, _NULL, _NULL)

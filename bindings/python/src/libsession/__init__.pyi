@@ -9,7 +9,8 @@ _Text = Union[str, bytes, bytearray, memoryview]
 _EntryArg = Union[Mapping[str, Any], _Text]
 _PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Budget = Union[float, Mapping[str, float]]
-_OnDefect = Literal["error", "skip", "keep"]
+_OnDefect = Literal["error", "skip", "keep", "synthesize"]
+_Profile = Literal["pi", "claude-code", "codex", "auto"]
 
 __version__: str
 STATUS: Dict[str, int]
@@ -78,6 +79,8 @@ def build_context(
     summary_prefix: Optional[str] = ...,
     summary_suffix: Optional[str] = ...,
     strict_roles: Optional[bool] = ...,
+    synthesized_text: Optional[str] = ...,
+    profile: Optional[_Profile] = ...,
     raw: bool = ...,
 ) -> _Json: ...
 def list_sessions(
@@ -160,5 +163,7 @@ class Store:
         summary_prefix: Optional[str] = ...,
         summary_suffix: Optional[str] = ...,
         strict_roles: Optional[bool] = ...,
+        synthesized_text: Optional[str] = ...,
+        profile: Optional[_Profile] = ...,
         raw: bool = ...,
     ) -> _Json: ...
