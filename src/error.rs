@@ -280,6 +280,13 @@ pub enum Error {
     /// number; `entry_id` names the message's entry (the compaction for the summary).
     #[error("the token estimator failed for entry {entry_id:?}: {message}")]
     Estimator { entry_id: String, message: String },
+    /// An argument other than an options object is refused (a PostgreSQL store's
+    /// `session_id` or `conninfo`); `argument` names it.
+    #[error("{message}")]
+    InvalidArgument {
+        argument: &'static str,
+        message: String,
+    },
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.

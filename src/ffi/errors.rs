@@ -61,6 +61,7 @@ impl FfiError {
                 Error::ToolPairing { .. } => SESSION_ERR_TOOL_PAIRING,
                 Error::Estimator { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::NotImportable { .. } => SESSION_ERR_INVALID_ARGUMENT,
+                Error::InvalidArgument { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -165,6 +166,7 @@ fn core_object(code: &str, e: &Error) -> String {
             .string("argument", "estimate")
             .string("entryId", entry_id)
             .finish(),
+        Error::InvalidArgument { argument, .. } => object.string("argument", argument).finish(),
         Error::NotImportable { detected, .. } => {
             let object = object.string("argument", "src_path");
             match detected {
@@ -350,6 +352,10 @@ mod tests {
                 detected: None,
                 requested: None,
             },
+            Error::InvalidArgument {
+                argument: "session_id",
+                message: "session_id is empty".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -379,7 +385,8 @@ mod tests {
                 | Error::InvalidCompaction { .. }
                 | Error::ToolPairing { .. }
                 | Error::Estimator { .. }
-                | Error::NotImportable { .. } => {}
+                | Error::NotImportable { .. }
+                | Error::InvalidArgument { .. } => {}
             }
         }
         let poisoned = FfiError::Core(Error::Io(io_failure(IoOp::Write, None))).cause_object();

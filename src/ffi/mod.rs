@@ -10,6 +10,7 @@ mod context;
 mod errors;
 mod interop;
 mod nav;
+mod pg;
 mod status;
 
 use std::ffi::{CStr, c_char};
@@ -18,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 pub use context::*;
 pub use interop::*;
 pub use nav::*;
+pub use pg::*;
 pub use status::*;
 
 use crate::entry::{Entry, parse_entries, parse_entry};
