@@ -106,17 +106,6 @@
 #include <stdint.h>
 
 /**
- * The schema version this library writes and reads. A database whose version is
- * higher was set up by a newer libsession: it is refused, never written.
- */
-#define SCHEMA_VERSION 1
-
-/**
- * The longest session id, in bytes.
- */
-#define MAX_SESSION_ID_BYTES 1024
-
-/**
  * The deepest nesting an entry may have (the entry object is level 1).
  */
 #define SESSION_MAX_DEPTH 128

@@ -47,9 +47,7 @@ pub use fuzz::{fuzz_index, index_checksum, reseal_index};
 pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{lock, open_regular, open_regular_with};
-pub use pg::{
-    MAX_SESSION_ID_BYTES, PgListOptions, PgOptions, PgSessionInfo, SCHEMA_VERSION, pg_sessions_json,
-};
+pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
@@ -444,26 +442,38 @@ impl Store {
         })
     }
 
-    /// An append to a PostgreSQL store: catch up, check the tree rules against
-    /// everything committed, insert at seq = the count in one statement. When another
-    /// store committed first (the seq or the id is taken), catch up and check again:
-    /// entries are never removed, so what passed stays valid but for the id and the
-    /// seq, which the database's unique keys decide. The identical entry (same id, same
-    /// bytes) already committed is that entry: its receipt is returned, so a host can
-    /// learn the outcome of an ambiguous failure.
+    /// An append to a PostgreSQL store, in one transaction: lock the session's row
+    /// (appends to one session, in any process, then run one at a time), catch up,
+    /// check the tree rules against everything committed, insert at seq = the count,
+    /// commit. The identical entry (same id, same bytes) already committed is that
+    /// entry: its receipt is returned, so a host can learn the outcome of an
+    /// ambiguous failure. A refused entry rolls back; a failed statement or commit
+    /// taints the store (its transaction dies with the connection on close).
     fn commit_pg(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let text = crate::entry::utf8(json)?;
         loop {
-            self.catch_up(inner)?;
-            let admitted = inner.log.admit(id, parent_id, None).and_then(|admitted| {
+            let begun = match &mut inner.pg {
+                Some(sink) => sink.begin(),
+                None => return Err(Error::internal("a PostgreSQL store without its connection")),
+            };
+            if let Err(failure) = begun {
+                return Err(Error::Io(self.taint(inner, failure)));
+            }
+            let admitted = self.catch_up(inner).and_then(|()| {
+                let admitted = inner.log.admit(id, parent_id, None)?;
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
                 Ok(admitted)
             });
             let admitted = match admitted {
                 Ok(admitted) => admitted,
                 Err(refused) => {
+                    if inner.tainted.is_none()
+                        && let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback)
+                    {
+                        return Err(Error::Io(self.taint(inner, failure)));
+                    }
                     return match (&refused, inner.log.find(id)) {
                         (Error::DuplicateId { .. }, Some(position))
                             if inner.log.entry(position).map(|(j, _)| j) == Some(json) =>
@@ -478,19 +488,20 @@ impl Store {
                 }
             };
             let seq = inner.log.len() as u64;
-            let inserted = match &mut inner.pg {
-                Some(sink) => sink.insert(seq, id, parent_id, text),
-                None => return Err(Error::internal("a PostgreSQL store without its connection")),
+            let Some(sink) = &mut inner.pg else {
+                return Err(Error::internal("a PostgreSQL store without its connection"));
             };
-            match inserted {
-                Ok(pg::Inserted::Committed) => {
-                    let id = id.to_owned();
-                    let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
-                    return Ok(Receipt { id, seq });
-                }
+            let written = match sink.insert(seq, id, parent_id, text) {
+                Ok(pg::Inserted::Committed) => sink.commit(),
                 Ok(pg::Inserted::Raced) => continue,
-                Err(failure) => return Err(Error::Io(self.taint(inner, failure))),
+                Err(failure) => Err(failure),
+            };
+            if let Err(failure) = written {
+                return Err(Error::Io(self.taint(inner, failure)));
             }
+            let id = id.to_owned();
+            let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
+            return Ok(Receipt { id, seq });
         }
     }
 

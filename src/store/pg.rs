@@ -23,10 +23,10 @@ use super::Durability;
 
 /// The schema version this library writes and reads. A database whose version is
 /// higher was set up by a newer libsession: it is refused, never written.
-pub const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 1;
 
 /// The longest session id, in bytes.
-pub const MAX_SESSION_ID_BYTES: usize = 1024;
+pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
 /// Options of a PostgreSQL store, as JSON: `{"durability":…,"strictRoles":bool}`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -150,7 +150,7 @@ mod enabled {
 
     /// The advisory lock key under which the schema is created (any fixed number;
     /// "libsess" in ASCII).
-    const SCHEMA_LOCK: i64 = 0x6c69_6273_6573_73;
+    const SCHEMA_LOCK: i64 = 0x006c_6962_7365_7373;
 
     const SCHEMA: &str = "
         CREATE TABLE IF NOT EXISTS libsession_sessions (
@@ -186,6 +186,7 @@ mod enabled {
         secret: Secret,
         /// Prepared once at open: each costs a round trip to prepare.
         rows: Statement,
+        lock: Statement,
         insert: Statement,
     }
 
@@ -312,6 +313,9 @@ mod enabled {
                      WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
                 )
                 .map_err(|e| io(&e))?;
+            let lock = client
+                .prepare("SELECT entries FROM libsession_sessions WHERE session_id = $1 FOR UPDATE")
+                .map_err(|e| io(&e))?;
             // One statement, one round trip: the row and the session's count.
             let insert = client
                 .prepare(
@@ -326,6 +330,7 @@ mod enabled {
                 session_id: session_id.to_owned(),
                 secret,
                 rows,
+                lock,
                 insert,
             })
         }
@@ -354,11 +359,30 @@ mod enabled {
             Ok(out)
         }
 
-        /// Inserts the entry at `seq` in one statement, committed on its own (the
-        /// row and the session's count together, or neither). A unique violation means
-        /// another store committed that seq or that id first. Any other failure is
-        /// ambiguous (the server may have committed): the message says how to learn
-        /// the outcome.
+        /// Opens the append's transaction and locks the session's row: appends to
+        /// one session, from any process, run one at a time from here to their commit.
+        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
+            self.client
+                .batch_execute("BEGIN")
+                .map_err(|e| self.fail(IoOp::Write, "begin", &e))?;
+            match self.client.query_opt(&self.lock, &[&self.session_id]) {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(IoFailure {
+                    op: IoOp::Write,
+                    kind: io::ErrorKind::NotFound,
+                    os_error: None,
+                    message: "PostgreSQL: the session's row is gone (deleted outside libsession)"
+                        .to_owned(),
+                    change: None,
+                }),
+                Err(e) => Err(self.fail(IoOp::Write, "locking the session", &e)),
+            }
+        }
+
+        /// Inserts the entry at `seq`, and the session's count, inside the open
+        /// transaction. A unique violation means the rows were written outside this
+        /// protocol (the lock makes it impossible otherwise): roll back, catch up and
+        /// check again.
         pub(crate) fn insert(
             &mut self,
             seq: u64,
@@ -374,18 +398,32 @@ mod enabled {
             ) {
                 Ok(_) => Ok(Inserted::Committed),
                 Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    self.rollback()?;
                     Ok(Inserted::Raced)
                 }
-                Err(e) => {
-                    let mut failure = self.fail(IoOp::Write, "insert", &e);
-                    failure.message.push_str(
-                        "; the entry may or may not be committed: open the store again and \
-                         append the identical entry again to learn which (it is then \
-                         accepted as that entry)",
-                    );
-                    Err(failure)
-                }
+                Err(e) => Err(self.fail(IoOp::Write, "insert", &e)),
             }
+        }
+
+        /// Commits the append. A failure here is ambiguous (the server may have
+        /// committed): the message says how to learn the outcome.
+        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
+            self.client.batch_execute("COMMIT").map_err(|e| {
+                let mut failure = self.fail(IoOp::Sync, "commit", &e);
+                failure.message.push_str(
+                    "; the entry may or may not be committed: open the store again and \
+                     append the identical entry again to learn which (it is then \
+                     accepted as that entry)",
+                );
+                failure
+            })
+        }
+
+        /// Ends the append's transaction without writing (a refused entry).
+        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
+            self.client
+                .batch_execute("ROLLBACK")
+                .map_err(|e| self.fail(IoOp::Write, "rollback", &e))
         }
     }
 
@@ -464,6 +502,18 @@ mod disabled {
             _: Option<&str>,
             _: &str,
         ) -> Result<Inserted, IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
             match *self {}
         }
     }
