@@ -454,3 +454,68 @@ fn a_server_restart_gives_io_errors_then_a_reopened_store_works() {
     assert_eq!(receipt.seq, 1);
     assert_eq!(reopened.append(R_READ).unwrap().seq, 2);
 }
+
+// --- session copy -----------------------------------------------------------------------------
+
+fn session_cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_session"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What a reader of the session sees on every leaf: the path's messages and the context.
+fn every_leaf(store: &Store) -> Vec<String> {
+    let leaves = store.leaves().unwrap().leaves;
+    assert!(leaves.len() > 1);
+    let mut out = vec![String::from_utf8(store.entries_json().unwrap()).unwrap()];
+    for leaf in leaves {
+        out.push(String::from_utf8(store.messages_on_path_json(&leaf.id).unwrap()).unwrap());
+        out.push(
+            store
+                .build_context(&leaf.id, &ContextOptions::default(), None)
+                .map_or_else(|e| format!("{e:?}"), |c| c.to_json()),
+        );
+    }
+    out
+}
+
+#[test]
+fn session_copy_is_lossless_from_a_file_to_postgres_and_back() {
+    let dir = TempDir::new("pg-copy");
+    let source = dir.join("source.jsonl");
+    {
+        let store = Store::open_jsonl(&source).unwrap().0;
+        for line in example() {
+            store.append(line).unwrap();
+        }
+    }
+    let session = session_id("copy");
+    let uri = format!("{}#{session}", cluster().uri());
+    let back = dir.join("back.jsonl");
+    let there = session_cli(&["copy", source.to_str().unwrap(), &uri]);
+    assert!(there.status.success(), "{there:?}");
+    let again = session_cli(&["copy", back.to_str().unwrap(), &uri]);
+    assert!(!again.status.success(), "a missing source file is an error");
+    let home = session_cli(&["copy", &uri, back.to_str().unwrap()]);
+    assert!(home.status.success(), "{home:?}");
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        std::fs::read(&back).unwrap()
+    );
+    let (file, pg, copied) = (
+        Store::open_jsonl(&source).unwrap().0,
+        open(&session),
+        Store::open_jsonl(&back).unwrap().0,
+    );
+    assert_eq!(every_leaf(&file), every_leaf(&pg));
+    assert_eq!(every_leaf(&file), every_leaf(&copied));
+    // Never onto something: an existing file, a session that has entries.
+    let onto_file = session_cli(&["copy", &uri, back.to_str().unwrap()]);
+    assert_eq!(onto_file.status.code(), Some(2), "{onto_file:?}");
+    let onto_session = session_cli(&["copy", source.to_str().unwrap(), &uri]);
+    assert_eq!(onto_session.status.code(), Some(2), "{onto_session:?}");
+    assert_eq!(pg.len().unwrap(), example().len());
+    let no_session = session_cli(&["copy", source.to_str().unwrap(), &cluster().uri()]);
+    assert_eq!(no_session.status.code(), Some(64), "{no_session:?}");
+}
