@@ -519,3 +519,75 @@ fn session_copy_is_lossless_from_a_file_to_postgres_and_back() {
     let no_session = session_cli(&["copy", source.to_str().unwrap(), &cluster().uri()]);
     assert_eq!(no_session.status.code(), Some(64), "{no_session:?}");
 }
+
+// --- Benchmark (on demand) ------------------------------------------------------------------
+
+/// Appends per second for 1 and 8 clients (each its own store, all on one session, as
+/// workers of one hosted agent would be), against the floor: a bare single-row INSERT
+/// transaction on the same server with as many connections. On demand, never a timed
+/// test: `cargo test --release --test pg_store -- --ignored --nocapture bench_appends`
+/// (PG_BENCH_APPENDS per client, default 2000). It prints figures and asserts nothing
+/// about them.
+#[test]
+#[ignore = "a benchmark: run on demand"]
+fn bench_appends_per_second_for_1_and_8_clients_against_a_bare_insert() {
+    let per_client: usize = std::env::var("PG_BENCH_APPENDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2000);
+    let c = cluster();
+    let conninfo = c.conninfo();
+    c.sql(
+        "postgres",
+        "CREATE TABLE IF NOT EXISTS bench_floor (k bigserial PRIMARY KEY, line text NOT NULL)",
+    );
+    let line = user(
+        "x",
+        Some("root"),
+        "a user message of a typical length, sixty bytes",
+    );
+    for clients in [1usize, 8] {
+        let session = session_id("bench");
+        open(&session).append(user("root", None, "root")).unwrap();
+        let start = std::time::Instant::now();
+        std::thread::scope(|scope| {
+            for k in 0..clients {
+                let (conninfo, session) = (&conninfo, &session);
+                scope.spawn(move || {
+                    let store = Store::open_pg(conninfo, session, &PgOptions::default())
+                        .unwrap()
+                        .0;
+                    for i in 0..per_client {
+                        let id = format!("c{k}-{i}");
+                        store.append(user(&id, Some("root"), &id)).unwrap();
+                    }
+                });
+            }
+        });
+        let store_rate = (clients * per_client) as f64 / start.elapsed().as_secs_f64();
+        let start = std::time::Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..clients {
+                let (conninfo, line) = (&conninfo, &line);
+                scope.spawn(move || {
+                    let mut client = postgres::Client::connect(conninfo, postgres::NoTls).unwrap();
+                    let insert = client
+                        .prepare("INSERT INTO bench_floor (line) VALUES ($1)")
+                        .unwrap();
+                    for _ in 0..per_client {
+                        let mut tx = client.transaction().unwrap();
+                        tx.execute(&insert, &[line]).unwrap();
+                        tx.commit().unwrap();
+                    }
+                });
+            }
+        });
+        let floor_rate = (clients * per_client) as f64 / start.elapsed().as_secs_f64();
+        println!(
+            "{clients} client(s) x {per_client}: libsession pg store {store_rate:.0} appends/s; \
+             bare INSERT transaction {floor_rate:.0}/s; ratio {:.2} \
+             (throwaway cluster: Unix socket, fsync=off)",
+            store_rate / floor_rate
+        );
+    }
+}
