@@ -69,6 +69,9 @@ fn reads(store: &Store, leaves: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_postgres_store_answers_every_read_as_the_memory_store_does() {
+    if !common::pg::available() {
+        return;
+    }
     let memory = Store::memory();
     let pg = open(&session_id("contract"));
     for line in example() {
@@ -84,6 +87,9 @@ fn the_postgres_store_answers_every_read_as_the_memory_store_does() {
 
 #[test]
 fn entries_are_stored_as_their_line_byte_for_byte() {
+    if !common::pg::available() {
+        return;
+    }
     let session = session_id("bytes");
     let pg = open(&session);
     for line in example() {
@@ -108,6 +114,9 @@ fn entries_are_stored_as_their_line_byte_for_byte() {
 
 #[test]
 fn a_duplicate_id_with_other_bytes_is_refused_and_changes_nothing() {
+    if !common::pg::available() {
+        return;
+    }
     let pg = open(&session_id("dup"));
     pg.append(U1).unwrap();
     let other = user("u-1", None, "another text");
@@ -121,6 +130,9 @@ fn a_duplicate_id_with_other_bytes_is_refused_and_changes_nothing() {
 
 #[test]
 fn a_missing_parent_is_refused_and_uses_no_seq() {
+    if !common::pg::available() {
+        return;
+    }
     let pg = open(&session_id("parent"));
     pg.append(U1).unwrap();
     match pg.append(R_READ) {
@@ -145,6 +157,9 @@ fn a_missing_parent_is_refused_and_uses_no_seq() {
 
 #[test]
 fn an_identical_entry_already_committed_is_accepted_as_itself() {
+    if !common::pg::available() {
+        return;
+    }
     let session = session_id("same");
     let first = open(&session);
     for line in [U1, A_READ, R_READ] {
@@ -158,6 +173,9 @@ fn an_identical_entry_already_committed_is_accepted_as_itself() {
 
 #[test]
 fn every_handle_sees_every_commit_in_one_seq_order() {
+    if !common::pg::available() {
+        return;
+    }
     let session = session_id("two");
     let (a, b) = (open(&session), open(&session));
     assert_eq!(a.append(U1).unwrap().seq, 0);
@@ -175,6 +193,9 @@ fn every_handle_sees_every_commit_in_one_seq_order() {
 
 #[test]
 fn a_session_id_cannot_reach_another_session() {
+    if !common::pg::available() {
+        return;
+    }
     let victim = session_id("victim");
     let store = open(&victim);
     store.append(U1).unwrap();
@@ -206,6 +227,9 @@ fn a_session_id_cannot_reach_another_session() {
 
 #[test]
 fn no_error_holds_the_password_of_the_connection_string() {
+    if !common::pg::available() {
+        return;
+    }
     let c = cluster();
     let wrong = "Wr0ng-pa55word-77";
     let cases = [
@@ -243,6 +267,9 @@ fn no_error_holds_the_password_of_the_connection_string() {
 
 #[test]
 fn a_schema_newer_than_the_library_is_refused() {
+    if !common::pg::available() {
+        return;
+    }
     let c = cluster();
     let conninfo = c.fresh_db();
     let db = conninfo.rsplit("dbname=").next().unwrap().to_owned();
@@ -258,6 +285,9 @@ fn a_schema_newer_than_the_library_is_refused() {
 
 #[test]
 fn the_listing_names_each_session_with_its_count_and_latest_entry() {
+    if !common::pg::available() {
+        return;
+    }
     let c = cluster();
     let conninfo = c.fresh_db();
     let (a, b) = (
@@ -362,6 +392,9 @@ fn receipts(child: std::process::Child) -> Vec<(String, u64)> {
 
 #[test]
 fn two_processes_append_ten_thousand_each_with_branches_and_every_reader_agrees() {
+    if !common::pg::available() {
+        return;
+    }
     const N: usize = 10_000;
     let session = session_id("procs");
     open(&session).append(user("root", None, "root")).unwrap();
@@ -394,6 +427,9 @@ fn two_processes_append_ten_thousand_each_with_branches_and_every_reader_agrees(
 
 #[test]
 fn a_client_killed_mid_append_leaves_nothing_half_done() {
+    if !common::pg::available() {
+        return;
+    }
     let session = session_id("kill");
     open(&session).append(user("root", None, "root")).unwrap();
     let mut child = spawn_appender(&session, "k", 1_000_000);
@@ -431,6 +467,9 @@ fn a_client_killed_mid_append_leaves_nothing_half_done() {
 
 #[test]
 fn a_server_restart_gives_io_errors_then_a_reopened_store_works() {
+    if !common::pg::available() {
+        return;
+    }
     // Its own server: a restart cuts every connection.
     let private = common::pg::Private::start();
     let conninfo = private.0.conninfo();
@@ -482,6 +521,9 @@ fn every_leaf(store: &Store) -> Vec<String> {
 
 #[test]
 fn session_copy_is_lossless_from_a_file_to_postgres_and_back() {
+    if !common::pg::available() {
+        return;
+    }
     let dir = TempDir::new("pg-copy");
     let source = dir.join("source.jsonl");
     {
@@ -531,6 +573,9 @@ fn session_copy_is_lossless_from_a_file_to_postgres_and_back() {
 #[test]
 #[ignore = "a benchmark: run on demand"]
 fn bench_appends_per_second_for_1_and_8_clients_against_a_bare_insert() {
+    if !common::pg::available() {
+        return;
+    }
     let per_client: usize = std::env::var("PG_BENCH_APPENDS")
         .ok()
         .and_then(|n| n.parse().ok())

@@ -2,8 +2,9 @@
 //! temporary folder, `pg_ctl start` on a Unix socket in that folder (no TCP), password
 //! authentication (so that a wrong password can be tested), `fsync=off` (a test cluster
 //! need not survive a power loss). Started once per test binary on first use and
-//! stopped when the binary exits. Never a mock: a missing server is a loud failure,
-//! naming the package to install.
+//! stopped when the binary exits. Never a mock: a test skips, saying why, only when the
+//! machine has no PostgreSQL server binaries at all (CI installs them through
+//! scripts/prereqs.sh, so there the tests run); any other problem fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -41,10 +42,22 @@ extern "C" fn stop_at_exit() {
     }
 }
 
-/// The newest PostgreSQL server binaries on the machine, or a loud failure.
-fn bin_dir() -> PathBuf {
+/// Whether the machine has PostgreSQL server binaries; when not, prints why the calling
+/// test is skipped. Every test of the PostgreSQL store starts with it.
+pub fn available() -> bool {
+    let found = find_bin_dir().is_some();
+    if !found {
+        eprintln!(
+            "SKIP: no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql \
+             and no SESSION_PG_BIN: install the Debian package postgresql (scripts/prereqs.sh does)"
+        );
+    }
+    found
+}
+
+fn find_bin_dir() -> Option<PathBuf> {
     if let Ok(dir) = std::env::var("SESSION_PG_BIN") {
-        return PathBuf::from(dir);
+        return Some(PathBuf::from(dir));
     }
     let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()
@@ -57,13 +70,17 @@ fn bin_dir() -> PathBuf {
         })
         .collect();
     found.sort();
-    match found.pop() {
-        Some((_, bin)) => bin,
-        None => panic!(
+    found.pop().map(|(_, bin)| bin)
+}
+
+/// The newest PostgreSQL server binaries on the machine, or a loud failure.
+fn bin_dir() -> PathBuf {
+    find_bin_dir().unwrap_or_else(|| {
+        panic!(
             "PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql: \
              install the Debian package postgresql (scripts/prereqs.sh does), or set SESSION_PG_BIN"
-        ),
-    }
+        )
+    })
 }
 
 fn run(cmd: &mut Command, what: &str) -> Output {
