@@ -14,8 +14,6 @@
 //! Error messages never hold the password of the connection string: every message
 //! made from a client error passes through [`Secret::scrub`].
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json::Object;
 
@@ -23,6 +21,7 @@ use super::Durability;
 
 /// The schema version this library writes and reads. A database whose version is
 /// higher was set up by a newer libsession: it is refused, never written.
+#[cfg(feature = "postgres")]
 pub(crate) const SCHEMA_VERSION: i32 = 1;
 
 /// The longest session id, in bytes.
@@ -113,16 +112,19 @@ pub(crate) fn check_session_id(session_id: &str) -> Result<(), Error> {
     })
 }
 
+#[cfg(feature = "postgres")]
 fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// The password of a connection string, kept only to take it out of messages.
+#[cfg(feature = "postgres")]
 #[derive(Clone, Default)]
 pub(crate) struct Secret(Option<String>);
 
+#[cfg(feature = "postgres")]
 impl Secret {
     /// `text` with every occurrence of the password replaced.
     pub(crate) fn scrub(&self, text: &str) -> String {
@@ -465,6 +467,8 @@ mod disabled {
     /// Without the `postgres` feature no connection can exist.
     pub(crate) enum PgSink {}
 
+    /// Matched by the store; never made, as no connection exists.
+    #[allow(dead_code)]
     pub(crate) enum Inserted {
         Committed,
         Raced,
