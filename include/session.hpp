@@ -239,6 +239,23 @@ public:
                                   R"(","message":"session_memory_store_open_with failed"}})"};
     }
 
+    /** session_pg_store_open into `out`: session session_id of the PostgreSQL database
+     *  conninfo names; options as a JSON object, e.g. R"({"durability":"fsync"})" (""
+     *  for the defaults). The result is {"state":"ready","warnings":[]}. */
+    static result open_postgres(const std::string &conninfo, const std::string &session_id,
+                                const std::string &options_json, store &out)
+    {
+        if (detail::has_nul(conninfo) || detail::has_nul(session_id) || detail::has_nul(options_json))
+            return detail::nul_argument();
+        SessionStore *raw = nullptr;
+        const char *options = options_json.empty() ? nullptr : options_json.c_str();
+        result r = detail::call([&](char **json) {
+            return session_pg_store_open(conninfo.c_str(), session_id.c_str(), options, &raw, json);
+        });
+        out.handle_.reset(raw);
+        return r;
+    }
+
     /** session_jsonl_store_open into `out`; the result is {"state":…,"warnings":[…]}. */
     static result open_jsonl(const std::string &path, store &out)
     {

@@ -4,7 +4,9 @@
 #
 #   system packages  cmake, valgrind, pkg-config, g++, strace, Go (golang-go), python3
 #                    with venv and pip, node and npm, chromium and
-#                    chromium-driver                    -> apt-get install (root only)
+#                    chromium-driver, postgresql (the server binaries that the
+#                    PostgreSQL store's tests start a throwaway cluster of)
+#                                                       -> apt-get install (root only)
 #   Rust components  rustfmt, clippy                    -> rustup component add
 #   cargo tools      cargo-fuzz                         -> cargo install --locked
 #   optional         libsqlite3-dev (only scripts/bench.sh's SQLite peer): installed
@@ -38,6 +40,8 @@ check_all() {
   command -v pkg-config >/dev/null || need_apt pkg-config "pkg-config: packaging and Go binding tests"
   command -v c++ >/dev/null || need_apt g++ "g++: the C++ consumer and AddressSanitizer runtime"
   command -v strace >/dev/null || need_apt strace "strace: the fsync and ENOSPC syscall checks"
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+    || need_apt postgresql "postgresql: initdb and pg_ctl for the PostgreSQL store's tests"
   command -v go >/dev/null || need_apt golang-go "go: the Go binding tests"
   if ! command -v python3 >/dev/null; then
     need_apt python3 "python3: the Python binding tests"

@@ -287,6 +287,13 @@ pub enum Error {
     /// (`search`).
     #[error("this libsession was built without the cargo feature {feature:?}")]
     Unsupported { feature: &'static str },
+    /// An argument other than an options object is refused (a PostgreSQL store's
+    /// `session_id` or `conninfo`); `argument` names it.
+    #[error("{message}")]
+    InvalidArgument {
+        argument: &'static str,
+        message: String,
+    },
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.

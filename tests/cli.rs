@@ -252,7 +252,7 @@ fn version_prints_the_crates_version() {
 fn each_verb_prints_its_own_usage_with_help() {
     for verb in [
         "show", "path", "messages", "tree", "children", "leaves", "ls", "label", "context",
-        "verify", "salvage", "repair", "import", "export",
+        "verify", "salvage", "repair", "import", "export", "copy",
     ] {
         for args in [[verb, "--help"], ["help", verb]] {
             let out = run(args);

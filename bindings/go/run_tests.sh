@@ -58,4 +58,7 @@ step "go test -tags session_nopkgconfig ./...   (libsession.a, static)"
   go vet -tags session_nopkgconfig ./...
   go test -count=1 -tags session_nopkgconfig ./...
 )
+step "go test -run Postgres ./...   (against a throwaway PostgreSQL cluster: tests/c/run_pg.sh)"
+# 77: run_pg.sh found no PostgreSQL server binaries and said so; anything else fails.
+"$repo/tests/c/run_pg.sh" go test -count=1 -run Postgres ./... || [ $? = 77 ]
 echo "PASS go binding"

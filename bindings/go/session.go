@@ -376,6 +376,60 @@ func open(path string, options []byte) (*Store, OpenReport, error) {
 	return s, report, nil
 }
 
+// PgOptions are the options of OpenPostgres; the zero value is the defaults.
+type PgOptions struct {
+	// Durability sets the connection's synchronous_commit: DurabilityNone → off,
+	// DurabilityFsync and DurabilityFsyncBatch → on. Empty: the server's setting.
+	Durability Durability
+	// StrictRoles rejects extension roles and blocks.
+	StrictRoles bool
+}
+
+// OpenPostgres opens session sessionID of the PostgreSQL database that conninfo names
+// (a libpq-style connection string or a postgresql:// URI), creating the schema on
+// first use and the session if it is new. The Store has the JSONL store's meaning;
+// any number of stores in any number of processes may append to one session, and Seq
+// is that session's commit order. A lost connection is ErrIO and taints the store
+// (close it, open again); after a failed commit, appending the identical entry again
+// through a new store returns the committed entry's receipt. No error holds the
+// password of conninfo.
+func OpenPostgres(conninfo, sessionID string, options PgOptions) (*Store, error) {
+	cc, err := cStringFrom(conninfo, "conninfo")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cc))
+	cs, err := cStringFrom(sessionID, "session_id")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cs))
+	object := map[string]interface{}{}
+	if options.Durability != "" {
+		object["durability"] = options.Durability
+	}
+	if options.StrictRoles {
+		object["strictRoles"] = true
+	}
+	encoded, err := json.Marshal(object)
+	if err != nil {
+		return nil, err
+	}
+	co, err := cString(encoded, "options_json")
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(co))
+	var p *C.SessionStore
+	if _, err := call(func(out **C.char) C.SessionStatus {
+		return C.session_pg_store_open(cc, cs, co, &p, out)
+	}); err != nil {
+		C.session_store_close(p) // NULL on failure; harmless either way
+		return nil, err
+	}
+	return newStore(p), nil
+}
+
 // Repair repairs the JSONL file at path when its only problem is an unterminated tail
 // (what makes it open as StateNeedsRepair): the uncommitted bytes are moved to a
 // backup file next to it (RepairReport.Backup) and the file is cut to its committed

@@ -32,4 +32,7 @@ step "cd bindings/python && python -m pytest   (as a Python user runs it)"
 # installed package (test_package.py checks it) even from this folder.
 cd "$here"
 "$venv/bin/python" -m pytest -p no:cacheprovider -q "$@"
+step "python -m pytest tests/test_postgres.py   (against a throwaway PostgreSQL cluster: tests/c/run_pg.sh)"
+# 77: run_pg.sh found no PostgreSQL server binaries and said so; anything else fails.
+"$repo/tests/c/run_pg.sh" "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/test_postgres.py || [ $? = 77 ]
 echo "PASS python binding"

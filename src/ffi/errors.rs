@@ -70,6 +70,7 @@ impl FfiError {
                 Error::NotImportable { .. } => SESSION_ERR_INVALID_ARGUMENT,
                 Error::Cancelled => SESSION_ERR_CANCELLED,
                 Error::Unsupported { .. } => SESSION_ERR_INVALID_ARGUMENT,
+                Error::InvalidArgument { .. } => SESSION_ERR_INVALID_ARGUMENT,
             },
         }
     }
@@ -180,6 +181,7 @@ fn core_object(code: &str, e: &Error) -> String {
             .string("entryId", entry_id)
             .finish(),
         Error::Unsupported { feature } => object.string("feature", feature).finish(),
+        Error::InvalidArgument { argument, .. } => object.string("argument", argument).finish(),
         Error::NotImportable { detected, .. } => {
             let object = object.string("argument", "src_path");
             match detected {
@@ -367,6 +369,10 @@ mod tests {
             },
             Error::Cancelled,
             Error::Unsupported { feature: "search" },
+            Error::InvalidArgument {
+                argument: "session_id",
+                message: "session_id is empty".into(),
+            },
         ];
         for op in ops {
             for change in changes {
@@ -397,7 +403,8 @@ mod tests {
                 | Error::ToolPairing { .. }
                 | Error::Estimator { .. }
                 | Error::NotImportable { .. }
-                | Error::Cancelled => {}
+                | Error::Cancelled
+                | Error::InvalidArgument { .. } => {}
                 Error::Unsupported { .. } => {}
             }
         }

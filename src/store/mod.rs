@@ -22,6 +22,7 @@ mod jsonl;
 mod lock;
 mod log;
 mod nav;
+mod pg;
 mod queries;
 mod replay;
 
@@ -48,6 +49,7 @@ pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{open_regular, open_regular_with};
 pub(crate) use lock::lock;
+pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
@@ -204,6 +206,8 @@ struct Inner {
     log: Log,
     /// The writer's file: present exactly when the store's kind is [`Kind::File`].
     file: Option<FileSink>,
+    /// The database connection: present exactly when the kind is [`Kind::Postgres`].
+    pg: Option<pg::PgSink>,
     /// The failure that tainted the store, once one has.
     tainted: Option<Arc<IoFailure>>,
     /// What the open found; an unterminated tail makes the store `NeedsRepair`.
@@ -273,6 +277,7 @@ enum Kind {
     Memory,
     ReadOnly { salvage: bool },
     File { group_commit: bool },
+    Postgres,
 }
 
 impl Store {
@@ -355,6 +360,153 @@ impl Store {
         Ok((store, report))
     }
 
+    /// Opens session `session_id` of the PostgreSQL database `conninfo` names (a
+    /// libpq-style connection string or URI), creating the schema on first use and the
+    /// session if it is new (docs/contract.md §14). The store has the meaning of a JSONL
+    /// store; any number of stores in any number of processes may append to one
+    /// session, and `seq` is that session's commit order, the same for every reader.
+    /// Every call first reads what other stores committed since its last call.
+    ///
+    /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
+    /// [`Error::Io`] (the server cannot be reached, refuses the login, or holds a
+    /// newer schema), or, for rows that do not replay, as a file's open would. No
+    /// message holds the password.
+    pub fn open_pg(
+        conninfo: &str,
+        session_id: &str,
+        options: &PgOptions,
+    ) -> Result<(Store, OpenReport), Error> {
+        let sink = pg::PgSink::open(conninfo, session_id, options)?;
+        let mut store = Store::new(Log::default(), None, Kind::Postgres, Vec::new(), Vec::new());
+        store.parse = ParseOptions {
+            strict_roles: options.strict_roles,
+        };
+        {
+            let mut inner = store.lock()?;
+            inner.pg = Some(sink);
+            store.catch_up(&mut inner)?;
+        }
+        let report = OpenReport {
+            state: State::Ready,
+            warnings: Vec::new(),
+            diagnostics: Vec::new(),
+            salvage: false,
+        };
+        Ok((store, report))
+    }
+
+    /// Reads the rows other stores committed after what this one holds and pushes
+    /// them through the tree rules, as a file's replay does. A failed read taints the
+    /// store (its connection is lost; reopen it).
+    fn catch_up(&self, inner: &mut Inner) -> Result<(), Error> {
+        let Some(sink) = &mut inner.pg else {
+            return Ok(());
+        };
+        let rows = match sink.rows_from(inner.log.len() as u64) {
+            Ok(rows) => rows,
+            Err(failure) => return Err(Error::Io(self.taint(inner, failure))),
+        };
+        PARSER.with(|parser| {
+            let mut owned;
+            let mut borrowed = parser.try_borrow_mut();
+            let parser = match &mut borrowed {
+                Ok(parser) => &mut **parser,
+                Err(_) => {
+                    owned = EntryParser::default();
+                    &mut owned
+                }
+            };
+            parser.set_options(self.parse);
+            for (seq, line) in rows {
+                let number = seq.saturating_add(1);
+                if seq != inner.log.len() as u64 {
+                    return Err(Error::internal(
+                        "the session's rows are not numbered densely",
+                    ));
+                }
+                let (json, facts) =
+                    parser
+                        .parse(line.as_bytes())
+                        .map_err(|fault| Error::CorruptLine {
+                            line: number,
+                            fault: match fault {
+                                ParseFault::Json(e) => crate::error::LineFault::Json(e),
+                                ParseFault::Entry(e) => crate::error::LineFault::Entry(e),
+                            },
+                        })?;
+                let admitted =
+                    inner
+                        .log
+                        .admit(facts.id(json), facts.parent_id(json), Some(number))?;
+                inner.log.push(json, facts, admitted)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// An append to a PostgreSQL store, in one transaction: lock the session's row
+    /// (appends to one session, in any process, then run one at a time), catch up,
+    /// check the tree rules against everything committed, insert at seq = the count,
+    /// commit. The identical entry (same id, same bytes) already committed is that
+    /// entry: its receipt is returned, so a host can learn the outcome of an
+    /// ambiguous failure. A refused entry rolls back; a failed statement or commit
+    /// taints the store (its transaction dies with the connection on close).
+    fn commit_pg(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
+        let json = pending.json();
+        let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
+        let text = crate::entry::utf8(json)?;
+        loop {
+            let begun = match &mut inner.pg {
+                Some(sink) => sink.begin(),
+                None => return Err(Error::internal("a PostgreSQL store without its connection")),
+            };
+            if let Err(failure) = begun {
+                return Err(Error::Io(self.taint(inner, failure)));
+            }
+            let admitted = self.catch_up(inner).and_then(|()| {
+                let admitted = inner.log.admit(id, parent_id, None)?;
+                check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
+                Ok(admitted)
+            });
+            let admitted = match admitted {
+                Ok(admitted) => admitted,
+                Err(refused) => {
+                    if inner.tainted.is_none()
+                        && let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback)
+                    {
+                        return Err(Error::Io(self.taint(inner, failure)));
+                    }
+                    return match (&refused, inner.log.find(id)) {
+                        (Error::DuplicateId { .. }, Some(position))
+                            if inner.log.entry(position).map(|(j, _)| j) == Some(json) =>
+                        {
+                            Ok(Receipt {
+                                id: id.to_owned(),
+                                seq: u64::from(position),
+                            })
+                        }
+                        _ => Err(refused),
+                    };
+                }
+            };
+            let seq = inner.log.len() as u64;
+            let Some(sink) = &mut inner.pg else {
+                return Err(Error::internal("a PostgreSQL store without its connection"));
+            };
+            let written = match sink.insert(seq, id, parent_id, text) {
+                Ok(pg::Inserted::Committed) => sink.commit(),
+                Ok(pg::Inserted::Raced) => continue,
+                Err(failure) => Err(failure),
+            };
+            if let Err(failure) = written {
+                return Err(Error::Io(self.taint(inner, failure)));
+            }
+            let id = id.to_owned();
+            let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
+            return Ok(Receipt { id, seq });
+        }
+    }
+
     fn new(
         log: Log,
         file: Option<FileSink>,
@@ -365,6 +517,7 @@ impl Store {
         let inner = Inner {
             log,
             file,
+            pg: None,
             tainted: None,
             warnings,
             diagnostics,
@@ -542,6 +695,9 @@ impl Store {
                 warnings: inner.warnings.clone(),
             });
         }
+        if self.kind == Kind::Postgres {
+            return self.commit_pg(inner, pending);
+        }
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let check = |inner: &Inner| {
@@ -598,6 +754,7 @@ impl Store {
         let result = self.lock().and_then(|mut inner| {
             inner.check_tainted()?;
             inner.log.trim();
+            self.catch_up(&mut inner)?;
             self.with_fallback(&mut inner, f)
         });
         turn.finish(Vec::new());
@@ -907,4 +1064,13 @@ fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Res
 
 fn abandoned() -> Error {
     Error::internal("the operation was abandoned by a panic in the operation ahead of it")
+}
+
+/// Every session of the PostgreSQL database `conninfo` names, most recently modified
+/// first (docs/contract.md §14). Creates the schema on first use, as an open does.
+pub fn list_pg_sessions(
+    conninfo: &str,
+    options: &PgListOptions,
+) -> Result<Vec<PgSessionInfo>, Error> {
+    pg::list(conninfo, options)
 }

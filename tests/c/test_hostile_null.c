@@ -43,6 +43,10 @@ static long g_serial;
 #define VALUE_format "pi"
 #define VALUE_src_path ((const char *)g_path)
 #define VALUE_out_path ((const char *)g_import_out)
+/* session_pg_*: a Unix socket folder that does not exist, so the call with no NULL fails
+ * at once on the connection (SESSION_ERR_IO), never on an argument, and needs no server. */
+#define VALUE_conninfo "host=/nonexistent-libsession-null port=5432 user=u dbname=d"
+#define VALUE_session_id "s"
 #define SCALAR_len (sizeof LINE1) /* the line and its newline */
 #define SCALAR_status 9999
 
@@ -67,6 +71,8 @@ static long g_serial;
 #define OPTIONAL_format 1 /* NULL: detect the format */
 #define OPTIONAL_src_path 0
 #define OPTIONAL_out_path 0
+#define OPTIONAL_conninfo 0
+#define OPTIONAL_session_id 0
 
 #define P(i, name) (((mask >> (i)) & 1u) ? NULL : VALUE_##name)
 #define S(name) SCALAR_##name

@@ -2,7 +2,10 @@
  * test_tree.c -- the chapter's fixed tree (docs/contract.md §1) end to end:
  *   through a JSONL file (append, seq, reopen, store-level path_to / messages_on_path),
  *   through the pure slice functions over a shuffled JSON array,
- *   and through a memory store.
+ *   through a memory store,
+ *   and, when SESSION_TEST_PG names a PostgreSQL database (run_pg.sh starts a throwaway
+ *   cluster and sets it), through the PostgreSQL store (docs/contract.md §14): the same
+ *   answers, the same refusals, a second handle and the session listing.
  * Built twice: against libsession.so and against libsession.a.
  */
 #include "check.h"
@@ -241,6 +244,66 @@ static void memory_store(void)
     session_store_close(store);
 }
 
+static void pg_store(const char *conninfo)
+{
+    SessionStore *store = NULL, *other = NULL;
+    char *out = NULL, want[64], session[64];
+    SessionStatus st;
+    int i;
+
+    SECTION("PostgreSQL store: same tree, same answers, same refusals (docs/contract.md §14)");
+    snprintf(session, sizeof session, "test-tree-%ld", (long)getpid());
+    st = session_pg_store_open(conninfo, session, NULL, &store, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "pg_store_open succeeds");
+    CHECK(out != NULL && strcmp(out, "{\"state\":\"ready\",\"warnings\":[]}") == 0,
+          "a new session opens ready with no warnings (got %s)", out ? out : "NULL");
+    session_string_free(out);
+    for (i = 0; i < 6; i++) {
+        st = session_store_append(store, tree_entry(i), &out);
+        CHECK_STATUS(st, SESSION_OK, out, "pg append %s", tree_id(i));
+        snprintf(want, sizeof want, "%d", i);
+        CHECK_JSON(out, "seq", want, "pg append %s seq = its commit position", tree_id(i));
+        session_string_free(out);
+    }
+    check_store_reads(store, "pg (same handle)");
+
+    st = session_store_append(store, "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+                                     "\"message\":{\"role\":\"user\",\"content\":\"other\"}}", &out);
+    CHECK_STATUS(st, SESSION_ERR_DUPLICATE_ID, out, "pg: an id taken with other bytes is a duplicate");
+    session_string_free(out);
+    st = session_store_append(store, "{\"id\":\"x\",\"parentId\":\"nope\",\"timestamp\":1,\"type\":\"message\","
+                                     "\"message\":{\"role\":\"user\",\"content\":\"x\"}}", &out);
+    CHECK_STATUS(st, SESSION_ERR_MISSING_PARENT, out, "pg: a missing parent is refused");
+    session_string_free(out);
+    st = session_store_append(store, tree_entry(3), &out);
+    CHECK_STATUS(st, SESSION_OK, out, "pg: the identical entry again is accepted as itself");
+    CHECK_JSON(out, "seq", "3", "pg: ... with its committed seq");
+    session_string_free(out);
+
+    SECTION("PostgreSQL store: a second handle reads the same session; the listing names it");
+    st = session_pg_store_open(conninfo, session, "{\"durability\":\"fsync\"}", &other, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "a second pg handle opens");
+    session_string_free(out);
+    check_store_reads(other, "pg (second handle)");
+    st = session_store_read(other, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "pg store_read succeeds");
+    CHECK_JSON_LENGTH(out, "entries", 6, "pg: the refusals changed nothing");
+    session_string_free(out);
+    session_store_close(other);
+    session_store_close(store);
+
+    st = session_pg_list_sessions(conninfo, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "pg_list_sessions succeeds");
+    CHECK(out != NULL && strstr(out, session) != NULL, "the listing names the session (%s)", out ? out : "NULL");
+    session_string_free(out);
+
+    st = session_pg_store_open(conninfo, "", NULL, &store, &out);
+    CHECK_STATUS(st, SESSION_ERR_INVALID_ARGUMENT, out, "an empty session id is an invalid argument");
+    CHECK_JSON(out, "error.argument", "\"session_id\"", "... naming session_id");
+    CHECK(store == NULL, "... and *out_store is NULL");
+    session_string_free(out);
+}
+
 int main(void)
 {
     const char *v = session_version();
@@ -249,6 +312,7 @@ int main(void)
     jsonl_round_trip();
     slice_functions();
     memory_store();
+    if (getenv("SESSION_TEST_PG") != NULL) pg_store(getenv("SESSION_TEST_PG"));
     check_done("test_tree");
     return 0;
 }

@@ -10,6 +10,7 @@ pub mod faults;
 pub mod harness;
 pub mod index;
 pub mod list_io;
+pub mod pg;
 pub mod powerloss;
 pub mod properties;
 

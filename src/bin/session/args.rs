@@ -222,6 +222,18 @@ enum Verb {
         #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
         leaf_out: Vec<OsString>,
     },
+    /// Copy a session, entry for entry and byte for byte, between a JSONL file and a
+    /// PostgreSQL database.
+    ///
+    /// SRC and DST are each a JSONL path or postgres://…#SESSION_ID (a connection URI,
+    /// the session id after #). DST must be a new file or an empty session.
+    #[command(override_usage = "session copy SRC DST")]
+    Copy {
+        /// The source: a JSONL file or postgres://…#SESSION_ID.
+        src: OsString,
+        /// The destination: a new JSONL file or postgres://…#SESSION_ID.
+        dst: OsString,
+    },
 }
 
 /// `FILE [LEAF]`.
@@ -333,6 +345,37 @@ pub enum Command {
         leaf: Option<String>,
         out: PathBuf,
     },
+    Copy {
+        src: Place,
+        dst: Place,
+    },
+}
+
+/// Where `copy` reads or writes a session.
+pub enum Place {
+    File(PathBuf),
+    Postgres {
+        conninfo: String,
+        session_id: String,
+    },
+}
+
+/// A `postgres://` or `postgresql://` URI with `#SESSION_ID`, or a file path.
+fn place(arg: OsString) -> Result<Place, &'static str> {
+    let is_uri = arg
+        .to_str()
+        .is_some_and(|t| t.starts_with("postgres://") || t.starts_with("postgresql://"));
+    if !is_uri {
+        return Ok(Place::File(PathBuf::from(arg)));
+    }
+    let text = utf8(arg, "a postgres:// argument must be UTF-8 text")?;
+    match text.rsplit_once('#') {
+        Some((conninfo, session_id)) if !session_id.is_empty() => Ok(Place::Postgres {
+            conninfo: conninfo.to_owned(),
+            session_id: session_id.to_owned(),
+        }),
+        _ => Err("a postgres:// argument names its session after #: postgres://…#SESSION_ID"),
+    }
 }
 
 /// Why the command line was not run: help or the version to print on stdout (exit 0),
@@ -498,6 +541,10 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 out,
             }
         }
+        Verb::Copy { src, dst } => Command::Copy {
+            src: place(src)?,
+            dst: place(dst)?,
+        },
     })
 }
 

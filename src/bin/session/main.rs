@@ -8,12 +8,14 @@
 //! exit-code table, `term` makes text safe for a terminal, `output` holds what every
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export, `view`).
+//! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export,
+//! `view`, `copy`).
 
 mod args;
 mod check;
 mod children;
 mod context;
+mod copy;
 mod exit;
 mod interop;
 mod label;
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
             out: to,
         } => view::view(&mut out, &file, leaf, to.as_deref()),
         Command::ExportPi { file, leaf, out } => interop::export_pi(&file, leaf.as_deref(), &out),
+        Command::Copy { src, dst } => copy::copy(&src, &dst),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.
     let outcome = outcome.and_then(|code| out.flush().map(|()| code).map_err(Into::into));

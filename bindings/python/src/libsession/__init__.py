@@ -456,6 +456,29 @@ class Store:
         return cls._wrap(out_store[0], report)
 
     @classmethod
+    def postgres(cls, conninfo, session_id, *, durability=None, strict_roles=None):
+        """Opens session ``session_id`` of the PostgreSQL database ``conninfo`` names (a
+        libpq-style connection string or a ``postgresql://`` URI), creating the schema on
+        first use and the session if it is new. The store has the JSONL store's meaning;
+        any number of stores in any number of processes may append to one session.
+
+        ``durability``: ``"none"`` (the connection's ``synchronous_commit = off``),
+        ``"fsync"`` or ``"fsync_batch"`` (``on``); default the server's setting.
+        No error message holds the password of ``conninfo``.
+        """
+        options = _options({"durability": durability, "strictRoles": strict_roles})
+        out_store = ffi.new("SessionStore **")
+        report = _call(
+            lib.session_pg_store_open,
+            False,
+            _c_text(conninfo, "conninfo"),
+            _c_text(session_id, "session_id"),
+            options,
+            out_store,
+        )
+        return cls._wrap(out_store[0], report)
+
+    @classmethod
     def memory(cls, *, strict_roles=None):
         """A new, empty store in memory."""
         out_store = ffi.new("SessionStore **")

@@ -117,6 +117,15 @@ class Store:
         strict_roles: Optional[bool] = ...,
     ) -> "Store": ...
     @classmethod
+    def postgres(
+        cls,
+        conninfo: _Text,
+        session_id: _Text,
+        *,
+        durability: Optional[str] = ...,
+        strict_roles: Optional[bool] = ...,
+    ) -> "Store": ...
+    @classmethod
     def memory(cls, *, strict_roles: Optional[bool] = ...) -> "Store": ...
     def close(self) -> None: ...
     @property

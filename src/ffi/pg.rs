@@ -1,0 +1,137 @@
+//! The C functions of the PostgreSQL store (docs/contract.md §14): a session of a
+//! database as a SessionStore, and the database's sessions.
+
+use std::ffi::c_char;
+
+use super::SessionStore;
+use super::boundary::{self, guard, set_store, str_arg};
+use super::errors::FfiError;
+use super::status::SessionStatus;
+use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_sessions_json};
+
+/// Opens session session_id of the PostgreSQL database that conninfo names (a
+/// libpq-style connection string, host=… dbname=… user=… password=…, or a URI,
+/// postgresql://user:password@host:port/dbname) and sets *out_store to a store that
+/// every session_store_* function accepts, with the JSONL store's meaning. The result
+/// is {"state":"ready","warnings":[]}.
+///
+/// The first use of a database creates its tables (libsession_schema,
+/// libsession_sessions, libsession_entries), under an advisory lock; a database
+/// whose schema version is newer than this library's is refused
+/// (SESSION_ERR_IO), never written. A new session_id creates the session. Each
+/// entry is stored as its line, the normalised entry JSON, as text byte for byte.
+/// Session ids and entries are only ever bound parameters; a store reads and writes
+/// its own session only.
+///
+/// Any number of stores in any number of processes and machines may append to one
+/// session. Before each call a store reads what the others committed since its last
+/// call. An append runs in one transaction: it locks the session's row, catches up,
+/// checks the id, the parent and the compaction and label rules against every
+/// committed entry, inserts the line with seq = the session's entry count, and
+/// commits; seq is therefore the session's commit order, the same for every reader.
+/// A failed append (refused, or the transaction aborted, or the client killed)
+/// changes nothing.
+///
+/// Faults: a lost connection or a failed statement is SESSION_ERR_IO (op open, read,
+/// write or sync, the last for the commit itself) and the store is tainted from then
+/// on: close it and open it again. When the commit failed (op sync) the entry may or
+/// may not be committed: appending the identical entry (same id, same bytes) again
+/// through a new store returns the receipt of the committed one ({"id","seq"}), and
+/// commits it when it was not; an entry with that id and other bytes is
+/// SESSION_ERR_DUPLICATE_ID. This holds for every append: an identical entry already
+/// committed is accepted as itself.
+///
+/// options_json is NULL or a JSON object (unknown members are an error):
+///
+/// - "durability": the connection's synchronous_commit. "none": off (the server
+///   acknowledges before its WAL is flushed: a server crash may lose the last
+///   commits, never part of one). "fsync" or "fsync_batch": on (flushed; the
+///   server groups concurrent flushes). Absent (default): the server's setting.
+/// - "strictRoles" (default false): as for session_jsonl_store_open_with.
+///
+/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string,
+/// bad options, a conninfo that does not parse, a session_id that is empty, longer
+/// than 1024 bytes, with argument naming it); SESSION_ERR_IO (the server cannot be
+/// reached, refuses the login, or holds a newer schema; also when the library was
+/// built without its postgres feature); SESSION_ERR_CORRUPT_LINE,
+/// SESSION_ERR_DUPLICATE_ID or SESSION_ERR_MISSING_PARENT (line = seq + 1) when a
+/// stored row does not replay. No error message ever holds the password of
+/// conninfo. TLS is not built in yet: a server that requires it, or
+/// sslmode=require, fails with SESSION_ERR_IO. On failure *out_store is set to NULL
+/// (when out_store is not NULL).
+///
+/// Ownership: the strings are borrowed for the call; close the store with
+/// session_store_close (which closes its connection); out_json as
+/// session_parse_entry. Thread-safe.
+///
+/// Safety: conninfo and session_id are NULL or NUL-terminated, options_json NULL or
+/// NUL-terminated; out_store and out_json are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_pg_store_open(
+    conninfo: *const c_char,
+    session_id: *const c_char,
+    options_json: *const c_char,
+    out_store: *mut *mut SessionStore,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            boundary::clear_store(out_store);
+            // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
+            let conninfo = str_arg(conninfo, "conninfo")?;
+            // SAFETY: as above.
+            let session_id = str_arg(session_id, "session_id")?;
+            let options = match options_json.is_null() {
+                true => PgOptions::default(),
+                // SAFETY: as above.
+                false => PgOptions::from_json(str_arg(options_json, "options_json")?)?,
+            };
+            if out_store.is_null() {
+                return Err(FfiError::Argument {
+                    name: "out_store",
+                    problem: "is NULL",
+                });
+            }
+            let (store, report) = Store::open_pg(conninfo, session_id, &options)?;
+            set_store(out_store, store)?;
+            Ok(report.to_json().into_bytes())
+        })
+    }
+}
+
+/// The sessions of the PostgreSQL database that conninfo names, most recently
+/// modified first: {"sessions":[{"sessionId","entries","latestLeafId","modifiedMs"},
+/// …]}, entries the committed count, latestLeafId the id of the last committed
+/// entry (null for a session without entries), modifiedMs the time of its last
+/// commit (or of its creation) in milliseconds since the epoch. Creates the schema on
+/// first use, as session_pg_store_open does.
+///
+/// options_json is NULL or a JSON object: "limit" (a number >= 0, default no limit).
+///
+/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT; SESSION_ERR_IO. No error message
+/// holds the password. Ownership as session_parse_entry. Thread-safe.
+///
+/// Safety: conninfo and options_json are NULL or NUL-terminated; out_json is NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_pg_list_sessions(
+    conninfo: *const c_char,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
+            let conninfo = str_arg(conninfo, "conninfo")?;
+            let options = match options_json.is_null() {
+                true => PgListOptions::default(),
+                // SAFETY: as above.
+                false => PgListOptions::from_json(str_arg(options_json, "options_json")?)?,
+            };
+            let sessions = list_pg_sessions(conninfo, &options)?;
+            Ok(pg_sessions_json(&sessions).into_bytes())
+        })
+    }
+}

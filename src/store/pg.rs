@@ -1,0 +1,528 @@
+//! The PostgreSQL store's connection (docs/contract.md §14): one session of one database,
+//! shared by any number of handles in any number of processes.
+//!
+//! The store keeps the same in-memory [`super::log::Log`] as a memory store; this
+//! module only moves rows. Before every operation the store catches up: it reads the
+//! rows committed after what it holds (`seq` > its last) and pushes them through the
+//! same admission as a replayed file. An append runs in one transaction: lock the
+//! session's row (`SELECT … FOR UPDATE`, so appends to one session commit one at a
+//! time, in any process), catch up, check the tree rules against the caught-up log,
+//! insert the line with `seq` = the session's count, commit. The stored form is the
+//! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
+//! keys). Session ids and lines are bound parameters, never SQL text.
+//!
+//! Error messages never hold the password of the connection string: every message
+//! made from a client error passes through [`Secret::scrub`].
+
+use crate::error::{Error, IoFailure, IoOp};
+use crate::json::Object;
+
+use super::Durability;
+
+/// The schema version this library writes and reads. A database whose version is
+/// higher was set up by a newer libsession: it is refused, never written.
+#[cfg(feature = "postgres")]
+pub(crate) const SCHEMA_VERSION: i32 = 1;
+
+/// The longest session id, in bytes.
+pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
+
+/// Options of a PostgreSQL store, as JSON: `{"durability":…,"strictRoles":bool}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PgOptions {
+    /// What a successful append promises, as the server's `synchronous_commit` for this
+    /// connection: `"none"` → `off` (a server crash may lose the last commits, never
+    /// half of one), `"fsync"` and `"fsync_batch"` → `on` (the commit is flushed to the
+    /// server's WAL; the server groups concurrent flushes itself). Absent: the server's
+    /// own setting.
+    pub durability: Option<Durability>,
+    /// Reject extension roles and blocks (docs/contract.md §6.1). Default: off.
+    pub strict_roles: bool,
+}
+
+impl PgOptions {
+    /// Options from a JSON object; unknown members are [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<PgOptions, Error> {
+        crate::options::from_json(text)
+    }
+}
+
+/// Options of the session listing, as JSON: `{"limit":N}` (default: no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PgListOptions {
+    pub limit: Option<u32>,
+}
+
+impl PgListOptions {
+    /// Options from a JSON object; unknown members are [`Error::InvalidOption`].
+    pub fn from_json(text: &str) -> Result<PgListOptions, Error> {
+        crate::options::from_json(text)
+    }
+}
+
+/// One session in the database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgSessionInfo {
+    pub session_id: String,
+    /// Committed entries.
+    pub entries: u64,
+    /// The id of the last committed entry, `None` when there is none.
+    pub latest_leaf_id: Option<String>,
+    /// When the last entry was committed (or the session created), in ms since the epoch.
+    pub modified_ms: u64,
+}
+
+impl PgSessionInfo {
+    fn to_json(&self) -> String {
+        Object::new()
+            .string("sessionId", &self.session_id)
+            .number("entries", self.entries)
+            .string_or_null("latestLeafId", self.latest_leaf_id.as_deref())
+            .number("modifiedMs", self.modified_ms)
+            .finish()
+    }
+}
+
+/// `{"sessions":[…]}`.
+pub fn pg_sessions_json(sessions: &[PgSessionInfo]) -> String {
+    Object::new()
+        .raw(
+            "sessions",
+            &crate::json::array(sessions.iter().map(PgSessionInfo::to_json)),
+        )
+        .finish()
+}
+
+/// A session id is data: any non-empty UTF-8 text without NUL, of bounded length.
+pub(crate) fn check_session_id(session_id: &str) -> Result<(), Error> {
+    let problem = if session_id.is_empty() {
+        "is empty"
+    } else if session_id.len() > MAX_SESSION_ID_BYTES {
+        "is longer than 1024 bytes"
+    } else if session_id.contains('\0') {
+        "contains a NUL character"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidArgument {
+        argument: "session_id",
+        message: format!("session_id {problem}"),
+    })
+}
+
+#[cfg(feature = "postgres")]
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The password of a connection string, kept only to take it out of messages.
+#[cfg(feature = "postgres")]
+#[derive(Clone, Default)]
+pub(crate) struct Secret(Option<String>);
+
+#[cfg(feature = "postgres")]
+impl Secret {
+    /// `text` with every occurrence of the password replaced.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        match &self.0 {
+            Some(password) if !password.is_empty() => text.replace(password.as_str(), "********"),
+            _ => text.to_owned(),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+pub(crate) use enabled::*;
+
+#[cfg(not(feature = "postgres"))]
+pub(crate) use disabled::*;
+
+#[cfg(feature = "postgres")]
+mod enabled {
+    use std::error::Error as _;
+    use std::io;
+
+    use postgres::{Client, Config, NoTls, Statement};
+
+    use super::*;
+
+    /// The advisory lock key under which the schema is created (any fixed number;
+    /// "libsess" in ASCII).
+    const SCHEMA_LOCK: i64 = 0x006c_6962_7365_7373;
+
+    const SCHEMA: &str = "
+        CREATE TABLE IF NOT EXISTS libsession_sessions (
+            session_id text PRIMARY KEY,
+            entries bigint NOT NULL DEFAULT 0,
+            latest_leaf_id text,
+            created_ms bigint NOT NULL,
+            modified_ms bigint NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS libsession_entries (
+            session_id text NOT NULL REFERENCES libsession_sessions (session_id),
+            seq bigint NOT NULL,
+            id text NOT NULL,
+            parent_id text,
+            line text NOT NULL,
+            CONSTRAINT libsession_entries_seq PRIMARY KEY (session_id, seq),
+            CONSTRAINT libsession_entries_id UNIQUE (session_id, id)
+        );";
+
+    /// What an insert found.
+    pub(crate) enum Inserted {
+        /// The row is committed.
+        Committed,
+        /// Another store committed first (that seq or that id is taken): catch up and
+        /// check again.
+        Raced,
+    }
+
+    /// A connection bound to one session.
+    pub(crate) struct PgSink {
+        client: Client,
+        session_id: String,
+        secret: Secret,
+        /// Prepared once at open: each costs a round trip to prepare.
+        rows: Statement,
+        lock: Statement,
+        insert: Statement,
+    }
+
+    /// A failed database operation as the store's I/O failure, with the password
+    /// taken out of its message.
+    fn failure(secret: &Secret, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
+        let mut message = format!("PostgreSQL: {what} failed: {e}");
+        let mut source = e.source();
+        let mut os: Option<&io::Error> = None;
+        while let Some(cause) = source {
+            message.push_str(": ");
+            message.push_str(&cause.to_string());
+            if let Some(io) = cause.downcast_ref::<io::Error>() {
+                os = Some(io);
+            }
+            source = cause.source();
+        }
+        if let Some(db) = e.as_db_error() {
+            message.push_str(&format!(" (SQLSTATE {})", db.code().code()));
+        }
+        IoFailure {
+            op,
+            kind: os.map_or(io::ErrorKind::Other, io::Error::kind),
+            os_error: os.and_then(io::Error::raw_os_error),
+            message: secret.scrub(&message),
+            change: None,
+        }
+    }
+
+    /// Connects and makes sure the schema is there, at a version this library knows.
+    fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
+        let config: Config = conninfo.parse().map_err(|e: postgres::Error| {
+            // The parser names a bad key, never a value; the text is not echoed.
+            Error::InvalidArgument {
+                argument: "conninfo",
+                message: format!(
+                    "conninfo is not a connection string or URI: {}",
+                    e.source().map_or_else(|| e.to_string(), |s| s.to_string())
+                ),
+            }
+        })?;
+        let secret = Secret(
+            config
+                .get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+        );
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "connect", &e).into()))?;
+        ensure_schema(&mut client, &secret)?;
+        Ok((client, secret))
+    }
+
+    /// Creates the tables on first use, under an advisory lock so that two first
+    /// users do not race, and refuses a schema newer than this library's.
+    fn ensure_schema(client: &mut Client, secret: &Secret) -> Result<(), Error> {
+        let io = |e: &postgres::Error| Error::Io(failure(secret, IoOp::Open, "schema", e).into());
+        let mut tx = client.transaction().map_err(|e| io(&e))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+            .map_err(|e| io(&e))?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS libsession_schema (version integer NOT NULL)")
+            .map_err(|e| io(&e))?;
+        let version: Option<i32> = tx
+            .query_opt("SELECT max(version) FROM libsession_schema", &[])
+            .map_err(|e| io(&e))?
+            .and_then(|row| row.get(0));
+        match version {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(Error::Io(
+                    IoFailure {
+                        op: IoOp::Open,
+                        kind: io::ErrorKind::Unsupported,
+                        os_error: None,
+                        message: format!(
+                            "PostgreSQL: the database's libsession schema is version {v}; \
+                             this library knows version {SCHEMA_VERSION} at most: upgrade libsession"
+                        ),
+                        change: None,
+                    }
+                    .into(),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                tx.batch_execute(SCHEMA).map_err(|e| io(&e))?;
+                tx.execute(
+                    "INSERT INTO libsession_schema (version) VALUES ($1)",
+                    &[&SCHEMA_VERSION],
+                )
+                .map_err(|e| io(&e))?;
+            }
+        }
+        tx.commit().map_err(|e| io(&e))
+    }
+
+    impl PgSink {
+        /// Connects, creates the schema on first use and the session's row if it is new.
+        pub(crate) fn open(
+            conninfo: &str,
+            session_id: &str,
+            options: &PgOptions,
+        ) -> Result<PgSink, Error> {
+            check_session_id(session_id)?;
+            let (mut client, secret) = connect(conninfo)?;
+            let io =
+                |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
+            match options.durability {
+                Some(Durability::None) => client.batch_execute("SET synchronous_commit = off"),
+                Some(_) => client.batch_execute("SET synchronous_commit = on"),
+                None => Ok(()),
+            }
+            .map_err(|e| io(&e))?;
+            let now = now_ms();
+            client
+                .execute(
+                    "INSERT INTO libsession_sessions (session_id, entries, created_ms, modified_ms) \
+                     VALUES ($1, 0, $2, $2) ON CONFLICT (session_id) DO NOTHING",
+                    &[&session_id, &now],
+                )
+                .map_err(|e| io(&e))?;
+            let rows = client
+                .prepare(
+                    "SELECT seq, line FROM libsession_entries \
+                     WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
+                )
+                .map_err(|e| io(&e))?;
+            let lock = client
+                .prepare("SELECT entries FROM libsession_sessions WHERE session_id = $1 FOR UPDATE")
+                .map_err(|e| io(&e))?;
+            // One statement, one round trip: the row and the session's count.
+            let insert = client
+                .prepare(
+                    "WITH added AS (INSERT INTO libsession_entries \
+                     (session_id, seq, id, parent_id, line) VALUES ($1, $2, $3, $4, $5)) \
+                     UPDATE libsession_sessions SET entries = $2 + 1, latest_leaf_id = $3, \
+                     modified_ms = $6 WHERE session_id = $1",
+                )
+                .map_err(|e| io(&e))?;
+            Ok(PgSink {
+                client,
+                session_id: session_id.to_owned(),
+                secret,
+                rows,
+                lock,
+                insert,
+            })
+        }
+
+        fn fail(&self, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
+            failure(&self.secret, op, what, e)
+        }
+
+        /// The session's rows from `from` on, in seq order: `(seq, line)`.
+        pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+            let from = i64::try_from(from).unwrap_or(i64::MAX);
+            let rows = self
+                .client
+                .query(&self.rows, &[&self.session_id, &from])
+                .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let seq: i64 = row
+                    .try_get(0)
+                    .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
+                let line: String = row
+                    .try_get(1)
+                    .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
+                out.push((u64::try_from(seq).unwrap_or(u64::MAX), line));
+            }
+            Ok(out)
+        }
+
+        /// Opens the append's transaction and locks the session's row: appends to
+        /// one session, from any process, run one at a time from here to their commit.
+        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
+            self.client
+                .batch_execute("BEGIN")
+                .map_err(|e| self.fail(IoOp::Write, "begin", &e))?;
+            match self.client.query_opt(&self.lock, &[&self.session_id]) {
+                Ok(Some(_)) => Ok(()),
+                Ok(None) => Err(IoFailure {
+                    op: IoOp::Write,
+                    kind: io::ErrorKind::NotFound,
+                    os_error: None,
+                    message: "PostgreSQL: the session's row is gone (deleted outside libsession)"
+                        .to_owned(),
+                    change: None,
+                }),
+                Err(e) => Err(self.fail(IoOp::Write, "locking the session", &e)),
+            }
+        }
+
+        /// Inserts the entry at `seq`, and the session's count, inside the open
+        /// transaction. A unique violation means the rows were written outside this
+        /// protocol (the lock makes it impossible otherwise): roll back, catch up and
+        /// check again.
+        pub(crate) fn insert(
+            &mut self,
+            seq: u64,
+            id: &str,
+            parent_id: Option<&str>,
+            line: &str,
+        ) -> Result<Inserted, IoFailure> {
+            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+            let now = now_ms();
+            match self.client.execute(
+                &self.insert,
+                &[&self.session_id, &seq, &id, &parent_id, &line, &now],
+            ) {
+                Ok(_) => Ok(Inserted::Committed),
+                Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    self.rollback()?;
+                    Ok(Inserted::Raced)
+                }
+                Err(e) => Err(self.fail(IoOp::Write, "insert", &e)),
+            }
+        }
+
+        /// Commits the append. A failure here is ambiguous (the server may have
+        /// committed): the message says how to learn the outcome.
+        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
+            self.client.batch_execute("COMMIT").map_err(|e| {
+                let mut failure = self.fail(IoOp::Sync, "commit", &e);
+                failure.message.push_str(
+                    "; the entry may or may not be committed: open the store again and \
+                     append the identical entry again to learn which (it is then \
+                     accepted as that entry)",
+                );
+                failure
+            })
+        }
+
+        /// Ends the append's transaction without writing (a refused entry).
+        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
+            self.client
+                .batch_execute("ROLLBACK")
+                .map_err(|e| self.fail(IoOp::Write, "rollback", &e))
+        }
+    }
+
+    /// Every session of the database, most recently modified first.
+    pub(crate) fn list(
+        conninfo: &str,
+        options: &PgListOptions,
+    ) -> Result<Vec<PgSessionInfo>, Error> {
+        let (mut client, secret) = connect(conninfo)?;
+        let limit = options.limit.map_or(i64::MAX, i64::from);
+        let rows = client
+            .query(
+                "SELECT session_id, entries, latest_leaf_id, modified_ms FROM libsession_sessions \
+                 ORDER BY modified_ms DESC, session_id LIMIT $1",
+                &[&limit],
+            )
+            .map_err(|e| Error::Io(failure(&secret, IoOp::Read, "listing", &e).into()))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let get =
+                |e: postgres::Error| Error::Io(failure(&secret, IoOp::Read, "listing", &e).into());
+            let entries: i64 = row.try_get(1).map_err(get)?;
+            let modified: i64 = row.try_get(3).map_err(get)?;
+            out.push(PgSessionInfo {
+                session_id: row.try_get(0).map_err(get)?,
+                entries: u64::try_from(entries).unwrap_or(0),
+                latest_leaf_id: row.try_get(2).map_err(get)?,
+                modified_ms: u64::try_from(modified).unwrap_or(0),
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+mod disabled {
+    use super::*;
+
+    /// Without the `postgres` feature no connection can exist.
+    pub(crate) enum PgSink {}
+
+    /// Matched by the store; never made, as no connection exists.
+    #[allow(dead_code)]
+    pub(crate) enum Inserted {
+        Committed,
+        Raced,
+    }
+
+    fn unsupported() -> Error {
+        Error::Io(
+            IoFailure {
+                op: IoOp::Open,
+                kind: std::io::ErrorKind::Unsupported,
+                os_error: None,
+                message:
+                    "this libsession was built without PostgreSQL support (cargo feature postgres)"
+                        .to_owned(),
+                change: None,
+            }
+            .into(),
+        )
+    }
+
+    impl PgSink {
+        pub(crate) fn open(_: &str, session_id: &str, _: &PgOptions) -> Result<PgSink, Error> {
+            check_session_id(session_id)?;
+            Err(unsupported())
+        }
+
+        pub(crate) fn rows_from(&mut self, _: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn insert(
+            &mut self,
+            _: u64,
+            _: &str,
+            _: Option<&str>,
+            _: &str,
+        ) -> Result<Inserted, IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
+            match *self {}
+        }
+    }
+
+    pub(crate) fn list(_: &str, _: &PgListOptions) -> Result<Vec<PgSessionInfo>, Error> {
+        Err(unsupported())
+    }
+}

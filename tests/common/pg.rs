@@ -1,0 +1,272 @@
+//! A throwaway PostgreSQL cluster for the PostgreSQL store's tests: `initdb` in a
+//! temporary folder, `pg_ctl start` on a Unix socket in that folder (no TCP), password
+//! authentication (so that a wrong password can be tested), `fsync=off` (a test cluster
+//! need not survive a power loss). Started once per test binary on first use and
+//! stopped when the binary exits. Never a mock: a test skips, saying why, only when the
+//! machine has no PostgreSQL server binaries at all (CI installs them through
+//! scripts/prereqs.sh, so there the tests run); any other problem fails.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The superuser's password in every throwaway cluster.
+pub const PASSWORD: &str = "pw-Secr3t-9f2c";
+
+pub struct Cluster {
+    /// The temporary folder: data directory and socket inside.
+    pub root: PathBuf,
+    pub data: PathBuf,
+    pub socket: PathBuf,
+    bin: PathBuf,
+    /// Run the server's tools as this user (root may not run them).
+    as_user: Option<String>,
+}
+
+static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+
+/// The cluster of this test binary, started on first use.
+pub fn cluster() -> &'static Cluster {
+    CLUSTER.get_or_init(|| {
+        let cluster = Cluster::start();
+        // SAFETY: `stop_at_exit` is a plain extern "C" function without arguments.
+        unsafe { libc::atexit(stop_at_exit) };
+        cluster
+    })
+}
+
+extern "C" fn stop_at_exit() {
+    if let Some(cluster) = CLUSTER.get() {
+        cluster.stop();
+    }
+}
+
+/// Whether the machine has PostgreSQL server binaries; when not, prints why the calling
+/// test is skipped. Every test of the PostgreSQL store starts with it.
+pub fn available() -> bool {
+    let found = find_bin_dir().is_some();
+    if !found {
+        eprintln!(
+            "SKIP: no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql \
+             and no SESSION_PG_BIN: install the Debian package postgresql (scripts/prereqs.sh does)"
+        );
+    }
+    found
+}
+
+fn find_bin_dir() -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("SESSION_PG_BIN") {
+        return Some(PathBuf::from(dir));
+    }
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let version = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((version, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, bin)| bin)
+}
+
+/// The newest PostgreSQL server binaries on the machine, or a loud failure.
+fn bin_dir() -> PathBuf {
+    find_bin_dir().unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql: \
+             install the Debian package postgresql (scripts/prereqs.sh does), or set SESSION_PG_BIN"
+        )
+    })
+}
+
+fn run(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A cluster of its own, for a test that restarts the server; stopped when dropped.
+pub struct Private(pub Cluster);
+
+impl Private {
+    pub fn start() -> Private {
+        Private(Cluster::start())
+    }
+}
+
+impl Drop for Private {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let bin = bin_dir();
+        // SAFETY: geteuid(2) has no preconditions.
+        let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
+        let root = std::env::temp_dir().join(format!(
+            "libsession-pg-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&root).unwrap();
+        let data = root.join("data");
+        let socket = root.join("sock");
+        std::fs::create_dir_all(&socket).unwrap();
+        std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
+        if let Some(user) = &as_user {
+            run(
+                Command::new("chown").args(["-R", user]).arg(&root),
+                "chown of the test cluster's folder",
+            );
+        }
+        let cluster = Cluster {
+            root,
+            data,
+            socket,
+            bin,
+            as_user,
+        };
+        let mut initdb = cluster.tool("initdb");
+        initdb
+            .arg("-D")
+            .arg(&cluster.data)
+            .args([
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--auth=scram-sha-256",
+            ])
+            .arg(format!(
+                "--pwfile={}",
+                cluster.root.join("pwfile").display()
+            ));
+        run(&mut initdb, "initdb");
+        cluster.pg_ctl("start");
+        cluster
+    }
+
+    /// One of the server's programs, run as the cluster's owner.
+    fn tool(&self, name: &str) -> Command {
+        let program = self.bin.join(name);
+        match &self.as_user {
+            Some(user) => {
+                let mut cmd = Command::new("runuser");
+                cmd.args(["-u", user, "--"]).arg(program);
+                cmd
+            }
+            None => Command::new(program),
+        }
+    }
+
+    fn pg_ctl(&self, action: &str) {
+        let options = format!(
+            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=60",
+            self.socket.display()
+        );
+        let mut cmd = self.tool("pg_ctl");
+        cmd.arg("-D")
+            .arg(&self.data)
+            .args(["-o", &options, "-w", "-l"])
+            .arg(self.root.join("log"))
+            .arg(action);
+        if action == "stop" || action == "restart" {
+            cmd.args(["-m", "fast"]);
+        }
+        run(&mut cmd, &format!("pg_ctl {action}"));
+    }
+
+    /// `pg_ctl restart`: every open connection is cut.
+    pub fn restart(&self) {
+        self.pg_ctl("restart");
+    }
+
+    /// Stops the server and removes the folder (best effort: at exit).
+    pub fn stop(&self) {
+        let _ = self
+            .tool("pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+
+    /// The connection string of database `db` as the superuser.
+    pub fn conninfo_db(&self, db: &str) -> String {
+        format!(
+            "host={} port=5432 user=postgres password={PASSWORD} dbname={db}",
+            self.socket.display()
+        )
+    }
+
+    /// The connection string of the default database.
+    pub fn conninfo(&self) -> String {
+        self.conninfo_db("postgres")
+    }
+
+    /// The same as a URI (`postgresql://user:password@/db?host=…`).
+    pub fn uri(&self) -> String {
+        format!(
+            "postgresql://postgres:{PASSWORD}@/postgres?host={}&port=5432",
+            self.socket.display()
+        )
+    }
+
+    /// A new, empty database; its connection string.
+    pub fn fresh_db(&self) -> String {
+        let name = format!("t{}", COUNTER.fetch_add(1, Ordering::Relaxed));
+        self.sql("postgres", &format!("CREATE DATABASE {name}"));
+        self.conninfo_db(&name)
+    }
+
+    /// Runs SQL through psql; its output (unaligned, tuples only).
+    pub fn sql(&self, db: &str, sql: &str) -> String {
+        let mut cmd = self.tool("psql");
+        cmd.env("PGPASSWORD", PASSWORD)
+            .arg("-h")
+            .arg(&self.socket)
+            .args([
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ]);
+        String::from_utf8(run(&mut cmd, "psql").stdout).unwrap()
+    }
+}
+
+/// A session id no other test uses.
+pub fn session_id(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Whether `path` is inside the cluster's folder (for tests that look at files).
+pub fn inside(cluster: &Cluster, path: &Path) -> bool {
+    path.starts_with(&cluster.root)
+}
