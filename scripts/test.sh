@@ -24,11 +24,11 @@ cargo test --all-targets
 
 step "loom model of the FIFO (every interleaving, up to 3 preemptions)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 CARGO_TARGET_DIR=target/loom \
-  cargo test --release --lib loom_model
+  cargo test --release --lib --no-default-features loom_model
 
 step "shuttle model of the FIFO (1,000 random and 1,000 PCT schedules)"
 RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle \
-  cargo test --release --lib shuttle_model
+  cargo test --release --lib --no-default-features shuttle_model
 
 step "cargo build --release (libsession.so, libsession.a)"
 cargo build --release

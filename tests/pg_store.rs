@@ -6,6 +6,9 @@
 //! in several processes, a client killed mid-append, a server restart, scoping by
 //! session id, and no password in any error.
 
+// The whole file needs the store's feature (and the bench its client crate).
+#![cfg(feature = "postgres")]
+
 mod common;
 
 use std::io::{BufRead, BufReader};
