@@ -1018,65 +1018,6 @@ SessionStatus session_list_sessions(const char *dir,
                                     char **out_json);
 
 /**
- * Searches the sessions in the folder dir (UTF-8): the *.jsonl files directly in
- * it, for the text a person reads (user and assistant text, tool call names and
- * arguments, tool results, the text of extension messages, compaction summaries;
- * not thinking, images or metadata).
- *
- * query_json is {"query": a string with a non-space character, "limit": 1 to 1000
- * (default 20), "roles": [role, …] (default all: "user", "assistant",
- * "toolResult", an extension role, or "compaction" for a compaction's summary),
- * "latestPathOnly": bool (default false)}. Each whitespace-separated word of the
- * query must occur in the entry's text, as a substring, ignoring case; so CJK text
- * matches inside words (项目名 finds 项目名是 tiny-pi). A word shorter than three
- * characters is found by a scan of the indexed text, ignoring ASCII case only.
- *
- * The result is {"hits":[{"path", "entryId", "seq", "role", "timestamp",
- * "snippet", "score", "onLatestPath"}, …], "sessions": N, "entries": M,
- * "errors":[{"path", "line", "reason", "message"}, …], "bytesRead": B}, best
- * first (ranked by bm25; score is higher for a better hit, 0 when every word is
- * shorter than three characters, and ties are in path and seq order). path is the
- * file's name relative to dir; seq the entry's 0-based position among the file's
- * committed entries; timestamp the entry's as written; snippet at most 120
- * characters of the entry's text around the first match, with an ellipsis where it
- * was cut; onLatestPath whether the entry is on the path from the root to the
- * session's latest leaf (its last committed entry), and latestPathOnly keeps only
- * those. sessions and entries count the files searched and their committed
- * entries. errors lists each file that could not be searched (line null, reason io
- * or invalid_argument: a symbolic link, which is never followed, a file that is not
- * regular or cannot be read, a name that is not UTF-8) and each corrupt line
- * (reason invalid_json, invalid_entry or line_too_long; at most 1000 in all): the
- * rest of the file is still searched. bytesRead is how many bytes of the session
- * files this call read past what the index already held.
- *
- * The index is a SQLite database in dir named .session-search.db (with
- * .session-search.db-journal beside it while it is written). It is disposable:
- * deleting it loses nothing, the next search builds it again, as it does when it is
- * damaged. A search reads only the committed bytes appended to each file since the
- * last search: a file is known by its device and inode, size, modification time and
- * a hash of its first 4 KiB, so a replaced, truncated or rewritten file is read
- * again and a deleted one leaves the index. An unterminated last line is left out
- * until it ends with a newline. The index holds the conversation's text: it is
- * created with the most restrictive permissions among the session files (0600 when
- * there is none) and narrowed to them when it is wider. Searches from several
- * threads or processes at once are safe: the update is one SQLite transaction, and
- * a search waits up to 60 seconds for another's.
- *
- * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 dir or
- * query_json; an invalid query: argument query_json; a build without the cargo
- * feature search: feature); SESSION_ERR_IO when dir cannot be read or the index
- * cannot be opened or written; SESSION_ERR_INTERNAL.
- *
- * Ownership: dir and query_json are borrowed for the call. out_json may be NULL;
- * otherwise *out_json is always set, to the result or to {"error":{…}}, and the
- * caller frees it with session_string_free. Thread-safe; it touches no store.
- *
- * Safety: dir and query_json are NULL or NUL-terminated; out_json is NULL or
- * writable.
- */
-SessionStatus session_search(const char *dir, const char *query_json, char **out_json);
-
-/**
  * Opens session session_id of the PostgreSQL database that conninfo names (a
  * libpq-style connection string, host=… dbname=… user=… password=…, or a URI,
  * postgresql://user:password@host:port/dbname) and sets *out_store to a store that
@@ -1160,6 +1101,65 @@ SessionStatus session_pg_store_open(const char *conninfo,
 SessionStatus session_pg_list_sessions(const char *conninfo,
                                        const char *options_json,
                                        char **out_json);
+
+/**
+ * Searches the sessions in the folder dir (UTF-8): the *.jsonl files directly in
+ * it, for the text a person reads (user and assistant text, tool call names and
+ * arguments, tool results, the text of extension messages, compaction summaries;
+ * not thinking, images or metadata).
+ *
+ * query_json is {"query": a string with a non-space character, "limit": 1 to 1000
+ * (default 20), "roles": [role, …] (default all: "user", "assistant",
+ * "toolResult", an extension role, or "compaction" for a compaction's summary),
+ * "latestPathOnly": bool (default false)}. Each whitespace-separated word of the
+ * query must occur in the entry's text, as a substring, ignoring case; so CJK text
+ * matches inside words (项目名 finds 项目名是 tiny-pi). A word shorter than three
+ * characters is found by a scan of the indexed text, ignoring ASCII case only.
+ *
+ * The result is {"hits":[{"path", "entryId", "seq", "role", "timestamp",
+ * "snippet", "score", "onLatestPath"}, …], "sessions": N, "entries": M,
+ * "errors":[{"path", "line", "reason", "message"}, …], "bytesRead": B}, best
+ * first (ranked by bm25; score is higher for a better hit, 0 when every word is
+ * shorter than three characters, and ties are in path and seq order). path is the
+ * file's name relative to dir; seq the entry's 0-based position among the file's
+ * committed entries; timestamp the entry's as written; snippet at most 120
+ * characters of the entry's text around the first match, with an ellipsis where it
+ * was cut; onLatestPath whether the entry is on the path from the root to the
+ * session's latest leaf (its last committed entry), and latestPathOnly keeps only
+ * those. sessions and entries count the files searched and their committed
+ * entries. errors lists each file that could not be searched (line null, reason io
+ * or invalid_argument: a symbolic link, which is never followed, a file that is not
+ * regular or cannot be read, a name that is not UTF-8) and each corrupt line
+ * (reason invalid_json, invalid_entry or line_too_long; at most 1000 in all): the
+ * rest of the file is still searched. bytesRead is how many bytes of the session
+ * files this call read past what the index already held.
+ *
+ * The index is a SQLite database in dir named .session-search.db (with
+ * .session-search.db-journal beside it while it is written). It is disposable:
+ * deleting it loses nothing, the next search builds it again, as it does when it is
+ * damaged. A search reads only the committed bytes appended to each file since the
+ * last search: a file is known by its device and inode, size, modification time and
+ * a hash of its first 4 KiB, so a replaced, truncated or rewritten file is read
+ * again and a deleted one leaves the index. An unterminated last line is left out
+ * until it ends with a newline. The index holds the conversation's text: it is
+ * created with the most restrictive permissions among the session files (0600 when
+ * there is none) and narrowed to them when it is wider. Searches from several
+ * threads or processes at once are safe: the update is one SQLite transaction, and
+ * a search waits up to 60 seconds for another's.
+ *
+ * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 dir or
+ * query_json; an invalid query: argument query_json; a build without the cargo
+ * feature search: feature); SESSION_ERR_IO when dir cannot be read or the index
+ * cannot be opened or written; SESSION_ERR_INTERNAL.
+ *
+ * Ownership: dir and query_json are borrowed for the call. out_json may be NULL;
+ * otherwise *out_json is always set, to the result or to {"error":{…}}, and the
+ * caller frees it with session_string_free. Thread-safe; it touches no store.
+ *
+ * Safety: dir and query_json are NULL or NUL-terminated; out_json is NULL or
+ * writable.
+ */
+SessionStatus session_search(const char *dir, const char *query_json, char **out_json);
 
 /**
  * The store as one self-contained HTML document, UTF-8: the tree (branches,
