@@ -1060,9 +1060,10 @@ SessionStatus session_list_sessions(const char *dir,
  *
  * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string,
  * bad options, a conninfo that does not parse, a session_id that is empty, longer
- * than 1024 bytes, with argument naming it); SESSION_ERR_IO (the server cannot be
- * reached, refuses the login, or holds a newer schema; also when the library was
- * built without its postgres feature); SESSION_ERR_CORRUPT_LINE,
+ * than 1024 bytes, with argument naming it; also when the library was built without
+ * its postgres feature, with "feature":"postgres", as session_search does without
+ * its search feature); SESSION_ERR_IO (the server cannot be reached, refuses the
+ * login, or holds a newer schema); SESSION_ERR_CORRUPT_LINE,
  * SESSION_ERR_DUPLICATE_ID or SESSION_ERR_MISSING_PARENT (line = seq + 1) when a
  * stored row does not replay. No error message ever holds the password of
  * conninfo. TLS is not built in yet: a server that requires it, or

@@ -284,7 +284,7 @@ pub enum Error {
     #[error("cancelled by the progress callback; nothing was written")]
     Cancelled,
     /// A function of a cargo feature this build of libsession was made without
-    /// (`search`).
+    /// (`search`, `postgres`).
     #[error("this libsession was built without the cargo feature {feature:?}")]
     Unsupported { feature: &'static str },
     /// An argument other than an options object is refused (a PostgreSQL store's

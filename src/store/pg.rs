@@ -14,7 +14,7 @@
 //! Error messages never hold the password of the connection string: every message
 //! made from a client error passes through [`Secret::scrub`].
 
-use crate::error::{Error, IoFailure, IoOp};
+use crate::error::{Error, IoFailure};
 use crate::json::Object;
 
 use super::Durability;
@@ -144,6 +144,8 @@ pub(crate) use disabled::*;
 #[cfg(feature = "postgres")]
 mod enabled {
     use std::error::Error as _;
+
+    use crate::error::IoOp;
     use std::io;
 
     use postgres::{Client, Config, NoTls, Statement};
@@ -474,19 +476,11 @@ mod disabled {
         Raced,
     }
 
+    /// The one error of a function whose cargo feature this build lacks (as search's).
     fn unsupported() -> Error {
-        Error::Io(
-            IoFailure {
-                op: IoOp::Open,
-                kind: std::io::ErrorKind::Unsupported,
-                os_error: None,
-                message:
-                    "this libsession was built without PostgreSQL support (cargo feature postgres)"
-                        .to_owned(),
-                change: None,
-            }
-            .into(),
-        )
+        Error::Unsupported {
+            feature: "postgres",
+        }
     }
 
     impl PgSink {
