@@ -387,7 +387,14 @@ pub(crate) fn build_context_indexed(
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
     let path = index.path(leaf_id)?;
-    build(&path, leaf_id, options, &|id| index.contains(id), estimate)
+    build(
+        &path,
+        leaf_id,
+        options,
+        &|id| index.contains(id),
+        &|id| Ok(index.children(id)),
+        estimate,
+    )
 }
 
 /// Reads the tool facts of messages, reusing one scan buffer.
@@ -764,13 +771,127 @@ fn merged_reply(first: &str, next: &str) -> Result<String, Error> {
     Ok(object.finish())
 }
 
+/// The entries hanging directly under an entry, in commit order: the pure function
+/// reads them from its id index, the store from its own.
+pub(crate) type ChildrenOf<'a, 'f> = &'f dyn Fn(&str) -> Result<Vec<PathEntry<'a>>, Error>;
+
+/// How many levels of non-message lines (`progress`) the walk for a side result goes
+/// through, and how many entries it visits for one reply at most.
+const SIDE_DEPTH: usize = 4;
+const SIDE_VISITS: usize = 4096;
+
+/// Claude Code's reading of a reply whose results sit on side branches: it writes one
+/// reply as one line per content block (one `responseId`) and hangs each result on the
+/// block line it answers (or on a `progress` line under it), so the path to the leaf
+/// misses them. For each such group on the kept path with a call left unanswered on
+/// the path, the results found among the children of the group's lines (walking
+/// through non-message lines, bounded) are kept right after the group's last part,
+/// as Claude Code's own reader puts them back.
+fn recover_side_results<'a>(
+    kept: &mut Vec<(usize, Kept<'a>)>,
+    path: &[PathEntry<'a>],
+    children: ChildrenOf<'a, '_>,
+    reader: &mut ToolReader,
+    tape: &mut Tape,
+) -> Result<(), Error> {
+    let answered: std::collections::HashSet<String> = kept
+        .iter()
+        .filter_map(|(_, m)| m.tools.result_for.clone())
+        .collect();
+    let response_id = |tape: &mut Tape, m: &Kept<'_>| -> Option<String> {
+        if m.role != Role::Assistant {
+            return None;
+        }
+        member(tape, m.message, "responseId")
+    };
+    let mut k = 0;
+    while k < kept.len() {
+        let Some(group) = response_id(tape, &kept[k].1) else {
+            k += 1;
+            continue;
+        };
+        // The group: its parts, results allowed between them; `last` its last part.
+        let mut last = k;
+        let mut j = k + 1;
+        while j < kept.len() {
+            match kept[j].1.role {
+                Role::ToolResult => {}
+                Role::Assistant if response_id(tape, &kept[j].1).as_deref() == Some(&group) => {
+                    last = j;
+                }
+                _ => break,
+            }
+            j += 1;
+        }
+        let mut missing: Vec<&str> = kept[k..=last]
+            .iter()
+            .flat_map(|(_, m)| m.tools.calls.iter())
+            .map(String::as_str)
+            .filter(|call| !answered.contains(*call))
+            .collect();
+        let mut found: Vec<(usize, Kept<'a>)> = Vec::new();
+        if !missing.is_empty() {
+            let (from, to) = (kept[k].0, kept[last].0);
+            let mut visits = 0;
+            let mut queue: Vec<(PathEntry<'a>, usize)> = Vec::new();
+            for p in from..=to {
+                let next = path.get(p + 1).map(|e| e.id());
+                for child in children(path[p].id())? {
+                    if Some(child.id()) != next {
+                        queue.push((child, 0));
+                    }
+                }
+            }
+            let mut at = 0;
+            while at < queue.len() && visits < SIDE_VISITS && !missing.is_empty() {
+                let (entry, depth) = queue[at];
+                at += 1;
+                visits += 1;
+                match (entry.facts.role(), entry.message()) {
+                    (Some(Role::ToolResult), Some(message)) => {
+                        let tools = reader.read(&entry, message)?;
+                        let Some(call) = tools.result_for.as_deref() else {
+                            continue;
+                        };
+                        if let Some(m) = missing.iter().position(|c| *c == call) {
+                            missing.swap_remove(m);
+                            found.push((
+                                to,
+                                Kept {
+                                    entry,
+                                    message,
+                                    role: Role::ToolResult,
+                                    tools,
+                                },
+                            ));
+                        }
+                    }
+                    _ if depth < SIDE_DEPTH
+                        && matches!(entry.facts.body, Body::Metadata { .. }) =>
+                    {
+                        for child in children(entry.id())? {
+                            queue.push((child, depth + 1));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let added = found.len();
+        kept.splice(last + 1..last + 1, found);
+        k = last + 1 + added;
+    }
+    Ok(())
+}
+
 /// `build_context` over a checked path, root first, for the pure function and the
 /// store alike.
-pub(crate) fn build(
-    path: &[PathEntry<'_>],
+pub(crate) fn build<'a>(
+    path: &[PathEntry<'a>],
     leaf_id: &str,
     options: &ContextOptions,
     exists: &dyn Fn(&str) -> bool,
+    children: ChildrenOf<'a, '_>,
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
     if options.strict_roles {
@@ -863,6 +984,10 @@ pub(crate) fn build(
                 tools,
             },
         ));
+    }
+
+    if profile == Some(Profile::ClaudeCode) && options.on_defect == OnDefect::Error {
+        recover_side_results(&mut kept, path, children, &mut reader, &mut tape)?;
     }
 
     // Interactions: a start at K[0] and at every user message.

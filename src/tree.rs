@@ -79,6 +79,8 @@ pub(crate) fn path_indices(entries: &[Entry], leaf_id: &str) -> Result<Vec<usize
 pub(crate) struct IdIndex<'a> {
     entries: &'a [Entry],
     by_id: HashMap<&'a str, usize>,
+    /// The children of each parent id, in slice order; built on first use.
+    by_parent: std::cell::OnceCell<HashMap<&'a str, Vec<usize>>>,
 }
 
 impl<'a> IdIndex<'a> {
@@ -93,7 +95,35 @@ impl<'a> IdIndex<'a> {
                 });
             }
         }
-        Ok(IdIndex { entries, by_id })
+        Ok(IdIndex {
+            entries,
+            by_id,
+            by_parent: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// The entries whose parent is `id`, in slice order. The first call indexes every
+    /// parent link (O(entries)); each call after that costs the children.
+    pub(crate) fn children(&self, id: &str) -> Vec<PathEntry<'a>> {
+        let entries = self.entries;
+        let by_parent = self.by_parent.get_or_init(|| {
+            let mut by_parent: HashMap<&'a str, Vec<usize>> = HashMap::new();
+            for (i, entry) in entries.iter().enumerate() {
+                if let Some(parent) = entry.parent_id() {
+                    by_parent.entry(parent).or_default().push(i);
+                }
+            }
+            by_parent
+        });
+        by_parent
+            .get(id)
+            .map(|children| {
+                children
+                    .iter()
+                    .map(|&i| PathEntry::of(&entries[i]))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub(crate) fn contains(&self, id: &str) -> bool {

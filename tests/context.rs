@@ -1246,6 +1246,73 @@ fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_afte
     assert_eq!(both(&all, "r-m", &defaults()).unwrap().messages.len(), 5);
 }
 
+/// Rule (docs/contract.md §12, Claude Code): a reply written one block per line hangs
+/// each result on the block line it answers (or on a progress line under it), so the
+/// path misses some; the profile finds them among the side children of the reply's
+/// lines and sends them after the merged reply, instead of synthesizing "aborted".
+#[test]
+fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_reply() {
+    let part = |id: &str, parent: &str, block: &str| {
+        assistant_json(
+            id,
+            parent,
+            &format!(r#""content":[{block}],"responseId":"msg_1""#),
+        )
+    };
+    let call =
+        |id: &str| format!(r#"{{"type":"toolCall","id":"{id}","name":"t","arguments":{{}}}}"#);
+    let progress = |id: &str, parent: &str| {
+        format!(
+            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"claude.progress","value":{{}}}}"#
+        )
+    };
+    // One reply in 3 lines: text, call k, call m. k's result hangs on k's line (a side
+    // branch), m's on a progress line under m's line; a side user line is no result.
+    let all = lines(&[
+        &root_user("u-1"),
+        &part("a-1", "u-1", r#"{"type":"text","text":"two calls"}"#),
+        &part("a-2", "a-1", &call("k")),
+        &part("a-3", "a-2", &call("m")),
+        &result("r-k", "a-2", "k"),
+        &user_msg("u-side", "a-1"),
+        &progress("p-m", "a-3"),
+        &result("r-m", "p-m", "m"),
+        &user_msg("u-2", "a-3"),
+    ]);
+    let c = both(&all, "u-2", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:",
+            "toolResult:m:",
+            "user"
+        ]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m", "u-2"]);
+    assert!(c.defects.is_empty(), "{:?}", c.defects);
+    // An explicit onDefect reads the path only: both calls are synthesized.
+    let synthesized = both(
+        &all,
+        "u-2",
+        &options(r#"{"profile":"claude-code","onDefect":"synthesize"}"#),
+    )
+    .unwrap();
+    assert_eq!(synthesized.defects.len(), 2);
+    // A result the walk cannot reach (under another reply) is not taken.
+    let far = lines(&[
+        &root_user("u-1"),
+        &part("a-1", "u-1", &call("k")),
+        &user_msg("u-2", "a-1"),
+        &result("r-k", "u-2", "k"),
+        &user_msg("u-3", "u-2"),
+    ]);
+    let c = both(&far, "u-3", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(c.defects.len(), 1);
+    assert!(c.defects[0].synthesized());
+}
+
 #[test]
 fn profile_auto_follows_the_imported_format_of_the_root() {
     let root = |format: &str| {

@@ -86,3 +86,37 @@ fn torn_codex_rollout_imports_what_it_holds() {
     let lines = check_golden("codex-torn.jsonl", Format::Codex);
     assert_opens(&lines);
 }
+
+/// Rule (docs/contract.md §12, import): a line the importer cannot map, with no known
+/// parent, hangs under the entry written before it, so a file ending in one (Claude
+/// Code's `last-prompt`, a kind not known here) still has its conversation on the
+/// store's latest leaf's path, not an empty branch under the root.
+#[test]
+fn trailing_unknown_line_keeps_the_conversation_on_the_latest_leaf() {
+    let source = concat!(
+        r#"{"parentUuid":null,"sessionId":"s","type":"user","uuid":"u1","timestamp":"2025-09-01T10:00:00.000Z","message":{"role":"user","content":"hi"}}"#,
+        "\n",
+        r#"{"parentUuid":"u1","sessionId":"s","type":"assistant","uuid":"a1","timestamp":"2025-09-01T10:00:01.000Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello"}]}}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"hi","sessionId":"s"}"#,
+        "\n",
+        r#"{"type":"some-future-kind","sessionId":"s"}"#,
+        "\n",
+    );
+    let imported = import(Format::ClaudeCode, source.as_bytes()).unwrap();
+    assert_eq!(imported.report.unmapped.len(), 2);
+    assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("a1"));
+    let dir = temp_dir("interop-trailing-raw");
+    let tmp = dir.join("s.jsonl");
+    std::fs::write(&tmp, imported.lines.join("\n") + "\n").unwrap();
+    let (store, _) = Store::open_jsonl(&tmp).unwrap();
+    let latest = store.latest_leaf().unwrap().unwrap();
+    let path: Vec<String> = store
+        .path_to(&latest.id)
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    assert!(path.iter().any(|id| id == "u1") && path.iter().any(|id| id == "a1"));
+    assert_eq!(path.last(), Some(&latest.id));
+}

@@ -9,10 +9,12 @@
 //! file, before (default options) and after (the profile): the table of
 //! `tests/interop/AFTER.md`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use session::interop::import;
-use session::{Context, ContextOptions, EntryKind, build_context, parse_entries, path_to};
+use session::{Context, ContextOptions, EntryKind, Store, build_context, parse_entries, path_to};
 
 fn corpus_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, into: &mut Vec<PathBuf>) {
@@ -134,6 +136,35 @@ fn every_corpus_file_resumes_at_its_resume_leaf_with_its_agents_profile() {
         let unanswered = unanswered_calls(&context);
         if !unanswered.is_empty() {
             failures.push(format!("{name}: unanswered calls {unanswered:?}"));
+        }
+        // Claude Code's results hung on side lines of a split reply are found, not
+        // answered "aborted": no synthesized result for a call the file answers.
+        let answered: Vec<String> = entries
+            .iter()
+            .filter_map(|e| {
+                let v: serde_json::Value = serde_json::from_str(e.json()).ok()?;
+                Some(v["message"]["toolCallId"].as_str()?.to_owned())
+            })
+            .collect();
+        let wrongly_synthesized: Vec<&str> = context
+            .defects
+            .iter()
+            .filter(|d| d.synthesized() && answered.contains(&d.tool_call_id))
+            .map(|d| d.tool_call_id.as_str())
+            .collect();
+        if !wrongly_synthesized.is_empty() {
+            failures.push(format!(
+                "{name}: synthesized for answered calls {wrongly_synthesized:?}"
+            ));
+        }
+        // The store's index finds the same side results as the pure function.
+        let dir = common::temp_dir("interop-resume");
+        let tmp = dir.join("s.jsonl");
+        std::fs::write(&tmp, imported.lines.join("\n") + "\n").unwrap();
+        let (store, _) = Store::open_jsonl(&tmp).unwrap();
+        let from_store = store.build_context(&leaf, &profile, None).unwrap();
+        if from_store.messages != context.messages {
+            failures.push(format!("{name}: the store's context differs"));
         }
         let nearest = path_to(&entries, &leaf)
             .unwrap()

@@ -1110,7 +1110,8 @@ impl<'s> Builder<'s> {
 
     /// Keeps a line that cannot be mapped as a metadata entry
     /// `<format>.unmapped` = `{"line":N,"reason":…,"raw":TEXT}` (TEXT lossy only
-    /// when the line is not UTF-8, then `"lossy":true`), under `parent` or the root.
+    /// when the line is not UTF-8, then `"lossy":true`), under `parent`, or else under
+    /// the entry written last, or the root when none is.
     pub(crate) fn raw(
         &mut self,
         line: u64,
@@ -1119,9 +1120,16 @@ impl<'s> Builder<'s> {
         parent: Option<String>,
     ) -> Result<(), Error> {
         self.current_line = line;
+        // With no known parent, the line hangs under the entry written last (file
+        // order), so that a file ending in such a line (Claude Code's `last-prompt`)
+        // still has the conversation on its latest leaf's path; the root only when
+        // nothing is written yet.
         let parent = match parent {
             Some(p) if self.has_id(&p) => p,
-            _ => self.root(0.0)?,
+            _ => match self.last_id() {
+                Some(last) => last,
+                None => self.root(0.0)?,
+            },
         };
         let id = self.fresh_id(&format!("{}-line-{line}", self.format.key_prefix()));
         let raw = match std::str::from_utf8(text) {

@@ -894,6 +894,7 @@ impl Store {
                 leaf_id,
                 options,
                 &|id| inner.log.find(id).is_some(),
+                &|id| inner.log.child_entries(id),
                 estimate,
             )
         })

@@ -10,6 +10,7 @@ use super::log::Log;
 use super::nav::Links;
 use crate::error::Error;
 use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
+use crate::tree::PathEntry;
 
 impl Log {
     /// The links of the entry at `at` (a base read that fails is noted).
@@ -58,6 +59,22 @@ impl Log {
             at = links.next_sibling;
         }
         Ok(nodes)
+    }
+
+    /// The entries whose parent is `id`, in commit order, as borrowed path entries
+    /// (what `build_context`'s Claude Code profile reads off the path). O(children).
+    pub(crate) fn child_entries(&self, id: &str) -> Result<Vec<PathEntry<'_>>, Error> {
+        let parent = self.position(id)?;
+        let mut entries = Vec::new();
+        let mut at = self.links(parent).map_or(NONE, |l| l.first_child);
+        while let Some(links) = self.links(at) {
+            let (json, facts) = self
+                .entry(at)
+                .ok_or_else(|| Error::internal("a child in the index is not in the log"))?;
+            entries.push(PathEntry { json, facts });
+            at = links.next_sibling;
+        }
+        Ok(entries)
     }
 
     /// The entries without a parent in the store, in commit order. O(roots).
