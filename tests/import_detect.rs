@@ -11,27 +11,7 @@ use common::temp_dir;
 use session::Error;
 use session::interop::{Format, import, import_file};
 
-fn corpus_files(folder: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, into: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, into);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                into.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/interop/corpus")
-            .join(folder),
-        &mut files,
-    );
-    files.sort();
-    files
-}
+use common::corpus_files;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

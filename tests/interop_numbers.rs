@@ -5,32 +5,27 @@
 //! real sessions (tests/interop/corpus): what an import carries over keeps each token
 //! exactly, and a pi file exported back holds its messages' tokens exactly.
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use session::interop::{Format, export_pi, import};
 use session::parse_entries;
 
 fn corpus_files() -> Vec<(Format, PathBuf)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus");
-    let mut files = Vec::new();
-    for (dir, format) in [
+    let mut files: Vec<(Format, PathBuf)> = [
         ("pi", Format::Pi),
         ("claude-code", Format::ClaudeCode),
         ("codex", Format::Codex),
-    ] {
-        let mut stack = vec![root.join(dir)];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|e| e == "jsonl") {
-                    files.push((format, path));
-                }
-            }
-        }
-    }
+    ]
+    .into_iter()
+    .flat_map(|(dir, format)| {
+        common::corpus_files(dir)
+            .into_iter()
+            .map(move |path| (format, path))
+    })
+    .collect();
     files.sort_by(|a, b| a.1.cmp(&b.1));
     files
 }

@@ -11,31 +11,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use session::interop::import;
 use session::{Context, ContextOptions, EntryKind, Store, build_context, parse_entries, path_to};
-
-fn corpus_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, into: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, into);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                into.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&corpus(), &mut files);
-    files.sort();
-    files
-}
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus")
-}
 
 /// The tool calls of `context` that no later message answers, by id.
 fn unanswered_calls(context: &Context) -> Vec<String> {
@@ -105,12 +82,16 @@ fn every_corpus_file_resumes_at_its_resume_leaf_with_its_agents_profile() {
     let profile = ContextOptions::from_json(r#"{"profile":"auto"}"#).unwrap();
     let defaults = ContextOptions::default();
     let mut failures = Vec::new();
-    let files = corpus_files();
+    let files = common::corpus_files("");
     assert!(files.len() >= 40, "{} corpus files", files.len());
     println!("| file | resume leaf | before (defaults) | after (its profile) | defects (after) |");
     println!("|---|---|---|---|---|");
     for file in &files {
-        let name = file.strip_prefix(corpus()).unwrap().display().to_string();
+        let name = file
+            .strip_prefix(common::corpus_dir())
+            .unwrap()
+            .display()
+            .to_string();
         let imported = import(None, &std::fs::read(file).unwrap()).unwrap();
         let leaf = imported
             .report

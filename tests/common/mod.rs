@@ -112,6 +112,31 @@ pub fn within_a_minute<T: Send + 'static>(
         .unwrap_or_else(|_| panic!("{what} hung"))
 }
 
+/// The real session files of other agents, `tests/interop/corpus/` (provenance in its
+/// README): the folder.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus")
+}
+
+/// Every `*.jsonl` under `corpus_dir()/folder` (`""`: the whole corpus), sub-folders
+/// included (Claude Code's sub-agent files), sorted.
+pub fn corpus_files(folder: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![corpus_dir().join(folder)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// The names in `dir`, sorted.
 pub fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
