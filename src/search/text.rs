@@ -139,6 +139,30 @@ pub fn snippet(text: &str, terms: &[&str]) -> String {
     out
 }
 
+/// Whether `term` occurs in `text`, case-insensitively (the folding of [`snippet`]).
+pub(crate) fn contains(text: &str, term: &str) -> bool {
+    let needle: Vec<char> = term.chars().map(fold).collect();
+    if needle.is_empty() {
+        return true;
+    }
+    let folded: Vec<char> = text.chars().map(fold).collect();
+    find(&folded, &needle).is_some()
+}
+
+/// The distinct trigrams (three characters) of `term`, in order; none when it is
+/// shorter than three characters.
+pub(crate) fn trigrams(term: &str) -> Vec<String> {
+    let chars: Vec<char> = term.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    for w in chars.windows(3) {
+        let t: String = w.iter().collect();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// A character folded for case-insensitive matching (its first lowercase character).
 fn fold(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
@@ -198,5 +222,15 @@ mod tests {
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         assert!(s.chars().count() <= SNIPPET_CHARS + 2);
         assert_eq!(snippet("项目名是 tiny-pi", &["项目名"]), "项目名是 tiny-pi");
+    }
+
+    #[test]
+    fn a_term_is_found_as_a_substring_in_any_case_and_split_into_trigrams() {
+        assert!(contains("where is the Flamingo config", "flAMINGO"));
+        assert!(!contains("flam ingo", "flamingo"));
+        assert!(contains("项目名是 tiny-pi", "项目名"));
+        assert_eq!(trigrams("abcab"), ["abc", "bca", "cab"]);
+        assert_eq!(trigrams("aaaa"), ["aaa"]);
+        assert!(trigrams("ab").is_empty());
     }
 }
