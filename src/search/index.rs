@@ -67,6 +67,7 @@ CREATE INDEX errors_by_file ON errors(file);
 CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0',
                                       detail = none);
+INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
 PRAGMA user_version = 2;
 ";
 
@@ -212,6 +213,8 @@ fn open_index(path: &Path) -> Result<Option<Connection>, Fail> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // Disposable: a crash may cost the index, never a session, so no fsync.
     conn.pragma_update(None, "synchronous", "OFF")?;
+    // A build touches the FTS5 segments over and over: keep them in memory (KiB).
+    conn.pragma_update(None, "cache_size", -65536)?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         return Ok(Some(conn));

@@ -149,16 +149,24 @@ pub(crate) fn contains(text: &str, term: &str) -> bool {
     find(&folded, &needle).is_some()
 }
 
-/// The distinct trigrams (three characters) of `term`, in order; none when it is
-/// shorter than three characters.
+/// Trigrams (three characters) of `term` that together cover it: the non-overlapping
+/// ones from its start, and the last one when the length is not a multiple of three;
+/// none when it is shorter than three characters. Fewer trigrams than all of them make
+/// fewer posting lists to intersect; the term itself is checked afterwards.
 pub(crate) fn trigrams(term: &str) -> Vec<String> {
     let chars: Vec<char> = term.chars().collect();
     let mut out: Vec<String> = Vec::new();
-    for w in chars.windows(3) {
+    let mut add = |w: &[char]| {
         let t: String = w.iter().collect();
         if !out.contains(&t) {
             out.push(t);
         }
+    };
+    for w in chars.chunks_exact(3) {
+        add(w);
+    }
+    if chars.len() % 3 != 0 && chars.len() >= 3 {
+        add(&chars[chars.len() - 3..]);
     }
     out
 }
@@ -229,8 +237,9 @@ mod tests {
         assert!(contains("where is the Flamingo config", "flAMINGO"));
         assert!(!contains("flam ingo", "flamingo"));
         assert!(contains("项目名是 tiny-pi", "项目名"));
-        assert_eq!(trigrams("abcab"), ["abc", "bca", "cab"]);
-        assert_eq!(trigrams("aaaa"), ["aaa"]);
+        assert_eq!(trigrams("flamingo"), ["fla", "min", "ngo"]);
+        assert_eq!(trigrams("abcabc"), ["abc"]);
+        assert_eq!(trigrams("项目名"), ["项目名"]);
         assert!(trigrams("ab").is_empty());
     }
 }
