@@ -7,9 +7,10 @@
 //!   last committed entry (its latest leaf);
 //! - `entries`: every committed entry of those files (id, seq, role, timestamp, the row
 //!   of its parent, whether it is on the latest leaf's path);
-//! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive) of the text a person
-//!   reads, keyed by the entry's row;
-//! - `errors`: the corrupt lines found in those files.
+//! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive, no positions:
+//!   `detail=none`) of the text a person reads, keyed by the entry's row;
+//! - `errors`: the corrupt lines found in those files;
+//! - `state`: the folder's fingerprint when last brought up to date (see [`fingerprint`]).
 //!
 //! A search first brings the index up to date in one `BEGIN IMMEDIATE` transaction (a
 //! second process waits on SQLite's lock, up to [`BUSY_TIMEOUT`]), then queries it. A

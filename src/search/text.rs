@@ -165,7 +165,7 @@ pub(crate) fn trigrams(term: &str) -> Vec<String> {
     for w in chars.chunks_exact(3) {
         add(w);
     }
-    if chars.len() % 3 != 0 && chars.len() >= 3 {
+    if !chars.len().is_multiple_of(3) && chars.len() >= 3 {
         add(&chars[chars.len() - 3..]);
     }
     out
