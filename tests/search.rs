@@ -504,3 +504,60 @@ fn cli_search_json_is_the_library_result_and_a_corrupt_line_exits_1() {
     ]);
     assert_eq!(code, 64);
 }
+
+#[test]
+fn a_sidecar_of_an_older_schema_version_is_rebuilt() {
+    let dir = chapter_dir("search-sidecar-old-version");
+    let before = find(&dir, "tiny-pi");
+    fs::remove_file(dir.join(SIDECAR)).expect("remove");
+    // Version 1: the FTS5 table with positions, no `state` table.
+    let old = rusqlite::Connection::open(dir.join(SIDECAR)).expect("open");
+    old.execute_batch(
+        "CREATE TABLE files(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+         CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0');
+         PRAGMA user_version = 1;",
+    )
+    .expect("old schema");
+    drop(old);
+    let after = find(&dir, "tiny-pi");
+    assert_eq!(ids(&after), ids(&before));
+    assert!(after.bytes_read > 0, "the old index was not read from");
+    let rebuilt = rusqlite::Connection::open(dir.join(SIDECAR)).expect("open");
+    let version: i64 = rebuilt
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("version");
+    assert!(version > 1, "user_version {version}");
+}
+
+#[test]
+fn a_term_is_matched_whole_not_as_its_scattered_trigrams() {
+    let dir = temp_dir("search-trigrams-scattered");
+    let both = user("u-1", None, "the Flamingo config");
+    let scattered = user("u-2", Some("u-1"), "flam ingo lamingo");
+    write_file(
+        &dir.join("s.jsonl"),
+        format!("{both}\n{scattered}\n").as_bytes(),
+    );
+    assert_eq!(sorted_ids(&dir, "flamingo"), ["u-1"]);
+    assert_eq!(sorted_ids(&dir, "FLAMINGO conf"), ["u-1"]);
+    assert_eq!(sorted_ids(&dir, "lamingo"), ["u-1", "u-2"]);
+}
+
+#[test]
+fn an_unchanged_folder_is_not_read_and_a_changed_one_is() {
+    let dir = chapter_dir("search-fingerprint");
+    let path = dir.join("chapter.jsonl");
+    find(&dir, "tiny-pi");
+    let again = find(&dir, "tiny-pi");
+    assert_eq!(again.bytes_read, 0);
+    // A new file beside an unchanged one, then a grown one: each is seen.
+    let other = format!("{}\n", user("o-1", None, "tiny-pi too"));
+    write_file(&dir.join("other.jsonl"), other.as_bytes());
+    let result = find(&dir, "tiny-pi");
+    assert!(ids(&result).contains(&"o-1"));
+    assert_eq!(result.sessions, 2);
+    let grown = append(&path, &assistant("c-new", "meta-cwd", "a penguin"));
+    let result = find(&dir, "penguin");
+    assert_eq!(ids(&result), ["c-new"]);
+    assert_eq!(result.bytes_read, grown);
+}

@@ -7,9 +7,10 @@
 //!   last committed entry (its latest leaf);
 //! - `entries`: every committed entry of those files (id, seq, role, timestamp, the row
 //!   of its parent, whether it is on the latest leaf's path);
-//! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive) of the text a person
-//!   reads, keyed by the entry's row;
-//! - `errors`: the corrupt lines found in those files.
+//! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive, no positions:
+//!   `detail=none`) of the text a person reads, keyed by the entry's row;
+//! - `errors`: the corrupt lines found in those files;
+//! - `state`: the folder's fingerprint when last brought up to date (see [`fingerprint`]).
 //!
 //! A search first brings the index up to date in one `BEGIN IMMEDIATE` transaction (a
 //! second process waits on SQLite's lock, up to [`BUSY_TIMEOUT`]), then queries it. A
@@ -28,7 +29,7 @@ use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, TransactionBehavior,
 };
 
-use super::text::{readable, snippet, terms};
+use super::text::{contains, readable, snippet, terms, trigrams};
 use super::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoFailure, IoOp};
@@ -36,7 +37,9 @@ use crate::recover::{LineScanner, MAX_LINE_BYTES};
 use crate::store::open_regular_with;
 
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
-const SCHEMA_VERSION: i64 = 1;
+/// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
+/// folder's fingerprint.
+const SCHEMA_VERSION: i64 = 2;
 /// How long a search waits for another process's update of the index.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// The first block of a file, whose hash tells a replaced file from a grown one.
@@ -62,8 +65,11 @@ CREATE INDEX entries_by_id ON entries(file, entry_id);
 CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
 CREATE INDEX errors_by_file ON errors(file);
-CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0');
-PRAGMA user_version = 1;
+CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0',
+                                      detail = none);
+INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
+PRAGMA user_version = 2;
 ";
 
 /// What the index knows of a file, by name (see [`update`]).
@@ -208,6 +214,8 @@ fn open_index(path: &Path) -> Result<Option<Connection>, Fail> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // Disposable: a crash may cost the index, never a session, so no fsync.
     conn.pragma_update(None, "synchronous", "OFF")?;
+    // A build touches the FTS5 segments over and over: keep them in memory (KiB).
+    conn.pragma_update(None, "cache_size", -65536)?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         return Ok(Some(conn));
@@ -264,9 +272,73 @@ fn run(
     found: &[Found],
     query: &SearchQuery,
 ) -> Result<SearchResult, Fail> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut result = SearchResult::default();
     let mut file_errors = Vec::new();
+    let print = fingerprint(found);
+    let seen: Option<i64> = conn
+        .query_row(
+            "SELECT value FROM state WHERE key = 'fingerprint'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if seen != Some(print) {
+        update_all(conn, dir, found, print, &mut result, &mut file_errors)?;
+    }
+    result.hits = query_hits(conn, query)?;
+    let (sessions, entries) = conn.query_row(
+        "SELECT count(*), coalesce(sum(entries), 0) FROM files",
+        [],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+    )?;
+    result.sessions = sessions.max(0) as u64;
+    result.entries = entries.max(0) as u64;
+    result.errors = file_errors;
+    let mut stmt = conn.prepare(
+        "SELECT f.name, e.line, e.reason, e.message FROM errors e JOIN files f ON f.id = e.file
+         ORDER BY f.name, e.line LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([MAX_ERRORS], |r| {
+        Ok(SearchError {
+            path: r.get(0)?,
+            line: r.get::<_, Option<i64>>(1)?.map(|l| l.max(0) as u64),
+            reason: r.get(2)?,
+            message: r.get(3)?,
+        })
+    })?;
+    for row in rows {
+        result.errors.push(row?);
+    }
+    Ok(result)
+}
+
+/// The folder as one search saw it: a hash of every session file's name, identity,
+/// size and modification time (what [`update`] compares before it reads a file).
+fn fingerprint(found: &[Found]) -> i64 {
+    let mut bytes = Vec::with_capacity(found.len().saturating_mul(64));
+    for f in found {
+        bytes.extend_from_slice(f.name.as_bytes());
+        bytes.push(0);
+        for n in [f.meta.dev(), f.meta.ino(), f.meta.size()] {
+            bytes.extend_from_slice(&n.to_le_bytes());
+        }
+        bytes.extend_from_slice(&mtime_ns(&f.meta).to_le_bytes());
+    }
+    xxhash_rust::xxh64::xxh64(&bytes, 0) as i64
+}
+
+/// Brings the index of every file of `found` up to date in one transaction, drops
+/// the files no longer there, and records `print` when every file could be read (a
+/// later search of a folder with the same fingerprint checks no file).
+fn update_all(
+    conn: &mut Connection,
+    dir: &Path,
+    found: &[Found],
+    print: i64,
+    result: &mut SearchResult,
+    file_errors: &mut Vec<SearchError>,
+) -> Result<(), Fail> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Prepared once: a search looks up every file of the folder, most of them unchanged.
     let mut lookup = tx.prepare(LOOKUP)?;
     for file in found {
@@ -299,32 +371,16 @@ fn run(
             forget(&tx, &name)?;
         }
     }
+    // A file that could not be read is tried again by the next search.
+    match file_errors.is_empty() {
+        true => tx.execute(
+            "INSERT OR REPLACE INTO state(key, value) VALUES('fingerprint', ?1)",
+            [print],
+        )?,
+        false => tx.execute("DELETE FROM state WHERE key = 'fingerprint'", [])?,
+    };
     tx.commit()?;
-    result.hits = query_hits(conn, query)?;
-    let (sessions, entries) = conn.query_row(
-        "SELECT count(*), coalesce(sum(entries), 0) FROM files",
-        [],
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-    )?;
-    result.sessions = sessions.max(0) as u64;
-    result.entries = entries.max(0) as u64;
-    result.errors = file_errors;
-    let mut stmt = conn.prepare(
-        "SELECT f.name, e.line, e.reason, e.message FROM errors e JOIN files f ON f.id = e.file
-         ORDER BY f.name, e.line LIMIT ?1",
-    )?;
-    let rows = stmt.query_map([MAX_ERRORS], |r| {
-        Ok(SearchError {
-            path: r.get(0)?,
-            line: r.get::<_, Option<i64>>(1)?.map(|l| l.max(0) as u64),
-            reason: r.get(2)?,
-            message: r.get(3)?,
-        })
-    })?;
-    for row in rows {
-        result.errors.push(row?);
-    }
-    Ok(result)
+    Ok(())
 }
 
 /// Removes every row of the file `name`.
@@ -631,8 +687,12 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
     let mut filters: Vec<String> = Vec::new();
     let ranked = !long.is_empty();
     if ranked {
+        // `detail=none` keeps no positions, so no phrase query: every trigram of every
+        // term must occur (the index's candidates, ranked by bm25), and each candidate's
+        // text is then checked for the terms themselves.
         let fts = long
             .iter()
+            .flat_map(|t| trigrams(t))
             .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" AND ");
@@ -658,8 +718,6 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
     if query.latest_path_only {
         filters.push("e.on_latest = 1".into());
     }
-    params.push(Value::Integer(query.limit as i64));
-    let limit = params.len();
     let (score, order) = match ranked {
         true => ("-bm25(texts)", "bm25(texts), f.name, e.seq"),
         false => ("0.0", "f.name, e.seq"),
@@ -667,13 +725,19 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
     let sql = format!(
         "SELECT f.name, e.entry_id, e.seq, e.role, e.timestamp, e.on_latest, texts.text, {score}
          FROM texts JOIN entries e ON e.id = texts.rowid JOIN files f ON f.id = e.file
-         WHERE {} ORDER BY {order} LIMIT ?{limit}",
+         WHERE {} ORDER BY {order}",
         filters.join(" AND ")
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
+    let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+    let mut hits = Vec::new();
+    while hits.len() < query.limit as usize {
+        let Some(r) = rows.next()? else { break };
         let text: String = r.get(6)?;
-        Ok(Hit {
+        if !long.iter().all(|t| contains(&text, t)) {
+            continue;
+        }
+        hits.push(Hit {
             path: r.get(0)?,
             entry_id: r.get(1)?,
             seq: r.get::<_, i64>(2)?.max(0) as u64,
@@ -682,7 +746,7 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
             snippet: snippet(&text, &terms),
             score: r.get(7)?,
             on_latest_path: r.get::<_, i64>(5)? != 0,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        });
+    }
+    Ok(hits)
 }

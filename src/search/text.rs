@@ -139,6 +139,38 @@ pub fn snippet(text: &str, terms: &[&str]) -> String {
     out
 }
 
+/// Whether `term` occurs in `text`, case-insensitively (the folding of [`snippet`]).
+pub(crate) fn contains(text: &str, term: &str) -> bool {
+    let needle: Vec<char> = term.chars().map(fold).collect();
+    if needle.is_empty() {
+        return true;
+    }
+    let folded: Vec<char> = text.chars().map(fold).collect();
+    find(&folded, &needle).is_some()
+}
+
+/// Trigrams (three characters) of `term` that together cover it: the non-overlapping
+/// ones from its start, and the last one when the length is not a multiple of three;
+/// none when it is shorter than three characters. Fewer trigrams than all of them make
+/// fewer posting lists to intersect; the term itself is checked afterwards.
+pub(crate) fn trigrams(term: &str) -> Vec<String> {
+    let chars: Vec<char> = term.chars().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |w: &[char]| {
+        let t: String = w.iter().collect();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    };
+    for w in chars.chunks_exact(3) {
+        add(w);
+    }
+    if !chars.len().is_multiple_of(3) && chars.len() >= 3 {
+        add(&chars[chars.len() - 3..]);
+    }
+    out
+}
+
 /// A character folded for case-insensitive matching (its first lowercase character).
 fn fold(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
@@ -198,5 +230,16 @@ mod tests {
         assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
         assert!(s.chars().count() <= SNIPPET_CHARS + 2);
         assert_eq!(snippet("项目名是 tiny-pi", &["项目名"]), "项目名是 tiny-pi");
+    }
+
+    #[test]
+    fn a_term_is_found_as_a_substring_in_any_case_and_split_into_trigrams() {
+        assert!(contains("where is the Flamingo config", "flAMINGO"));
+        assert!(!contains("flam ingo", "flamingo"));
+        assert!(contains("项目名是 tiny-pi", "项目名"));
+        assert_eq!(trigrams("flamingo"), ["fla", "min", "ngo"]);
+        assert_eq!(trigrams("abcabc"), ["abc"]);
+        assert_eq!(trigrams("项目名"), ["项目名"]);
+        assert!(trigrams("ab").is_empty());
     }
 }
