@@ -272,9 +272,9 @@ pub enum Error {
     #[error("{}", not_importable(*.detected, *.requested))]
     NotImportable {
         /// The format the source's first lines show, if any.
-        detected: Option<crate::interop::Format>,
+        detected: Option<crate::interop::format::Format>,
         /// The format asked for; `None` for detection.
-        requested: Option<crate::interop::Format>,
+        requested: Option<crate::interop::format::Format>,
     },
     /// The token estimator failed for a message, or returned a negative or non-finite
     /// number; `entry_id` names the message's entry (the compaction for the summary).
@@ -393,8 +393,8 @@ impl Error {
 }
 
 fn not_importable(
-    detected: Option<crate::interop::Format>,
-    requested: Option<crate::interop::Format>,
+    detected: Option<crate::interop::format::Format>,
+    requested: Option<crate::interop::format::Format>,
 ) -> String {
     match (detected, requested) {
         (Some(found), Some(asked)) if found != asked => format!(

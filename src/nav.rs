@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+pub use crate::entry::LABEL_KEY;
 pub use crate::preview::{escape_controls, preview};
 
 use crate::error::Error;
@@ -308,9 +309,6 @@ impl Label {
 pub fn labels_json(labels: &[Label]) -> String {
     crate::json::array(labels.iter().map(Label::to_json))
 }
-
-/// The metadata key of a label entry (docs/contract.md §6.3).
-pub const LABEL_KEY: &str = "session.label";
 
 /// What a `session.label` value says: its target and the label, `None` to clear.
 /// `None` for a value that is not a label (validation at append is the entry

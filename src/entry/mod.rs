@@ -364,5 +364,6 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
 mod tests;
 mod validate;
 
+pub use validate::LABEL_KEY;
 use validate::{Check, Segment};
 pub(crate) use validate::{EntryParser, ParseFault};

@@ -3,9 +3,11 @@
 
 use crate::error::{EntryError, Error, LineFault};
 use crate::json::{self, Kind, MAX_DEPTH, Tape};
-use crate::nav::LABEL_KEY;
 
 use super::*;
+
+/// The metadata key of a label entry (docs/contract.md §6.3).
+pub const LABEL_KEY: &str = "session.label";
 
 /// Why a text is not an entry: bad JSON, or the wrong shape.
 #[derive(Debug)]

@@ -14,6 +14,7 @@
 
 pub mod claude;
 pub mod codex;
+pub(crate) mod format;
 mod lenient;
 pub mod pi;
 mod time;
@@ -34,156 +35,16 @@ use crate::json::Object;
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{open_regular, sync_dir};
 use crate::tree::PathEntry;
+use format::Detector;
 use lenient::{Lenient, MarkerScan};
 use written::Written;
 
+pub use format::Format;
 pub use pi::export_pi;
 // The one date arithmetic of the crate, for the `session` binary and the benchmark
 // (which can only reach the public API); not part of the documented API.
 #[doc(hidden)]
 pub use time::{civil_from_days, millis_to_iso};
-
-/// A foreign session format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Format {
-    /// pi's session file (`@mariozechner/pi-coding-agent`), versions 1–3.
-    Pi,
-    /// A Claude Code transcript (`~/.claude/projects/*/SESSION.jsonl`).
-    ClaudeCode,
-    /// A Codex rollout file (`~/.codex/sessions/**/rollout-*.jsonl`).
-    Codex,
-}
-
-impl Format {
-    /// The format's name on the command line and in the C ABI: `pi`, `claude-code`
-    /// or `codex`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Pi => "pi",
-            Format::ClaudeCode => "claude-code",
-            Format::Codex => "codex",
-        }
-    }
-
-    /// The format named `name`, if there is one.
-    pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Pi, Format::ClaudeCode, Format::Codex]
-            .into_iter()
-            .find(|f| f.name() == name)
-    }
-
-    /// What a file of this format is called in messages: `pi session file`,
-    /// `Claude Code transcript`, `Codex rollout`.
-    pub fn description(self) -> &'static str {
-        match self {
-            Format::Pi => "pi session file",
-            Format::ClaudeCode => "Claude Code transcript",
-            Format::Codex => "Codex rollout",
-        }
-    }
-
-    /// The format of a session file, from its first lines (at most
-    /// 64 non-blank ones are read): pi when the first line is pi's
-    /// `{"type":"session",…}` header (or a line is a pi entry: `id`, `parentId` and a
-    /// pi entry type); Claude Code when a line has `parentUuid` or `sessionId`, or a
-    /// `type` Claude Code writes (`user`, `assistant`, `summary`, `system`,
-    /// `progress`, `file-history-snapshot`, `queue-operation`); Codex when a line's
-    /// `type` is `session_meta`, `response_item`, `event_msg`, `turn_context` or
-    /// `compacted`, a line has `record_type` (an older rollout), or the first line
-    /// has `id`, `timestamp` and `instructions` (an older rollout's header). The
-    /// first line that says decides; `None` when none does.
-    pub fn detect(source: &[u8]) -> Option<Format> {
-        let mut detector = Detector::default();
-        for line in source.split(|&b| b == b'\n') {
-            if detector.done() {
-                break;
-            }
-            detector.feed(line);
-        }
-        detector.found
-    }
-
-    /// The prefix of the metadata keys this format's importer writes (`pi.`,
-    /// `claude.`, `codex.`).
-    fn key_prefix(self) -> &'static str {
-        match self {
-            Format::Pi => "pi",
-            Format::ClaudeCode => "claude",
-            Format::Codex => "codex",
-        }
-    }
-}
-
-/// How many non-blank lines format detection reads at most.
-const DETECT_LINES: usize = 64;
-
-/// Format detection over the first lines of a source.
-#[derive(Default)]
-struct Detector {
-    lines: usize,
-    found: Option<Format>,
-}
-
-impl Detector {
-    fn done(&self) -> bool {
-        self.found.is_some() || self.lines >= DETECT_LINES
-    }
-
-    fn feed(&mut self, line: &[u8]) {
-        if self.done() || line.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
-        self.lines += 1;
-        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        let kind = object.get("type").and_then(Value::as_str).unwrap_or("");
-        let has = |key: &str| object.contains_key(key);
-        self.found = if self.lines == 1 && kind == "session" {
-            Some(Format::Pi)
-        } else if matches!(
-            kind,
-            "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
-        ) || has("record_type")
-            || (self.lines == 1 && has("id") && has("timestamp") && has("instructions"))
-        {
-            Some(Format::Codex)
-        } else if has("parentUuid")
-            || has("sessionId")
-            || matches!(
-                kind,
-                "user"
-                    | "assistant"
-                    | "summary"
-                    | "system"
-                    | "progress"
-                    | "file-history-snapshot"
-                    | "queue-operation"
-            )
-        {
-            Some(Format::ClaudeCode)
-        } else if has("id")
-            && has("parentId")
-            && matches!(
-                kind,
-                "message"
-                    | "model_change"
-                    | "thinking_level_change"
-                    | "compaction"
-                    | "branch_summary"
-                    | "custom"
-                    | "custom_message"
-                    | "label"
-                    | "session_info"
-            )
-        {
-            Some(Format::Pi)
-        } else {
-            None
-        };
-    }
-}
 
 /// A source line that was not imported as what it says; it is in the output as a
 /// metadata entry (`<format>.unmapped`) with its raw text and line number.

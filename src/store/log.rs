@@ -23,9 +23,9 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::index::{Base, Fault, Item, Raw, Tree};
 use super::nav::NavIndex;
-use crate::entry::{Body, Entry, Facts, Message, utf8};
+use crate::entry::{Body, Entry, Facts, LABEL_KEY, Message, utf8};
 use crate::error::Error;
-use crate::nav::{LABEL_KEY, read_label};
+use crate::nav::read_label;
 use crate::tree::{PathEntry, project_messages};
 
 /// Positions: see the index's format, which records them.

@@ -160,6 +160,15 @@ pub struct Snapshot {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// What the HTML view shows, read from the store in one turn.
+pub(crate) struct ViewSnapshot {
+    /// Every committed entry, a JSON array in commit order.
+    pub entries_json: Vec<u8>,
+    pub labels: Vec<Label>,
+    /// The id of the last committed entry (the latest leaf), `None` when empty.
+    pub latest: Option<String>,
+}
+
 /// `[…]` of warnings in their JSON form.
 pub fn warnings_json(warnings: &[Warning]) -> String {
     crate::json::array(warnings.iter().map(Warning::to_json))
@@ -939,13 +948,10 @@ impl Store {
         self.read_with(|inner| Ok(inner.log.labels()))
     }
 
-    /// What [`crate::view`] draws, read in one turn (one snapshot): every entry as a
+    /// What the HTML view draws, read in one turn (one snapshot): every entry as a
     /// JSON array, the labels, and the id of the last committed entry. Fails with
     /// [`Error::UnknownLeaf`] when `leaf` is given and no entry has it.
-    pub(crate) fn view_snapshot(
-        &self,
-        leaf: Option<&str>,
-    ) -> Result<crate::view::ViewSnapshot, Error> {
+    pub(crate) fn view_snapshot(&self, leaf: Option<&str>) -> Result<ViewSnapshot, Error> {
         self.read_with(|inner| {
             if let Some(leaf) = leaf {
                 inner.log.find(leaf).ok_or_else(|| Error::UnknownLeaf {
@@ -954,7 +960,7 @@ impl Store {
             }
             let mut entries_json = Vec::new();
             inner.log.push_entries_json(&mut entries_json)?;
-            Ok(crate::view::ViewSnapshot {
+            Ok(ViewSnapshot {
                 entries_json,
                 labels: inner.log.labels(),
                 latest: inner.log.latest_leaf().map(|node| node.id),

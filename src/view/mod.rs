@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, IoFailure, IoOp};
 use crate::json::Object;
-use crate::nav::{Label, labels_json};
+use crate::nav::labels_json;
 use crate::store::Store;
 
 /// The page's style sheet, inlined.
@@ -52,15 +52,6 @@ impl ViewOptions {
     pub fn from_json(text: &str) -> Result<ViewOptions, Error> {
         crate::options::from_json(text)
     }
-}
-
-/// What the page shows, read from the store in one turn.
-pub(crate) struct ViewSnapshot {
-    /// Every committed entry, a JSON array in commit order.
-    pub entries_json: Vec<u8>,
-    pub labels: Vec<Label>,
-    /// The id of the last committed entry (the latest leaf), `None` when empty.
-    pub latest: Option<String>,
 }
 
 /// The store as one self-contained HTML document (see the module documentation),
