@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 use super::SessionStore;
 use super::errors::FfiError;
 use super::status::*;
-use crate::store::{State, Store};
+use crate::error::Error;
+use crate::store::{OpenReport, State, Store};
 
 /// Runs f with panics caught, then writes its JSON (or the error JSON) to
 /// *out_json and returns the status.
@@ -147,6 +148,61 @@ pub(crate) unsafe fn bytes_arg<'a>(
     // SAFETY: `p` is non-NULL with `len` readable bytes (caller's promise); `len` fits
     // in isize.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Options from options_json, parsed by `parse`; NULL means the defaults.
+///
+/// Safety: options_json is NULL or NUL-terminated.
+pub(crate) unsafe fn options_arg<T: Default>(
+    options_json: *const c_char,
+    parse: impl FnOnce(&str) -> Result<T, Error>,
+) -> Result<T, FfiError> {
+    if options_json.is_null() {
+        return Ok(T::default());
+    }
+    // SAFETY: non-NULL and NUL-terminated (caller's promise).
+    let text = unsafe { str_arg(options_json, "options_json") }?;
+    Ok(parse(text)?)
+}
+
+/// [guard_store] for a query whose answer is a JSON text.
+///
+/// Safety: as [guard_store].
+pub(crate) unsafe fn guard_store_text(
+    store: *const SessionStore,
+    out_json: *mut *mut c_char,
+    query: impl FnOnce(&Store) -> Result<String, Error>,
+) -> SessionStatus {
+    // SAFETY: as the caller guarantees.
+    unsafe { guard_store(store, out_json, |store| Ok(query(store)?.into_bytes())) }
+}
+
+/// Every function that opens a store does it this way: *out_store is NULL on any
+/// failure; `args` reads the arguments; a NULL out_store is refused next, before
+/// anything is created or connected; `open` opens the store from the arguments; the
+/// store goes to *out_store and its report to *out_json.
+///
+/// Safety: out_store and out_json are NULL or writable; `args` reads only pointers
+/// that its caller guarantees.
+pub(crate) unsafe fn open_store<A>(
+    out_store: *mut *mut SessionStore,
+    out_json: *mut *mut c_char,
+    args: impl FnOnce() -> Result<A, FfiError>,
+    open: impl FnOnce(A) -> Result<(Store, OpenReport), Error>,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            clear_store(out_store);
+            let args = args()?;
+            if out_store.is_null() {
+                return Err(null_argument("out_store"));
+            }
+            let (store, report) = open(args)?;
+            set_store(out_store, store)?;
+            Ok(report.to_json().into_bytes())
+        })
+    }
 }
 
 /// Sets *out_store to NULL when it is not NULL (the state on failure).

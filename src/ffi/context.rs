@@ -4,8 +4,7 @@
 use std::ffi::{CString, c_char, c_void};
 
 use super::SessionStore;
-use super::boundary::{guard, guard_store, set_store, str_arg};
-use super::errors::FfiError;
+use super::boundary::{guard, guard_store, options_arg, set_store, str_arg};
 use super::status::SessionStatus;
 use crate::context::{self, ContextOptions};
 use crate::entry::{ParseOptions, parse_entries_with};
@@ -23,18 +22,6 @@ use crate::store::{MemoryOptions, Store};
 pub type SessionTokenEstimator = Option<
     unsafe extern "C" fn(message_json: *const c_char, len: usize, user_data: *mut c_void) -> f64,
 >;
-
-/// Options from options_json; NULL means the defaults.
-///
-/// Safety: options_json is NULL or NUL-terminated.
-unsafe fn context_options(options_json: *const c_char) -> Result<ContextOptions, FfiError> {
-    if options_json.is_null() {
-        return Ok(ContextOptions::default());
-    }
-    // SAFETY: non-NULL and NUL-terminated (caller's promise).
-    let text = unsafe { str_arg(options_json, "options_json") }?;
-    Ok(ContextOptions::from_json(text)?)
-}
 
 /// What the model should see for leaf_id (docs/contract.md §7), over entries_json, a JSON
 /// array of entries in any order, with the default token estimator (a quarter of the
@@ -117,7 +104,7 @@ pub unsafe extern "C" fn session_build_context(
     unsafe {
         guard(out_json, || {
             // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
-            let options = context_options(options_json)?;
+            let options = options_arg(options_json, ContextOptions::from_json)?;
             // SAFETY: as above.
             let (text, leaf) = (
                 str_arg(entries_json, "entries_json")?,
@@ -169,7 +156,7 @@ pub unsafe extern "C" fn session_store_build_context(
     unsafe {
         guard_store(store, out_json, |store| {
             // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
-            let options = context_options(options_json)?;
+            let options = options_arg(options_json, ContextOptions::from_json)?;
             // SAFETY: as above.
             let leaf = str_arg(leaf_id, "leaf_id")?;
             let built = match estimate {
@@ -211,11 +198,8 @@ pub unsafe extern "C" fn session_memory_store_open_with(
     unsafe {
         guard(std::ptr::null_mut(), || {
             super::boundary::clear_store(out_store);
-            let options = match options_json.is_null() {
-                true => MemoryOptions::default(),
-                // SAFETY: the caller guarantees `options_json` is NUL-terminated.
-                false => MemoryOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, MemoryOptions::from_json)?;
             set_store(out_store, Store::memory_with(&options))?;
             Ok(Vec::new())
         })

@@ -32,8 +32,7 @@ use crate::recover::recover_jsonl;
 use crate::repair::repair_jsonl;
 use crate::store::{JsonlOptions, Store};
 use crate::{json, tree};
-use boundary::{bytes_arg, guard, guard_store, set_store, str_arg};
-use errors::FfiError;
+use boundary::{bytes_arg, guard, guard_store, open_store, options_arg, set_store, str_arg};
 
 /// An open session store: in memory (session_memory_store_open) or backed by a JSONL
 /// file (session_jsonl_store_open). Opaque; free it with session_store_close.
@@ -288,22 +287,15 @@ pub unsafe extern "C" fn session_jsonl_store_open(
     out_store: *mut *mut SessionStore,
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
-    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
+    // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable,
+    // and `path` NULL or NUL-terminated.
     unsafe {
-        guard(out_json, || {
-            boundary::clear_store(out_store);
-            // SAFETY: the caller guarantees `path` is NULL or NUL-terminated.
-            let path = str_arg(path, "path")?;
-            if out_store.is_null() {
-                return Err(FfiError::Argument {
-                    name: "out_store",
-                    problem: "is NULL",
-                });
-            }
-            let (store, report) = Store::open_jsonl(path)?;
-            set_store(out_store, store)?;
-            Ok(report.to_json().into_bytes())
-        })
+        open_store(
+            out_store,
+            out_json,
+            || str_arg(path, "path"),
+            Store::open_jsonl,
+        )
     }
 }
 
@@ -376,25 +368,18 @@ pub unsafe extern "C" fn session_jsonl_store_open_with(
 ) -> SessionStatus {
     // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
     unsafe {
-        guard(out_json, || {
-            boundary::clear_store(out_store);
-            // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
-            let path = str_arg(path, "path")?;
-            let options = match options_json.is_null() {
-                true => JsonlOptions::default(),
+        open_store(
+            out_store,
+            out_json,
+            || {
+                // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
+                let path = str_arg(path, "path")?;
                 // SAFETY: as above.
-                false => JsonlOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
-            if out_store.is_null() {
-                return Err(FfiError::Argument {
-                    name: "out_store",
-                    problem: "is NULL",
-                });
-            }
-            let (store, report) = Store::open_jsonl_with(path, &options)?;
-            set_store(out_store, store)?;
-            Ok(report.to_json().into_bytes())
-        })
+                let options = options_arg(options_json, JsonlOptions::from_json)?;
+                Ok((path, options))
+            },
+            |(path, options)| Store::open_jsonl_with(path, &options),
+        )
     }
 }
 

@@ -5,10 +5,11 @@ use std::ffi::c_char;
 use std::path::Path;
 
 use super::SessionStore;
-use super::boundary::{guard, guard_store, str_arg};
+use super::boundary::{guard, guard_store, guard_store_text, options_arg, str_arg};
 use super::status::SessionStatus;
 use crate::list::{ListOptions, list_sessions, sessions_json};
 use crate::nav::TreeOptions;
+use crate::store::Store;
 
 /// The direct children of the entry id, in commit order, as a JSON array of nodes.
 ///
@@ -65,11 +66,7 @@ pub unsafe extern "C" fn session_store_roots(
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
     // SAFETY: as documented for the caller.
-    unsafe {
-        guard_store(store, out_json, |store| {
-            Ok(store.roots_json()?.into_bytes())
-        })
-    }
+    unsafe { guard_store_text(store, out_json, Store::roots_json) }
 }
 
 /// The leaves (entries without children) as {"leaves":[nodes in commit order],
@@ -86,11 +83,7 @@ pub unsafe extern "C" fn session_store_leaves(
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
     // SAFETY: as documented for the caller.
-    unsafe {
-        guard_store(store, out_json, |store| {
-            Ok(store.leaves_json()?.into_bytes())
-        })
-    }
+    unsafe { guard_store_text(store, out_json, Store::leaves_json) }
 }
 
 /// The node of the last committed entry ("resume the latest"), or null when the
@@ -105,11 +98,7 @@ pub unsafe extern "C" fn session_store_latest_leaf(
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
     // SAFETY: as documented for the caller.
-    unsafe {
-        guard_store(store, out_json, |store| {
-            Ok(store.latest_leaf_json()?.into_bytes())
-        })
-    }
+    unsafe { guard_store_text(store, out_json, Store::latest_leaf_json) }
 }
 
 /// A page of the tree in commit order: {"nodes":[…], "count": entries in the store,
@@ -141,11 +130,8 @@ pub unsafe extern "C" fn session_store_tree(
     // SAFETY: as documented for the caller.
     unsafe {
         guard_store(store, out_json, |store| {
-            let options = match options_json.is_null() {
-                true => TreeOptions::default(),
-                // SAFETY: the caller guarantees `options_json` is NUL-terminated.
-                false => TreeOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, TreeOptions::from_json)?;
             Ok(store.tree_json(&options)?.into_bytes())
         })
     }
@@ -166,11 +152,7 @@ pub unsafe extern "C" fn session_store_labels(
     out_json: *mut *mut c_char,
 ) -> SessionStatus {
     // SAFETY: as documented for the caller.
-    unsafe {
-        guard_store(store, out_json, |store| {
-            Ok(store.labels_json()?.into_bytes())
-        })
-    }
+    unsafe { guard_store_text(store, out_json, Store::labels_json) }
 }
 
 /// Lists the sessions in the folder dir (UTF-8): {"sessions":[…]}, one record per
@@ -213,11 +195,8 @@ pub unsafe extern "C" fn session_list_sessions(
         guard(out_json, || {
             // SAFETY: the caller guarantees `dir` is NULL or NUL-terminated.
             let dir = str_arg(dir, "dir")?;
-            let options = match options_json.is_null() {
-                true => ListOptions::default(),
-                // SAFETY: the caller guarantees `options_json` is NUL-terminated.
-                false => ListOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, ListOptions::from_json)?;
             let sessions = list_sessions(Path::new(dir), &options)?;
             Ok(sessions_json(&sessions).into_bytes())
         })

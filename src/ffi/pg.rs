@@ -4,8 +4,7 @@
 use std::ffi::c_char;
 
 use super::SessionStore;
-use super::boundary::{self, guard, set_store, str_arg};
-use super::errors::FfiError;
+use super::boundary::{guard, open_store, options_arg, str_arg};
 use super::status::SessionStatus;
 use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_sessions_json};
 
@@ -77,27 +76,20 @@ pub unsafe extern "C" fn session_pg_store_open(
 ) -> SessionStatus {
     // SAFETY: the caller guarantees `out_json` and `out_store` are NULL or writable.
     unsafe {
-        guard(out_json, || {
-            boundary::clear_store(out_store);
-            // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
-            let conninfo = str_arg(conninfo, "conninfo")?;
-            // SAFETY: as above.
-            let session_id = str_arg(session_id, "session_id")?;
-            let options = match options_json.is_null() {
-                true => PgOptions::default(),
+        open_store(
+            out_store,
+            out_json,
+            || {
+                // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
+                let conninfo = str_arg(conninfo, "conninfo")?;
                 // SAFETY: as above.
-                false => PgOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
-            if out_store.is_null() {
-                return Err(FfiError::Argument {
-                    name: "out_store",
-                    problem: "is NULL",
-                });
-            }
-            let (store, report) = Store::open_pg(conninfo, session_id, &options)?;
-            set_store(out_store, store)?;
-            Ok(report.to_json().into_bytes())
-        })
+                let session_id = str_arg(session_id, "session_id")?;
+                // SAFETY: as above.
+                let options = options_arg(options_json, PgOptions::from_json)?;
+                Ok((conninfo, session_id, options))
+            },
+            |(conninfo, session_id, options)| Store::open_pg(conninfo, session_id, &options),
+        )
     }
 }
 
@@ -126,11 +118,8 @@ pub unsafe extern "C" fn session_pg_list_sessions(
         guard(out_json, || {
             // SAFETY: the caller guarantees the strings are NULL or NUL-terminated.
             let conninfo = str_arg(conninfo, "conninfo")?;
-            let options = match options_json.is_null() {
-                true => PgListOptions::default(),
-                // SAFETY: as above.
-                false => PgListOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
+            // SAFETY: as above.
+            let options = options_arg(options_json, PgListOptions::from_json)?;
             let sessions = list_pg_sessions(conninfo, &options)?;
             Ok(pg_sessions_json(&sessions).into_bytes())
         })

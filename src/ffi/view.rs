@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 
 use super::SessionStore;
-use super::boundary::{guard_store, str_arg};
+use super::boundary::{guard_store, options_arg};
 use super::status::SessionStatus;
 use crate::view::{ViewOptions, render_html};
 
@@ -47,11 +47,8 @@ pub unsafe extern "C" fn session_store_render_html(
     // SAFETY: as documented for the caller.
     unsafe {
         guard_store(store, out_html, |store| {
-            let options = match options_json.is_null() {
-                true => ViewOptions::default(),
-                // SAFETY: the caller guarantees `options_json` is NUL-terminated.
-                false => ViewOptions::from_json(str_arg(options_json, "options_json")?)?,
-            };
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, ViewOptions::from_json)?;
             Ok(render_html(store, &options)?.into_bytes())
         })
     }
