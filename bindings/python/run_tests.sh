@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Python binding tests: a virtualenv under target/python-venv, `pip install
+# Python binding tests: a virtualenv under target/python-venv (scripts/venv.sh), `pip install
 # ./bindings/python` (which runs `cargo build --release --lib` and bundles
 # libsession.so into the wheel), then `python -m pytest` from bindings/python against the
 # installed package (the src layout keeps the sources off sys.path). Needs python3 with
@@ -11,21 +11,15 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${SESSION_PY_VENV:-$repo/target/python-venv}"
-python="${PYTHON:-python3}"
+. "$repo/scripts/venv.sh"
 
 step() { printf -- '-- %s\n' "$*"; }
 
-if [ ! -x "$venv/bin/python" ]; then
-  "$python" -m venv "$venv" || {
-    echo "run_tests.sh: '$python -m venv' failed (Debian: apt-get install python3-venv)" >&2
-    exit 1
-  }
-fi
+venv_make "$venv"
 step "pip install ./bindings/python   ($("$venv/bin/python" --version))"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "cffi>=1.15" pytest
+venv_pip "$venv" "cffi>=1.15" pytest
 # --force-reinstall: the version is the crate's and does not change between builds.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall \
-  --no-deps "$here"
+venv_pip "$venv" --force-reinstall --no-deps "$here"
 
 step "cd bindings/python && python -m pytest   (as a Python user runs it)"
 # The src layout keeps the sources out of sys.path here, so the tests import the

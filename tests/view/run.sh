@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The session view in a real browser: builds the `session` tool, then drives Debian's
 # headless chromium through chromium-driver with Selenium (from PyPI, in a virtualenv
-# under target/view-venv, the way bindings/python/run_tests.sh makes its own), on pages
+# under target/view-venv made by scripts/venv.sh, as bindings/python/run_tests.sh's), on pages
 # written by `session view` from examples/tiny-pi.jsonl, from a hand-made hostile session
 # and from a Claude Code, a Codex and a pi file of tests/interop/corpus/, imported. Needs chromium,
 # chromium-driver and python3 with venv (scripts/prereqs.sh installs them).
@@ -14,7 +14,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${SESSION_VIEW_VENV:-$repo/target/view-venv}"
-python="${PYTHON:-python3}"
+. "$repo/scripts/venv.sh"
 
 step() { printf -- '-- %s\n' "$*"; }
 
@@ -24,14 +24,9 @@ for tool in chromium chromedriver; do
     exit 1
   }
 done
-if [ ! -x "$venv/bin/python" ]; then
-  "$python" -m venv "$venv" || {
-    echo "tests/view/run.sh: '$python -m venv' failed (Debian: apt-get install python3-venv)" >&2
-    exit 1
-  }
-fi
+venv_make "$venv"
 step "pip install selenium pytest   ($("$venv/bin/python" --version))"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "selenium>=4.10" pytest
+venv_pip "$venv" "selenium>=4.10" pytest
 
 step "cargo build --bin session"
 (cd "$repo" && cargo build --quiet --bin session)
