@@ -101,6 +101,14 @@ def row(drv, id):
     return drv.find_element(By.CSS_SELECTOR, '#rows .row[data-id="%s"]' % id)
 
 
+def expand(drv, details):
+    """Opens a collapsed <details> by clicking its summary, and waits until its body is
+    built: the page builds it on the details' toggle event, which the browser fires as a
+    task of its own after the click has returned (asserting at once fails now and then)."""
+    details.find_element(By.TAG_NAME, "summary").click()
+    WebDriverWait(drv, 5).until(lambda d: len(details.find_elements(By.XPATH, "./*")) > 1)
+
+
 def test_the_tiny_example_shows_its_tree_and_the_latest_branch(drv, pages):
     open_page(drv, pages["tiny"])
     rows = drv.find_elements(By.CSS_SELECTOR, "#rows .row")
@@ -139,7 +147,7 @@ def test_a_long_tool_result_is_collapsed_and_expands(drv, pages):
     result = drv.find_element(By.CSS_SELECTOR, '[data-id="a1"] details.result')
     assert result.get_attribute("open") is None
     assert "line 40" not in result.text
-    result.find_element(By.TAG_NAME, "summary").click()
+    expand(drv, result)
     pre = result.find_element(By.TAG_NAME, "pre")
     assert pre.is_displayed() and "line 40" in pre.text
     thinking = drv.find_element(By.CSS_SELECTOR, '[data-id="a1"] details.thinking')
@@ -171,7 +179,7 @@ def test_a_compaction_shows_its_summary_and_folds_what_it_replaced(drv, pages):
     assert shown_ids(drv) == ["bu", "ba", "bc"]
     folded = drv.find_element(By.CSS_SELECTOR, "#messages details.folded")
     assert "2 entries replaced by a compaction" in folded.text
-    folded.find_element(By.TAG_NAME, "summary").click()
+    expand(drv, folded)
     assert shown_ids(drv) == ["r", "b1", "bu", "ba", "bc"]
     summary = drv.find_element(By.CSS_SELECTOR, '[data-id="bc"] strong')
     assert summary.text == "Summary"
