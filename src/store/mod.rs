@@ -888,9 +888,9 @@ impl Store {
             None => &mut default,
         };
         self.read_with(|inner| {
-            let path = inner.log.path_view(leaf_id)?;
+            let path = inner.log.path_tail(leaf_id, options.strict_roles)?;
             context::build(
-                &path,
+                path,
                 leaf_id,
                 options,
                 &|id| inner.log.find(id).is_some(),

@@ -58,7 +58,7 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub(crate) use base::{Base, Fault};
-pub(crate) use format::{NONE, ORPHAN, Raw, Stamp};
+pub(crate) use format::{LINKS, NONE, ORPHAN, Raw, Stamp};
 pub use writer::remove_index;
 pub(crate) use writer::{Item, REWRITE_EVERY_APPENDS, REWRITE_EVERY_BYTES, Tree, encode, write};
 
