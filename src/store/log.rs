@@ -23,10 +23,10 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::index::{Base, Fault, Item, Raw, Tree};
 use super::nav::NavIndex;
+use crate::context::{PathTail, take_tail};
 use crate::entry::{Body, Entry, Facts, Message, utf8};
 use crate::error::Error;
 use crate::nav::{LABEL_KEY, read_label};
-use crate::context::{PathTail, take_tail};
 use crate::tree::{PathEntry, project_messages};
 
 /// Positions: see the index's format, which records them.
@@ -261,8 +261,15 @@ impl Log {
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
         self.line_bytes += json.len() as u64 + 1;
-        let replayed = PathEntry { json, facts: &facts }.is_replayed_metadata();
-        if !self.nav.add(self.base.as_ref(), seq, admitted.parent, replayed) {
+        let replayed = PathEntry {
+            json,
+            facts: &facts,
+        }
+        .is_replayed_metadata();
+        if !self
+            .nav
+            .add(self.base.as_ref(), seq, admitted.parent, replayed)
+        {
             self.note(Fault::Index);
         }
         if let Some((target, label)) = label {
@@ -592,10 +599,7 @@ impl Log {
     /// The committed entry at `position` and its ancestors, walking up to the root (or
     /// to a salvaged orphan). Lazy: a caller that stops early pays only for what it
     /// walked.
-    pub(crate) fn ancestors(
-        &self,
-        position: u32,
-    ) -> impl Iterator<Item = PathEntry<'_>> + Clone {
+    pub(crate) fn ancestors(&self, position: u32) -> impl Iterator<Item = PathEntry<'_>> + Clone {
         let mut at = position;
         std::iter::from_fn(move || {
             let view = self.view(at)?;

@@ -11,8 +11,8 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
-use super::index::{LINKS, NONE};
 use super::index::{Base, Tree};
+use super::index::{LINKS, NONE};
 
 /// The tree links of one entry.
 #[derive(Clone, Copy)]
