@@ -19,6 +19,12 @@
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
 //!                                               compaction near the end (contract §7)
+//! cargo bench --bench perf -- resume-bench [--mb 66] [--big]
+//!                                               resume (open + build_context of the latest
+//!                                               leaf) and steady state, with and without
+//!                                               the index, beside pi and SQLite, on a
+//!                                               session with a compaction every 200 turns
+//!                                               (benches/resumebench/)
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
 //! ```
 //!
@@ -38,6 +44,7 @@
 //! - memory: the file's size.
 
 mod navbench;
+mod resumebench;
 mod sessiongen;
 mod sqlitebench;
 
@@ -132,6 +139,8 @@ fn main() {
         Some("resume") => resume(&args[1..]),
         Some("sqlite") => sqlitebench::run(&args[1..]),
         Some("sqlite-rss-child") => sqlitebench::rss_child(&args[1..]),
+        Some("resume-bench") => resumebench::run(&args[1..]),
+        Some("resume-rss-child") => resumebench::rss_child(&args[1..]),
         Some("gen") => {
             let o = parse_options(&args[1..]);
             generate(&o);
@@ -662,11 +671,23 @@ struct CStore(*mut ffi::SessionStore);
 
 impl CStore {
     fn open(path: &Path) -> CStore {
+        CStore::open_with(path, None)
+    }
+
+    /// `session_jsonl_store_open` (options `None`) or `session_jsonl_store_open_with`.
+    fn open_with(path: &Path, options: Option<&CStr>) -> CStore {
         let p = CString::new(path.as_os_str().as_bytes()).unwrap();
         let mut store = std::ptr::null_mut();
         let mut out: *mut c_char = std::ptr::null_mut();
         // SAFETY: valid C strings and out pointers; `out` is freed once.
-        let status = unsafe { ffi::session_jsonl_store_open(p.as_ptr(), &mut store, &mut out) };
+        let status = unsafe {
+            match options {
+                None => ffi::session_jsonl_store_open(p.as_ptr(), &mut store, &mut out),
+                Some(o) => {
+                    ffi::session_jsonl_store_open_with(p.as_ptr(), o.as_ptr(), &mut store, &mut out)
+                }
+            }
+        };
         let text = take(out);
         if status != ffi::SESSION_OK {
             die(&format!(
@@ -1215,8 +1236,10 @@ fn fmt_x(x: f64) -> String {
         format!("{x:.0}×")
     } else if x >= 10.0 {
         format!("{x:.1}×")
-    } else {
+    } else if x >= 0.01 {
         format!("{x:.2}×")
+    } else {
+        format!("{x:.4}×")
     }
 }
 

@@ -23,6 +23,21 @@
  *   append-threads DB LINES T     T threads, each with its own connection (FULL,
  *                                 busy_timeout 60 s), thread t appending lines i with
  *                                 i % T == t in order
+ *   resume DB RUNS [LINES]        resuming a session with compactions (the resume
+ *                                 benchmark): sqlite3_open_v2 + the latest entry
+ *                                 (greatest rowid) = open_ms; then the context's
+ *                                 messages = context_ms: a CTE walks up from that leaf
+ *                                 to the nearest compaction (its firstKeptEntryId and
+ *                                 summary), a second from the compaction's parent up to
+ *                                 that entry; the messages of both walks, root first, as
+ *                                 one JSON array. resume_ms is the two on one clock
+ *                                 (medians of RUNS after one warm-up, close not timed).
+ *                                 With LINES: in one transaction rolled back at the
+ *                                 end, each line (its parentId is replaced by the
+ *                                 current leaf) is inserted, then the context's
+ *                                 messages of the new leaf fetched: steady_ms. Prints
+ *                                 the kept ids of the first run ("id ID").
+ *   resume-rss DB                 VmHWM before open and after open + the context
  *
  * The append commands print append_us (mean wall time per append), then every row in
  * commit (rowid) order as "row ID PARENT" (PARENT "-" when NULL).
@@ -392,9 +407,213 @@ static int append_threads(const char *path, const char *file, int threads) {
     return 0;
 }
 
+/* ---- resume (the resume benchmark) ---------------------------------------------- */
+
+/* From the leaf up to the nearest compaction, that compaction included. */
+static const char *UP_TO_COMPACTION_SQL =
+    "WITH RECURSIVE up(id, parent_id, body, d) AS ("
+    " SELECT id, parent_id, body, 0 FROM entries WHERE id = ?1"
+    " UNION ALL SELECT e.id, e.parent_id, e.body, up.d + 1 FROM entries e JOIN up ON e.id = up.parent_id"
+    " WHERE json_extract(up.body, '$.type') IS NOT 'compaction')"
+    " SELECT id, parent_id, json_extract(body, '$.type'), json_extract(body, '$.message'),"
+    " json_extract(body, '$.firstKeptEntryId'), json_extract(body, '$.summary') FROM up ORDER BY d";
+
+/* From ?1 up to ?2 (the first kept entry), both included, root first. */
+static const char *KEPT_SQL =
+    "WITH RECURSIVE up(id, parent_id, body, d) AS ("
+    " SELECT id, parent_id, body, 0 FROM entries WHERE id = ?1"
+    " UNION ALL SELECT e.id, e.parent_id, e.body, up.d + 1 FROM entries e JOIN up ON e.id = up.parent_id"
+    " WHERE up.id != ?2)"
+    " SELECT id, json_extract(body, '$.type'), json_extract(body, '$.message') FROM up ORDER BY d DESC";
+
+static void text_of(sqlite3_stmt *q, int col, Buf *b) {
+    b->len = 0;
+    put(b, "", 0);
+    const unsigned char *t = sqlite3_column_text(q, col);
+    if (t) put(b, t, (size_t)sqlite3_column_bytes(q, col));
+}
+
+/* The context's messages of `leaf` into `out` (one JSON array), their ids into `ids`
+ * (when not NULL), the summary into `summary`; returns the number of messages. */
+static long context(sqlite3 *db, const char *leaf, Buf *out, Buf *ids, Buf *summary) {
+    sqlite3_stmt *q;
+    /* The tail: leaf .. compaction, leaf first; kept in memory to emit root first. */
+    Buf tail = {0}, tail_ids = {0}, parent = {0}, first_kept = {0};
+    size_t *offs = NULL, *id_offs = NULL;
+    long n_tail = 0, cap = 0, count = 0;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, UP_TO_COMPACTION_SQL, -1, &q, 0) != SQLITE_OK) die(db, "prepare up");
+    sqlite3_bind_text(q, 1, leaf, -1, SQLITE_STATIC);
+    int rc;
+    put(&tail, "", 0);
+    put(&tail_ids, "", 0);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(q, 2);
+        if (type && strcmp(type, "compaction") == 0) {
+            found = 1;
+            text_of(q, 1, &parent);
+            text_of(q, 4, &first_kept);
+            text_of(q, 5, summary);
+            continue;
+        }
+        if (!type || strcmp(type, "message") != 0) continue;
+        if (n_tail == cap) {
+            cap = cap ? cap * 2 : 64;
+            offs = realloc(offs, (size_t)(cap + 1) * sizeof *offs);
+            id_offs = realloc(id_offs, (size_t)(cap + 1) * sizeof *id_offs);
+            if (!offs || !id_offs) die(NULL, "out of memory");
+        }
+        offs[n_tail] = tail.len;
+        id_offs[n_tail] = tail_ids.len;
+        n_tail++;
+        put(&tail, sqlite3_column_text(q, 3), (size_t)sqlite3_column_bytes(q, 3));
+        put(&tail, "", 1); /* a NUL between messages */
+        put(&tail_ids, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+        put(&tail_ids, "", 1);
+    }
+    if (rc != SQLITE_DONE) die(db, "up");
+    sqlite3_finalize(q);
+    out->len = 0;
+    if (ids) ids->len = 0;
+    put(out, "[", 1);
+    if (found && parent.len > 0 && first_kept.len > 0) {
+        if (sqlite3_prepare_v2(db, KEPT_SQL, -1, &q, 0) != SQLITE_OK) die(db, "prepare kept");
+        sqlite3_bind_text(q, 1, parent.p, (int)parent.len, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, first_kept.p, (int)first_kept.len, SQLITE_STATIC);
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *type = (const char *)sqlite3_column_text(q, 1);
+            if (!type || strcmp(type, "message") != 0) continue;
+            if (count++) put(out, ",", 1);
+            put(out, sqlite3_column_text(q, 2), (size_t)sqlite3_column_bytes(q, 2));
+            if (ids) {
+                put(ids, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+                put(ids, "\n", 1);
+            }
+        }
+        if (rc != SQLITE_DONE) die(db, "kept");
+        sqlite3_finalize(q);
+    }
+    for (long i = n_tail - 1; i >= 0; i--) {
+        if (count++) put(out, ",", 1);
+        put(out, tail.p + offs[i], strlen(tail.p + offs[i]));
+        if (ids) {
+            put(ids, tail_ids.p + id_offs[i], strlen(tail_ids.p + id_offs[i]));
+            put(ids, "\n", 1);
+        }
+    }
+    put(out, "]", 1);
+    free(tail.p);
+    free(tail_ids.p);
+    free(parent.p);
+    free(first_kept.p);
+    free(offs);
+    free(id_offs);
+    return count;
+}
+
+static void latest(sqlite3 *db, Buf *leaf) {
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM entries ORDER BY rowid DESC LIMIT 1", -1, &q, 0) !=
+        SQLITE_OK)
+        die(db, "prepare latest");
+    if (sqlite3_step(q) != SQLITE_ROW) die(db, "no entries");
+    text_of(q, 0, leaf);
+    sqlite3_finalize(q);
+}
+
+static sqlite3 *open_rw_existing(const char *path) {
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, 0) != SQLITE_OK) die(db, "open");
+    return db;
+}
+
+static int resume(const char *file, int runs, const char *lines_file) {
+    double *to = calloc((size_t)runs, sizeof *to), *tc = calloc((size_t)runs, sizeof *tc),
+           *tr = calloc((size_t)runs, sizeof *tr);
+    Buf out = {0}, ids = {0}, summary = {0}, leaf = {0};
+    long count = 0;
+    put(&ids, "", 0);
+    for (int i = -1; i < runs; i++) { /* run -1 warms up (and collects the ids) */
+        double t0 = now_ms();
+        sqlite3 *db = open_rw_existing(file);
+        latest(db, &leaf);
+        double t1 = now_ms();
+        count = context(db, leaf.p, &out, i < 0 ? &ids : NULL, &summary);
+        double t2 = now_ms();
+        if (i >= 0) {
+            to[i] = t1 - t0;
+            tc[i] = t2 - t1;
+            tr[i] = t2 - t0;
+        }
+        sqlite3_close(db);
+    }
+    printf("open_ms %.6f\ncontext_ms %.6f\nresume_ms %.6f\nmessages %ld\nbytes %zu\nsummary_bytes %zu\n",
+           median(to, runs), median(tc, runs), median(tr, runs), count, out.len, summary.len);
+    if (lines_file) {
+        Lines l = read_lines(lines_file);
+        sqlite3 *db = open_rw_existing(file);
+        exec(db, "BEGIN");
+        sqlite3_stmt *ins;
+        const char *sql =
+            "INSERT INTO entries VALUES(json_extract(?1,'$.id'), ?3,"
+            " (SELECT max(seq) + 1 FROM entries), json_set(?1, '$.parentId', ?3))";
+        if (sqlite3_prepare_v2(db, sql, -1, &ins, 0) != SQLITE_OK) die(db, "prepare insert");
+        latest(db, &leaf);
+        long n = l.n < runs + 1 ? l.n : runs + 1;
+        double *ts = calloc((size_t)n, sizeof *ts);
+        long steady_count = 0;
+        for (long i = 0; i < n; i++) {
+            sqlite3_bind_text(ins, 1, l.line[i], (int)l.len[i], SQLITE_STATIC);
+            sqlite3_bind_text(ins, 3, leaf.p, (int)leaf.len, SQLITE_TRANSIENT);
+            if (sqlite3_step(ins) != SQLITE_DONE) die(db, "insert");
+            sqlite3_reset(ins);
+            latest(db, &leaf);
+            double t = now_ms();
+            steady_count = context(db, leaf.p, &out, NULL, &summary);
+            ts[i] = now_ms() - t;
+        }
+        sqlite3_finalize(ins);
+        exec(db, "ROLLBACK");
+        sqlite3_close(db);
+        /* the first one warms up */
+        printf("steady_ms %.6f\nsteady_messages %ld\n", median(ts + (n > 1), (int)(n - (n > 1))),
+               steady_count);
+    }
+    char *line = ids.p;
+    for (char *nl; line && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        printf("id %s\n", line);
+    }
+    return 0;
+}
+
+static long long vm_hwm(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lld", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024;
+}
+
+/* Peak RSS before open, and after open + latest leaf + the context's messages. */
+static int resume_rss(const char *file) {
+    Buf out = {0}, summary = {0}, leaf = {0};
+    long long before = vm_hwm();
+    sqlite3 *db = open_rw_existing(file);
+    latest(db, &leaf);
+    long n = context(db, leaf.p, &out, NULL, &summary);
+    long long after = vm_hwm();
+    printf("hwm_before %lld\nhwm_after %lld\nmessages %ld\n", before, after, n);
+    sqlite3_close(db);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *cmd = argc > 1 ? argv[1] : "";
-    if (argc == 5 && atoi(argv[4]) < 1) cmd = ""; /* RUNS and THREADS are at least 1 */
+    /* RUNS and THREADS are at least 1 (resume checks its RUNS, argv[3], below) */
+    if (argc == 5 && strcmp(cmd, "resume") != 0 && atoi(argv[4]) < 1) cmd = "";
     if (argc == 2 && strcmp(cmd, "version") == 0) return printf("version %s\n", sqlite3_libversion()) < 0;
     if (argc == 4 && strcmp(cmd, "load") == 0) return load(argv[2], argv[3]);
     if (argc == 5 && strcmp(cmd, "path") == 0) return path(argv[2], argv[3], atoi(argv[4]));
@@ -403,6 +622,9 @@ int main(int argc, char **argv) {
     if (argc == 5 && strcmp(cmd, "messages") == 0)
         return on_open(argv[2], MESSAGES_SQL, "messages", argv[3], atoi(argv[4]));
     if (argc == 4 && strcmp(cmd, "rss") == 0) return rss(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && strcmp(cmd, "resume") == 0 && atoi(argv[3]) >= 1)
+        return resume(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+    if (argc == 3 && strcmp(cmd, "resume-rss") == 0) return resume_rss(argv[2]);
     if (argc == 4 && strcmp(cmd, "append-normal") == 0)
         return append_one(argv[2], argv[3], "PRAGMA synchronous=NORMAL");
     if (argc == 4 && strcmp(cmd, "append-full") == 0)
@@ -411,6 +633,7 @@ int main(int argc, char **argv) {
         return append_threads(argv[2], argv[3], atoi(argv[4]));
     fprintf(stderr,
             "usage: sqlite_peer version | load JSONL DB | path|deepest|messages DB LEAF RUNS | rss DB LEAF\n"
-            "       | append-normal|append-full DB LINES | append-threads DB LINES THREADS\n");
+            "       | append-normal|append-full DB LINES | append-threads DB LINES THREADS\n"
+            "       | resume DB RUNS [LINES] | resume-rss DB\n");
     return 2;
 }

@@ -8,6 +8,13 @@
 #   ONLY=sqlite ./scripts/bench.sh          # only libsession vs SQLite on the largest size
 #   BIG=1 ONLY=sqlite ./scripts/bench.sh    # ... plus open and RSS on a ~1 GB session
 #                                           # (generated and loaded once, ~2 GB on disk)
+#   ONLY=resume ./scripts/bench.sh          # resume (open + build_context) and steady
+#                                           # state: libsession with and without its
+#                                           # index, pi and SQLite, on a 66 MB session
+#                                           # with compactions (MB=66)
+#   BIG=1 ONLY=resume ./scripts/bench.sh    # ... plus the same at ~1 GB (~4 GB on disk
+#                                           # while it runs: delete target/bench-data/resume
+#                                           # after)
 #
 # The SQLite step (benches/sqlite_peer.c) needs cc and libsqlite3-dev; without them it
 # says so and is skipped. APPENDS (default 2000) entries per append comparison.
@@ -30,8 +37,8 @@ export SESSION_BENCH_DATA=$DATA
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 case "$ONLY" in
-  "" | sqlite) ;;
-  *) echo "bench.sh: ONLY=$ONLY: the steps are: sqlite (or unset for all)" >&2; exit 2 ;;
+  "" | sqlite | resume) ;;
+  *) echo "bench.sh: ONLY=$ONLY: the steps are: sqlite, resume (or unset for all)" >&2; exit 2 ;;
 esac
 
 # libsession beside SQLite: one table on stdout, or a note that the step is skipped.
@@ -51,6 +58,26 @@ sqlite_step() {
 
 step "cargo bench --bench perf --no-run"
 cargo bench --bench perf --no-run >&2
+
+if [ "$ONLY" = resume ]; then
+  if [ ! -d bench/peer/node_modules/@mariozechner/pi-coding-agent ]; then
+    step "npm ci (bench/peer, @mariozechner/pi-coding-agent pinned)"
+    (cd bench/peer && npm ci --no-audit --no-fund >&2)
+  fi
+  big=()
+  [ "$BIG" = 1 ] && big=(--big)
+  step "resume: cargo bench --bench perf -- resume-bench --mb ${MB:-66} ${big[*]}"
+  cargo bench -q --bench perf -- resume-bench --mb "${MB:-66}" --data "$DATA" --runs "$RUNS" \
+    ${big[@]+"${big[@]}"} > "$DATA/resume.md"
+  {
+    echo "## Resume ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+    echo
+    echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GB RAM, $(uname -sr)"
+    echo "- rustc $(rustc --version | cut -d' ' -f2), node $(node --version); load average at the end: $(uptime | sed 's/.*load average: //') (1/5/15 min)"
+    cat "$DATA/resume.md"
+  } | tee "$DATA/report-resume.md"
+  exit 0
+fi
 
 step "generate sessions (${SIZES}) in ${DATA}"
 cargo bench -q --bench perf -- gen --sizes "$SIZES" --data "$DATA" >&2

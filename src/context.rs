@@ -387,14 +387,72 @@ pub(crate) fn build_context_indexed(
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
     let path = index.path(leaf_id)?;
+    let mut ancestors = path.iter().rev().copied();
+    let tail = take_tail(&mut ancestors, options.strict_roles);
+    let path = PathTail {
+        metadata: path
+            .iter()
+            .copied()
+            .filter(PathEntry::is_replayed_metadata)
+            .collect(),
+        root: path.first().copied(),
+        tail,
+        above: ancestors,
+    };
     build(
-        &path,
+        path,
         leaf_id,
         options,
         &|id| index.contains(id),
         &|id| Ok(index.children(id)),
         estimate,
     )
+}
+
+/// The path as [`build`] reads it: the end of it that the context is made of, and
+/// what it needs of the rest, so that the cost follows what is kept, not the path.
+pub(crate) struct PathTail<'a, I> {
+    /// From the latest compaction's first kept entry (or the compaction itself when
+    /// it keeps nothing; or the root when there is no compaction, or under
+    /// `strictRoles`) to the leaf, root-most first: what [`take_tail`] took.
+    pub(crate) tail: Vec<PathEntry<'a>>,
+    /// The entries above the tail, nearest first, walked lazily and only as far as a
+    /// rule needs (the cut's check, whether a message comes before the tail).
+    pub(crate) above: I,
+    /// The path's first entry (its `importedFormat` chooses the `auto` profile).
+    pub(crate) root: Option<PathEntry<'a>>,
+    /// The metadata entries on the whole path that the context replays, root first
+    /// ([`PathEntry::is_replayed_metadata`]).
+    pub(crate) metadata: Vec<PathEntry<'a>>,
+}
+
+/// Takes from `ancestors` (the leaf first, then up) the entries [`PathTail::tail`]
+/// holds, root-most first, leaving `ancestors` at the entry above them. `whole`
+/// takes the whole path.
+pub(crate) fn take_tail<'a>(
+    ancestors: &mut impl Iterator<Item = PathEntry<'a>>,
+    whole: bool,
+) -> Vec<PathEntry<'a>> {
+    let mut tail = Vec::new();
+    // Once the nearest compaction is met: the id of its first kept entry.
+    let mut first_kept: Option<&str> = None;
+    for entry in ancestors.by_ref() {
+        tail.push(entry);
+        if whole {
+            continue;
+        }
+        match (first_kept, &entry.facts.body) {
+            (Some(first), _) if entry.id() == first => break,
+            (Some(_), _) => {}
+            (None, Body::Compaction { first_kept: f, .. }) => match f {
+                Some(f) => first_kept = Some(f.of(entry.json)),
+                None => break,
+            },
+            (None, _) => {}
+        }
+    }
+    tail.reverse();
+    tail
 }
 
 /// Reads the tool facts of messages, reusing one scan buffer.
@@ -684,10 +742,10 @@ fn act<'o>(
 }
 
 /// The profile in force: the one given, or for `auto` the root's `importedFormat`.
-fn resolve_profile(path: &[PathEntry<'_>], profile: Option<Profile>) -> Option<Profile> {
+fn resolve_profile(root: Option<&PathEntry<'_>>, profile: Option<Profile>) -> Option<Profile> {
     match profile {
         Some(Profile::Auto) => {
-            let root = path.first()?;
+            let root = root?;
             let mut tape = Tape::default();
             json::scan(root.json, MAX_DEPTH, &mut tape).ok()?;
             let format = tape.get(0, "importedFormat")?;
@@ -886,14 +944,15 @@ fn recover_side_results<'a>(
 
 /// `build_context` over a checked path, root first, for the pure function and the
 /// store alike.
-pub(crate) fn build<'a>(
-    path: &[PathEntry<'a>],
+pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
+    whole: PathTail<'a, I>,
     leaf_id: &str,
     options: &ContextOptions,
     exists: &dyn Fn(&str) -> bool,
     children: ChildrenOf<'a, '_>,
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
+    let path = &whole.tail[..];
     if options.strict_roles {
         check_strict(path)?;
     }
@@ -914,7 +973,7 @@ pub(crate) fn build<'a>(
     let mut used = None;
     // K starts at this index of the path.
     let mut kept_from = 0;
-    let profile = resolve_profile(path, options.profile);
+    let profile = resolve_profile(whole.root.as_ref(), options.profile);
     // An agent sends what follows its own cut, even one this library would not write
     // (pi version 1 cuts at an assistant message; Claude Code compacts with a call
     // pending): under a profile such a cut is taken as it is, and what it keeps
@@ -922,7 +981,8 @@ pub(crate) fn build<'a>(
     let agents_cut = profile.is_some() && options.on_defect == OnDefect::Error;
     if let Some((at, entry, first_kept, summary, tokens_before, details)) = compaction {
         let first = first_kept.as_ref().map(|t| t.of(entry.json));
-        match check_compaction(entry.id(), first, path[..at].iter().rev().copied(), exists) {
+        let ancestors = path[..at].iter().rev().copied().chain(whole.above.clone());
+        match check_compaction(entry.id(), first, ancestors, exists) {
             Err(Error::InvalidCompaction {
                 reason: CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls,
                 ..
@@ -953,7 +1013,14 @@ pub(crate) fn build<'a>(
             },
         ));
     }
-    let first_message_of_path = project_messages(path).next().map(|(i, _)| i);
+    // The first message of the whole path: the tail's first, unless one comes before
+    // it (asked only when the first kept message is not a user message).
+    let first_message_of_path = || {
+        project_messages(path)
+            .next()
+            .map(|(i, _)| i)
+            .filter(|_| !whole.above.clone().any(|e| e.message().is_some()))
+    };
 
     // K: the kept messages, in path order.
     let mut reader = ToolReader::default();
@@ -1000,7 +1067,7 @@ pub(crate) fn build<'a>(
             runs.push(Run {
                 start: k,
                 end: kept.len(),
-                cut_point: m.role == Role::User || Some(*i) == first_message_of_path,
+                cut_point: m.role == Role::User || (k == 0 && Some(*i) == first_message_of_path()),
                 defects: Vec::new(),
                 synthesized: Vec::new(),
                 dropped: Vec::new(),
@@ -1184,7 +1251,7 @@ pub(crate) fn build<'a>(
         messages,
         kept_entry_ids,
         interactions,
-        metadata: metadata(path)?,
+        metadata: metadata(&whole.metadata)?,
         budget: report,
         skipped,
         defects,
@@ -1334,17 +1401,15 @@ fn call_estimator(
     }
 }
 
-/// The last value of each non-`session.` key over the whole path, in first-set order:
-/// state from before a cut is never lost.
-fn metadata(path: &[PathEntry<'_>]) -> Result<Vec<(String, String)>, Error> {
+/// The last value of each replayed key over the whole path, in first-set order:
+/// state from before a cut is never lost. `entries` are the path's metadata entries
+/// the context replays, root first (any other entry is passed over).
+fn metadata(entries: &[PathEntry<'_>]) -> Result<Vec<(String, String)>, Error> {
     let mut values: Vec<(String, String)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
-    for entry in path {
+    for entry in entries.iter().filter(|e| e.is_replayed_metadata()) {
         if let Body::Metadata { key, value, .. } = &entry.facts.body {
             let key = key.of(entry.json);
-            if key.starts_with("session.") {
-                continue;
-            }
             let value = crate::entry::utf8(value.bytes(entry.json))?.to_owned();
             match at.get(key) {
                 Some(&i) => values[i].1 = value,

@@ -381,11 +381,16 @@ fn read_exact_at(file: &mut dyn ListFile, offset: u64, len: usize) -> Result<Vec
 fn read_whole(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
     // `bytes` is at most WHOLE_FILE_BYTES here.
     let bytes = read_exact_at(file, 0, info.bytes as usize)?;
-    let committed = memchr::memrchr(b'\n', &bytes).map_or(0, |at| at + 1);
-    let entries = bytes[..committed]
-        .split(|&b| b == b'\n')
-        .filter(|line| !is_blank(line))
-        .count();
+    // Newlines found with memchr; a line is blank only if every byte is whitespace,
+    // which an entry's first byte (`{`) disproves at once.
+    let mut entries = 0usize;
+    let mut start = 0;
+    for newline in memchr::memchr_iter(b'\n', &bytes) {
+        if !is_blank(&bytes[start..newline]) {
+            entries += 1;
+        }
+        start = newline + 1;
+    }
     let mut in_memory = InMemory(bytes);
     read_head(&mut in_memory, info)?;
     read_tail(&mut in_memory, info)?;

@@ -34,6 +34,13 @@ impl<'a> PathEntry<'a> {
     pub(crate) fn message(&self) -> Option<&'a [u8]> {
         self.facts.message_json(self.json)
     }
+
+    /// Whether this is a metadata entry whose value the model's context replays: any
+    /// key but the library's own `session.` ones (docs/contract.md §7).
+    pub(crate) fn is_replayed_metadata(&self) -> bool {
+        matches!(&self.facts.body, crate::entry::Body::Metadata { key, .. }
+            if !key.of(self.json).starts_with("session."))
+    }
 }
 
 /// The path → messages projection (docs/contract.md §3): the message entries of the path, in path

@@ -1397,3 +1397,94 @@ fn under_a_profile_the_agents_own_cut_is_taken_as_it_is() {
         CompactionFault::PendingToolCalls
     );
 }
+
+// --- Property: the store reads only the tail, with the same result --------------------
+
+/// A random tree with compactions (some keeping nothing, some cutting at a random
+/// earlier entry), tool calls and results, and metadata (replayed keys and the
+/// library's own `session.` keys): every line the store accepts, in append order.
+fn arb_compacted_tree() -> impl Strategy<Value = Vec<String>> {
+    let step = (
+        any::<prop::sample::Index>(),
+        0u8..7,
+        any::<prop::sample::Index>(),
+    );
+    prop::collection::vec(step, 1..60).prop_map(|steps| {
+        let store = Store::memory();
+        let mut ids: Vec<String> = Vec::new();
+        let mut out: Vec<String> = Vec::new();
+        for (i, (parent, kind, other)) in steps.into_iter().enumerate() {
+            let id = format!("e-{i}");
+            let line = match ids.is_empty() {
+                true => root_user(&id),
+                false => {
+                    let parent = ids[parent.index(ids.len())].clone();
+                    let other = ids[other.index(ids.len())].clone();
+                    match kind {
+                        0 => user_msg(&id, &parent),
+                        1 => text_msg(&id, &parent),
+                        2 => format!(
+                            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"{}","value":{i}}}"#,
+                            ["k0", "k1", "session.k"][i % 3]
+                        ),
+                        3 => calls(&id, &parent, &[&format!("t{}", i % 5)]),
+                        4 => result(&id, &parent, &format!("t{}", (i + 4) % 5)),
+                        5 => compaction(&id, &parent, Some(&other)),
+                        _ => compaction(&id, &parent, None),
+                    }
+                }
+            };
+            if store.append(&line).is_ok() {
+                ids.push(id);
+                out.push(line);
+            }
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn the_store_over_its_index_builds_the_pure_context(tree in arb_compacted_tree()) {
+        let dir = temp_dir("context-tail");
+        let path = dir.join("s.jsonl");
+        let text: String = tree.iter().map(|l| format!("{l}\n")).collect();
+        write_file(&path, text.as_bytes());
+        // A writer's open writes the session index; the readers below read through it
+        // (the base) or replay the file.
+        drop(Store::open_jsonl(&path).unwrap());
+        prop_assert!(session::index_path(&path).exists());
+        let open = |options: &str| {
+            Store::open_jsonl_with(&path, &session::JsonlOptions::from_json(options).unwrap())
+                .unwrap()
+                .0
+        };
+        let stores = [
+            ("memory", store_of(&tree)),
+            ("index", open(r#"{"readOnly":true}"#)),
+            ("no index", open(r#"{"readOnly":true,"index":false}"#)),
+        ];
+        let entries = entries_of(&tree);
+        for options in [
+            "{}",
+            r#"{"onDefect":"keep"}"#,
+            r#"{"onDefect":"synthesize","profile":"pi"}"#,
+            r#"{"profile":"auto","strictRoles":true}"#,
+            r#"{"budget":{"maxTokens":60}}"#,
+        ] {
+            let options = ContextOptions::from_json(options).unwrap();
+            for leaf in &entries {
+                let pure = build_context(&entries, leaf.id(), &options);
+                for (name, store) in &stores {
+                    let stored = store.build_context(leaf.id(), &options, None);
+                    match (&pure, &stored) {
+                        (Ok(a), Ok(b)) => prop_assert_eq!(a, b, "{} at {}", name, leaf.id()),
+                        (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+                        _ => prop_assert!(false, "{name} at {}: pure {pure:?} vs {stored:?}", leaf.id()),
+                    }
+                }
+            }
+        }
+    }
+}

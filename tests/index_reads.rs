@@ -294,3 +294,48 @@ fn an_edit_the_open_checks_miss_may_leave_navigation_stale_but_no_changed_line_i
     assert_eq!(ids(store.children("e0068").unwrap()), ["e0069"]);
     assert_eq!(store.path_to("e0071").unwrap().len(), 64);
 }
+
+/// `build_context` reads the path from the leaf back to the latest compaction's first
+/// kept entry, the path's root and its replayed metadata, and nothing before the cut
+/// (issue 23: its cost is what it keeps, not the path). Shown by a line before the
+/// cut that another program changed: the context of the compacted leaf never reads
+/// it, where the whole-path reads find it.
+#[test]
+fn build_context_reads_nothing_before_the_latest_compaction_cut() {
+    let dir = temp_dir("index-reads-tail");
+    let path = dir.join("s.jsonl");
+    chain(&path, 200, 100);
+    let (store, _) = Store::open_jsonl(&path).unwrap();
+    store
+        .append(r#"{"id":"m","parentId":"e0199","timestamp":9,"type":"metadata","key":"model","value":"m-1"}"#)
+        .unwrap();
+    store
+        .append(r#"{"id":"c","parentId":"m","timestamp":9,"type":"compaction","summary":"s","firstKeptEntryId":"e0190","tokensBefore":10}"#)
+        .unwrap();
+    store.append(user("after", Some("c"), "after")).unwrap();
+    drop(store);
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    let before = store
+        .build_context("after", &ContextOptions::default(), None)
+        .unwrap();
+
+    let at = edit_line(&path, "e0070", "entry 70 entry", "Entry 70 entry", true);
+    assert_outside_the_open_checks(&path, at, 1);
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    let after = store
+        .build_context("after", &ContextOptions::default(), None)
+        .unwrap();
+    assert_eq!(before, after);
+    assert_eq!(after.kept_entry_ids.len(), 11, "e0190..e0199 and after");
+    assert_eq!(
+        after.metadata,
+        [("model".to_owned(), r#""m-1""#.to_owned())]
+    );
+    // A whole-path read does reach the changed line.
+    assert_corrupt("messages_on_path", store.messages_on_path_json("after"), 71);
+    assert_corrupt(
+        "an uncompacted leaf's context",
+        store.build_context("e0199", &ContextOptions::default(), None),
+        71,
+    );
+}

@@ -201,7 +201,7 @@ const CODE: &[&str] = &[
 
 const TOOLS: &[&str] = &["read", "bash", "edit", "write", "grep"];
 
-fn prose(rng: &mut Rng, lo: usize, hi: usize) -> String {
+pub fn prose(rng: &mut Rng, lo: usize, hi: usize) -> String {
     let target = rng.range(lo, hi);
     let mut s = String::with_capacity(target + 16);
     let mut sentence = 0;

@@ -53,14 +53,14 @@ const THREADS: usize = 8;
 
 /// What the peer printed: `key value` lines, the ids of `id` lines and the rows of `row`.
 #[derive(Default)]
-struct PeerOut {
-    kv: HashMap<String, String>,
-    ids: Vec<String>,
+pub(crate) struct PeerOut {
+    pub(crate) kv: HashMap<String, String>,
+    pub(crate) ids: Vec<String>,
     rows: Vec<(String, Option<String>)>,
 }
 
 impl PeerOut {
-    fn num(&self, key: &str) -> f64 {
+    pub(crate) fn num(&self, key: &str) -> f64 {
         self.kv
             .get(key)
             .and_then(|v| v.parse().ok())
@@ -68,13 +68,18 @@ impl PeerOut {
     }
 }
 
-struct Peer {
+pub(crate) struct Peer {
     exe: PathBuf,
 }
 
 impl Peer {
     /// Builds benches/sqlite_peer.c with the system C compiler and libsqlite3.
     fn build() -> Peer {
+        Peer::try_build().unwrap_or_else(|e| die(&e))
+    }
+
+    /// The same, or why it could not be built.
+    pub(crate) fn try_build() -> Result<Peer, String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let exe = root.join("target/sqlite_peer");
         let out = Command::new("cc")
@@ -83,17 +88,17 @@ impl Peer {
             .arg(root.join("benches/sqlite_peer.c"))
             .args(["-lsqlite3", "-lpthread"])
             .output()
-            .unwrap_or_else(|e| die(&format!("cc: {e}")));
+            .map_err(|e| format!("cc: {e}"))?;
         if !out.status.success() {
-            die(&format!(
+            return Err(format!(
                 "could not build benches/sqlite_peer.c (needs cc and libsqlite3-dev): {}",
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
-        Peer { exe }
+        Ok(Peer { exe })
     }
 
-    fn run(&self, args: &[&dyn AsRef<std::ffi::OsStr>]) -> PeerOut {
+    pub(crate) fn run(&self, args: &[&dyn AsRef<std::ffi::OsStr>]) -> PeerOut {
         let mut cmd = Command::new(&self.exe);
         for a in args {
             cmd.arg(a);

@@ -121,7 +121,10 @@ pub unsafe extern "C" fn session_build_context(
 }
 
 /// session_build_context through the store's own index, for leaf_id: the cost
-/// grows with the path's length, not with the number of entries; the result is the
+/// grows with what the context keeps, not with the path or the store. It reads the
+/// path from leaf_id back to the first entry the latest compaction keeps (the
+/// whole path when there is none, or under strictRoles), the path's root, and the
+/// path's metadata entries, each linked to the one above it; the result is the
 /// same as session_build_context over session_store_entries. Joins the store's
 /// FIFO like every read; a needs_repair store builds from its committed prefix.
 ///

@@ -205,7 +205,7 @@ pub(crate) fn open(
         let writer = file
             .try_clone()
             .map_err(|e| io_error(IoOp::Open, path, &e))?;
-        let mut sink = FileSink {
+        let sink = FileSink {
             writer: wrap(writer),
             file,
             path: path.to_owned(),
@@ -222,7 +222,10 @@ pub(crate) fn open(
             known_change: change_time(&meta),
             observed_change: None,
         };
-        sink.write_index(&log);
+        // The index is not written here: building it would sit inside open's
+        // critical path (the first open of a large file would cost twice the
+        // replay). It is written at close and every REWRITE_EVERY_APPENDS appends or
+        // REWRITE_EVERY_BYTES bytes.
         Some(sink)
     } else {
         None

@@ -23,6 +23,7 @@ use std::hash::{BuildHasher, RandomState};
 
 use super::index::{Base, Fault, Item, Raw, Tree};
 use super::nav::NavIndex;
+use crate::context::{PathTail, take_tail};
 use crate::entry::{Body, Entry, Facts, LABEL_KEY, Message, utf8};
 use crate::error::Error;
 use crate::nav::read_label;
@@ -260,7 +261,15 @@ impl Log {
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
         self.line_bytes += json.len() as u64 + 1;
-        if !self.nav.add(self.base.as_ref(), seq, admitted.parent) {
+        let replayed = PathEntry {
+            json,
+            facts: &facts,
+        }
+        .is_replayed_metadata();
+        if !self
+            .nav
+            .add(self.base.as_ref(), seq, admitted.parent, replayed)
+        {
             self.note(Fault::Index);
         }
         if let Some((target, label)) = label {
@@ -493,14 +502,32 @@ impl Log {
         }
     }
 
+    /// The position of the entry with `leaf_id`: fails with [`Error::UnknownLeaf`]
+    /// (or the placeholder of a base read that failed).
+    pub(crate) fn position_of(&self, leaf_id: &str) -> Result<u32, Error> {
+        self.find(leaf_id).ok_or_else(|| {
+            self.take_error().unwrap_or_else(|| Error::UnknownLeaf {
+                id: leaf_id.to_owned(),
+            })
+        })
+    }
+
+    /// The error of a path that reaches the salvaged orphan at `orphan`.
+    pub(super) fn orphan_error(&self, orphan: u32) -> Error {
+        match self.entry(orphan) {
+            Some((json, facts)) => Error::MissingParent {
+                child_id: facts.id(json).to_owned(),
+                parent_id: facts.parent_id(json).unwrap_or_default().to_owned(),
+                line: None,
+            },
+            None => faulted(),
+        }
+    }
+
     /// The positions from the root to `leaf_id`, root first. A path that reaches an
     /// orphan (salvage only) fails as a missing parent.
     fn path(&self, leaf_id: &str) -> Result<Vec<u32>, Error> {
-        let Some(leaf) = self.find(leaf_id) else {
-            return Err(self.take_error().unwrap_or_else(|| Error::UnknownLeaf {
-                id: leaf_id.to_owned(),
-            }));
-        };
+        let leaf = self.position_of(leaf_id)?;
         let mut path = Vec::new();
         let mut at = leaf;
         while (at as usize) < self.len() {
@@ -510,15 +537,31 @@ impl Log {
         if at == ORPHAN
             && let Some(&orphan) = path.last()
         {
-            let (json, facts) = self.entry(orphan).ok_or_else(faulted)?;
-            return Err(Error::MissingParent {
-                child_id: facts.id(json).to_owned(),
-                parent_id: facts.parent_id(json).unwrap_or_default().to_owned(),
-                line: None,
-            });
+            return Err(self.orphan_error(orphan));
         }
         path.reverse();
         Ok(path)
+    }
+
+    /// The path to `leaf_id` as `build_context` reads it ([`PathTail`]): the entries
+    /// from the latest compaction's cut to the leaf (all of them when `whole`), the
+    /// root found in O(log depth) jumps, and the replayed metadata followed along its
+    /// own links. The cost is the tail plus the metadata, not the path.
+    pub(crate) fn path_tail(
+        &self,
+        leaf_id: &str,
+        whole: bool,
+    ) -> Result<PathTail<'_, impl Iterator<Item = PathEntry<'_>> + Clone>, Error> {
+        let leaf = self.position_of(leaf_id)?;
+        let root = self.path_root(leaf)?;
+        let mut ancestors = self.ancestors(leaf);
+        let tail = take_tail(&mut ancestors, whole);
+        Ok(PathTail {
+            tail,
+            above: ancestors,
+            root: Some(self.view(root).ok_or_else(faulted)?),
+            metadata: self.path_metadata(leaf),
+        })
     }
 
     /// A placeholder error when a base read failed (the store reports the fault).
@@ -548,7 +591,7 @@ impl Log {
             .collect()
     }
 
-    fn view(&self, position: u32) -> Option<PathEntry<'_>> {
+    pub(super) fn view(&self, position: u32) -> Option<PathEntry<'_>> {
         let (json, facts) = self.entry(position)?;
         Some(PathEntry { json, facts })
     }
@@ -556,7 +599,7 @@ impl Log {
     /// The committed entry at `position` and its ancestors, walking up to the root (or
     /// to a salvaged orphan). Lazy: a caller that stops early pays only for what it
     /// walked.
-    pub(crate) fn ancestors(&self, position: u32) -> impl Iterator<Item = PathEntry<'_>> {
+    pub(crate) fn ancestors(&self, position: u32) -> impl Iterator<Item = PathEntry<'_>> + Clone {
         let mut at = position;
         std::iter::from_fn(move || {
             let view = self.view(at)?;

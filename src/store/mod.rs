@@ -881,7 +881,9 @@ impl Store {
     }
 
     /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
-    /// the cost grows with the path, not with the store. The same rules and result as
+    /// the cost grows with what is kept (the path from the leaf back to the latest
+    /// compaction's first kept entry, plus the path's replayed metadata entries), not
+    /// with the path before the cut or the store. The same rules and result as
     /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
     /// budget) runs on the calling thread inside the store's FIFO turn: it must not
     /// call this store.
@@ -897,9 +899,9 @@ impl Store {
             None => &mut default,
         };
         self.read_with(|inner| {
-            let path = inner.log.path_view(leaf_id)?;
+            let path = inner.log.path_tail(leaf_id, options.strict_roles)?;
             context::build(
-                &path,
+                path,
                 leaf_id,
                 options,
                 &|id| inner.log.find(id).is_some(),

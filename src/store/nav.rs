@@ -11,8 +11,8 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 
-use super::index::NONE;
 use super::index::{Base, Tree};
+use super::index::{LINKS, NONE};
 
 /// The tree links of one entry.
 #[derive(Clone, Copy)]
@@ -28,11 +28,15 @@ pub(super) struct Links {
     pub(super) jump: u32,
     pub(super) leaf_prev: u32,
     pub(super) leaf_next: u32,
+    /// The nearest metadata entry at or above this one whose key the model's context
+    /// replays (not `session.`), `NONE` when there is none: following it from a leaf
+    /// reads the path's metadata without walking the path.
+    pub(super) meta: u32,
 }
 
 impl Links {
     /// The links as the session index records them.
-    pub(super) fn to_array(self) -> [u32; 8] {
+    pub(super) fn to_array(self) -> [u32; LINKS] {
         [
             self.first_child,
             self.last_child,
@@ -42,10 +46,11 @@ impl Links {
             self.jump,
             self.leaf_prev,
             self.leaf_next,
+            self.meta,
         ]
     }
 
-    fn from_array(a: [u32; 8]) -> Links {
+    fn from_array(a: [u32; LINKS]) -> Links {
         Links {
             first_child: a[0],
             last_child: a[1],
@@ -55,6 +60,7 @@ impl Links {
             jump: a[5],
             leaf_prev: a[6],
             leaf_next: a[7],
+            meta: a[8],
         }
     }
 }
@@ -135,7 +141,7 @@ impl NavIndex {
     pub(super) fn get_with(
         &self,
         at: u32,
-        read_base: impl FnOnce(u32) -> Option<[u32; 8]>,
+        read_base: impl FnOnce(u32) -> Option<[u32; LINKS]>,
     ) -> Option<Links> {
         if at < self.base_len {
             if let Some(links) = self.changed.get(&at) {
@@ -161,8 +167,16 @@ impl NavIndex {
     }
 
     /// Records the entry just committed at `position` under `parent` (a position,
-    /// `NONE` or `ORPHAN`). O(1). `false` when reading the base failed.
-    pub(crate) fn add(&mut self, base: Option<&Base>, position: u32, parent: u32) -> bool {
+    /// `NONE` or `ORPHAN`); `replayed` says whether it is a metadata entry the
+    /// model's context replays (see [`Links::meta`]). O(1). `false` when reading the
+    /// base failed.
+    pub(crate) fn add(
+        &mut self,
+        base: Option<&Base>,
+        position: u32,
+        parent: u32,
+        replayed: bool,
+    ) -> bool {
         let mut links = Links {
             first_child: NONE,
             last_child: NONE,
@@ -172,6 +186,7 @@ impl NavIndex {
             jump: NONE,
             leaf_prev: self.leaf_last,
             leaf_next: NONE,
+            meta: if replayed { position } else { NONE },
         };
         let mut ok = true;
         let exists =
@@ -181,6 +196,9 @@ impl NavIndex {
                 return false;
             };
             links.depth = up.depth.saturating_add(1);
+            if !replayed {
+                links.meta = up.meta;
+            }
             links.jump = self.jump_for(base, parent, up);
             if up.child_count == 0 {
                 ok &= self.unlink_leaf(base, parent);

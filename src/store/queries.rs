@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::index::NONE;
+use super::index::{NONE, ORPHAN};
 use super::log::Log;
 use super::nav::Links;
 use crate::error::Error;
@@ -172,6 +172,57 @@ impl Log {
             at = self.parent_of(at);
         }
         path
+    }
+
+    /// The root of the path to the entry at `position`, following jumps: O(log
+    /// depth). Fails as a path does when it reaches a salvaged orphan. Links read
+    /// from a session index are not trusted to go up: one that does not is noted as
+    /// a damaged index.
+    pub(crate) fn path_root(&self, position: u32) -> Result<u32, Error> {
+        let mut at = position;
+        while let Some(links) = self.links(at) {
+            if links.jump == NONE {
+                break;
+            }
+            if links.jump >= at {
+                self.note_index_fault();
+                break;
+            }
+            at = links.jump;
+        }
+        match self.parent_of(at) {
+            ORPHAN => Err(self.orphan_error(at)),
+            _ => Ok(at),
+        }
+    }
+
+    /// The metadata entries the model's context replays on the path to the entry at
+    /// `position`, root first, read along their `meta` links: the cost is their
+    /// number, not the path's length. A link that does not go up to such an entry is
+    /// noted as a damaged index.
+    pub(crate) fn path_metadata(&self, position: u32) -> Vec<PathEntry<'_>> {
+        let mut found = Vec::new();
+        // Every entry of the chain lies at or above `bound`.
+        let mut bound = position;
+        let mut at = self.links(position).map_or(NONE, |l| l.meta);
+        while at != NONE {
+            let entry = match self.view(at) {
+                Some(entry) if at <= bound && entry.is_replayed_metadata() => entry,
+                _ => {
+                    self.note_index_fault();
+                    break;
+                }
+            };
+            found.push(entry);
+            let parent = self.parent_of(at);
+            if parent >= at {
+                break;
+            }
+            bound = parent;
+            at = self.links(parent).map_or(NONE, |l| l.meta);
+        }
+        found.reverse();
+        found
     }
 
     /// Each labelled target once, ordered by the target's seq. O(labels).

@@ -263,7 +263,8 @@ impl Base {
 
     /// Whether a record is possible at `position`: its line inside the covered prefix,
     /// its parent and jump before it, its children, next sibling and next leaf after
-    /// it (so that every walk ends), every link inside the base or `NONE`.
+    /// it (so that every walk ends), its metadata link at or before it, every link
+    /// inside the base or `NONE`.
     pub(super) fn holds(&self, position: u32, raw: &Raw) -> bool {
         let n = self.entries;
         let before = |at: u32| at == NONE || at < position;
@@ -277,6 +278,7 @@ impl Base {
             jump,
             leaf_prev,
             leaf_next,
+            meta,
         ] = raw.links;
         raw.len >= 2
             && raw.len as usize <= MAX_LINE_BYTES
@@ -284,6 +286,7 @@ impl Base {
             && before(raw.parent)
             && before(jump)
             && before(leaf_prev)
+            && (meta == NONE || meta <= position)
             && after(first_child)
             && after(last_child)
             && after(next_sibling)

@@ -14,14 +14,16 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 pub(crate) const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 /// The unit of reading and of checksums.
 pub(crate) const PAGE: usize = 4096;
 /// The header's size, at the start of page 0.
 pub(crate) const HEADER: usize = 256;
 /// A record's size, and how many fit in a page (records never span pages).
-pub(crate) const RECORD: usize = 104;
+pub(crate) const RECORD: usize = 108;
 pub(crate) const PER_PAGE: usize = PAGE / RECORD;
+/// The tree links of a record (`u32` each).
+pub(crate) const LINKS: usize = 9;
 /// The facts' part of a record.
 pub(crate) const FACTS: usize = 44;
 /// A hash-table slot: position and tag (`u32` each).
@@ -287,7 +289,7 @@ pub(crate) fn decode_facts(
 
 /// One entry's record: where its line is, its checksum and id hash, its parent, its
 /// facts and its tree links (`first_child, last_child, next_sibling, child_count,
-/// depth, jump, leaf_prev, leaf_next`).
+/// depth, jump, leaf_prev, leaf_next, meta`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Raw {
     pub(crate) offset: u64,
@@ -296,7 +298,7 @@ pub(crate) struct Raw {
     pub(crate) sum: u32,
     pub(crate) parent: u32,
     pub(crate) facts: [u8; FACTS],
-    pub(crate) links: [u32; 8],
+    pub(crate) links: [u32; LINKS],
 }
 
 impl Raw {
@@ -315,7 +317,7 @@ impl Raw {
     pub(crate) fn read(bytes: &[u8]) -> Option<Raw> {
         let mut facts = [0u8; FACTS];
         facts.copy_from_slice(bytes.get(28..28 + FACTS)?);
-        let mut links = [0u32; 8];
+        let mut links = [0u32; LINKS];
         for (i, link) in links.iter_mut().enumerate() {
             *link = u32_at(bytes, 28 + FACTS + i * 4)?;
         }

@@ -34,18 +34,18 @@
 //! holds may then describe bytes that are gone): it removes the index instead (see
 //! `FileSink::write_index`). How the file is created: [`write`].
 //!
-//! Format (version 2, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
+//! Format (version 3, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
 //! header: magic `LSIDX\r\n\x1a`, version `u32`, page size `u32`, record size `u32`,
 //! reserved `u32`; then `u64`s: device, inode, covered size, mtime seconds, mtime
 //! nanoseconds, entries, id-hash seed, hash-table slots, roots-and-labels bytes, roots,
 //! labels, checksummed pages, checksum of the page checksums, checksum of the samples,
 //! checksum of the last line; then the first and last leaf (`u32`); the header's own
-//! checksum is its last 8 bytes. Then, each section starting on a page: one 104-byte
-//! record per entry, 39 to a page (line offset `u64`, id hash `u64`, line length `u32`,
+//! checksum is its last 8 bytes. Then, each section starting on a page: one 108-byte
+//! record per entry, 37 to a page (line offset `u64`, id hash `u64`, line length `u32`,
 //! line checksum `u32`, parent `u32`, facts 44 bytes: flags, kind, role, tool pairing
-//! and the spans of id, parent, timestamp and body; tree links 8 × `u32`: first
+//! and the spans of id, parent, timestamp and body; tree links 9 × `u32`: first
 //! child, last child, next sibling, child count, depth, jump, previous and next
-//! leaf); the id hash table (open addressing, a power of two of 8-byte slots:
+//! leaf, and the nearest metadata entry at or above it that `build_context` replays); the id hash table (open addressing, a power of two of 8-byte slots:
 //! position `u32`, high half of the id hash `u32`); the roots (`u32` each) and labels
 //! (target `u32`, label entry `u32`, length `u32`, UTF-8 text); and last, one
 //! checksum `u64` per page from page 1 to the end of the labels. Checksums are
@@ -58,7 +58,7 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub(crate) use base::{Base, Fault};
-pub(crate) use format::{NONE, ORPHAN, Raw, Stamp};
+pub(crate) use format::{LINKS, NONE, ORPHAN, Raw, Stamp};
 pub use writer::remove_index;
 pub(crate) use writer::{Item, REWRITE_EVERY_APPENDS, REWRITE_EVERY_BYTES, Tree, encode, write};
 
