@@ -19,6 +19,10 @@
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
 //!                                               compaction near the end (contract §7)
+//! cargo bench --bench perf -- import [--gb 1] [--runs 3]
+//!                                               import a generated Claude Code transcript
+//!                                               of real lines and a pi file: MB/s, peak RSS,
+//!                                               beside opening the result (importbench)
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
 //! ```
 //!
@@ -37,6 +41,7 @@
 //! - append to memory: `serde_json` into `IgnoredAny` plus keeping a copy of the line;
 //! - memory: the file's size.
 
+mod importbench;
 mod navbench;
 mod sessiongen;
 mod sqlitebench;
@@ -128,6 +133,9 @@ fn main() {
         .collect();
     match args.first().map(String::as_str) {
         Some("rss-child") => rss_child(Path::new(&args[1])),
+        Some("import") => importbench::run(&args[1..]),
+        Some("import-child") => importbench::import_child(&args[1..]),
+        Some("import-open-child") => importbench::open_child(&args[1..]),
         Some("profile") => profile(&args[1..]),
         Some("resume") => resume(&args[1..]),
         Some("sqlite") => sqlitebench::run(&args[1..]),
