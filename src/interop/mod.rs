@@ -481,6 +481,53 @@ impl Sink for Vec<String> {
 struct FileSink<'p> {
     writer: BufWriter<File>,
     path: &'p Path,
+    /// Bytes written since the syncer was last asked to flush, and in all.
+    unsynced: u64,
+    written: u64,
+    tried: bool,
+    /// Started once the output is large ([`SYNC_START`]); `None` before, or when it
+    /// could not start.
+    syncer: Option<Syncer>,
+}
+
+/// Bytes written between two requests to the background syncer.
+const SYNC_STEP: u64 = 64 << 20;
+/// Output size from which a syncer runs: below it the final sync is short, and an
+/// import does not pay for a thread (its stack and, with glibc, its own malloc
+/// arena's reservation of address space).
+const SYNC_START: u64 = 256 << 20;
+
+/// A thread that flushes the output to disk (`fdatasync`) while the import goes on,
+/// so that the final sync does not wait for the whole file: the kernel would
+/// otherwise hold gigabytes of dirty pages until then. Its first failure is the
+/// import's: a flush error is reported once per open file, so the final sync may not
+/// see it again.
+struct Syncer {
+    requests: std::sync::mpsc::SyncSender<()>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl Syncer {
+    /// `None` when the file cannot be shared or no thread started: the final sync
+    /// then does all the work, as it would anyway.
+    fn start(file: &File) -> Option<Syncer> {
+        let file = file.try_clone().ok()?;
+        let (requests, received) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("session-import-sync".into())
+            .stack_size(64 << 10)
+            .spawn(move || received.iter().try_for_each(|()| file.sync_data()))
+            .ok()?;
+        Some(Syncer { requests, thread })
+    }
+
+    /// Waits for the thread; its error, if a flush failed.
+    fn finish(self) -> std::io::Result<()> {
+        drop(self.requests);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the sync thread panicked")))
+    }
 }
 
 impl Sink for FileSink<'_> {
@@ -489,7 +536,23 @@ impl Sink for FileSink<'_> {
             .iter()
             .try_for_each(|part| self.writer.write_all(part))
             .and_then(|()| self.writer.write_all(b"\n"))
-            .map_err(|e| io_error(IoOp::Write, self.path, &e))
+            .map_err(|e| io_error(IoOp::Write, self.path, &e))?;
+        let len = parts.iter().map(|p| p.len() as u64).sum::<u64>() + 1;
+        self.unsynced += len;
+        self.written += len;
+        if self.written >= SYNC_START && self.syncer.is_none() && !self.tried {
+            self.tried = true;
+            self.syncer = Syncer::start(self.writer.get_ref());
+        }
+        if self.unsynced >= SYNC_STEP
+            && let Some(syncer) = &self.syncer
+        {
+            self.unsynced = 0;
+            // What the buffer holds goes with the next request; a request made while
+            // the thread is busy is dropped (the next one covers it).
+            let _ = syncer.requests.try_send(());
+        }
+        Ok(())
     }
 }
 
@@ -510,8 +573,15 @@ fn write_new_file<T>(
         let mut sink = FileSink {
             writer: BufWriter::with_capacity(1 << 16, file),
             path: &temp,
+            unsynced: 0,
+            written: 0,
+            tried: false,
+            syncer: None,
         };
-        let made = fill(&mut sink)?;
+        let made = fill(&mut sink);
+        let synced = sink.syncer.take().map_or(Ok(()), Syncer::finish);
+        let made = made?;
+        synced.map_err(|e| io_error(IoOp::Sync, &temp, &e))?;
         let file = sink
             .writer
             .into_inner()
