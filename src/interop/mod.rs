@@ -347,6 +347,8 @@ pub fn import(format: impl Into<Option<Format>>, source: &[u8]) -> Result<Import
 /// through a buffered writer into a temporary file beside `out`, synced, then renamed
 /// to `out` unless `out` exists by then: memory follows the longest line and the ids
 /// kept, never the size of the source, and a failed import leaves nothing at `out`.
+/// Once the output passes 256 MiB, a background thread flushes it to disk as it is
+/// written (so the final sync is short); a failed flush fails the import.
 /// Fails on I/O (a source that is not a regular file, such as a FIFO or a device, is
 /// refused when opened, before a byte is read; `out` exists: `open`, `EEXIST`), on a
 /// line too long to import (see [`import`]) and when memory runs out (an
