@@ -25,6 +25,10 @@
 //!                                               the index, beside pi and SQLite, on a
 //!                                               session with a compaction every 200 turns
 //!                                               (benches/resumebench/)
+//! cargo bench --bench perf -- import [--gb 1] [--runs 3]
+//!                                               import a generated Claude Code transcript
+//!                                               of real lines and a pi file: MB/s, peak RSS,
+//!                                               beside opening the result (importbench)
 //! options: --sizes 1000,10000,100000  --runs 5  --data DIR
 //! ```
 //!
@@ -43,6 +47,7 @@
 //! - append to memory: `serde_json` into `IgnoredAny` plus keeping a copy of the line;
 //! - memory: the file's size.
 
+mod importbench;
 mod navbench;
 mod resumebench;
 mod sessiongen;
@@ -135,6 +140,9 @@ fn main() {
         .collect();
     match args.first().map(String::as_str) {
         Some("rss-child") => rss_child(Path::new(&args[1])),
+        Some("import") => importbench::run(&args[1..]),
+        Some("import-child") => importbench::import_child(&args[1..]),
+        Some("import-open-child") => importbench::open_child(&args[1..]),
         Some("profile") => profile(&args[1..]),
         Some("resume") => resume(&args[1..]),
         Some("sqlite") => sqlitebench::run(&args[1..]),

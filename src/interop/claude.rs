@@ -16,11 +16,15 @@
 //! line's children find it, the others `uuid#1`, `uuid#2`, ….
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use serde_json::{Map, Value, json};
 
 use super::{Builder, Refusal, Source, SourceLine, entry_head, timestamp_of};
 use crate::error::Error;
+use crate::json::Kind;
 
 /// Line kinds kept as `claude.<type>` metadata, value = the whole line.
 const METADATA_KINDS: [&str; 5] = [
@@ -58,6 +62,9 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
     source.rewind()?;
     while let Some(line) = source.next_line()? {
         out.begin(line.number);
+        if metadata_from_text(&line, out)? {
+            continue;
+        }
         let Some(Value::Object(object)) = out.parse(&line) else {
             out.count_kind("invalid_json");
             out.raw(line.number, line.text, "invalid_json", None)?;
@@ -82,6 +89,96 @@ pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(
     Ok(())
 }
 
+/// A line of a kind kept as `claude.<type>` metadata (`progress` above all: 99% of
+/// the lines of a long transcript), written from its text when the general mapping
+/// would write the same entry: the line is copied, its value never built. `false`,
+/// with nothing written, when the line needs the general mapping (another kind, a
+/// text the mapping would re-spell, an id already written or with escapes, a parent
+/// not written yet, a numeric or escaped timestamp).
+fn metadata_from_text(line: &SourceLine<'_>, out: &mut Builder<'_>) -> Result<bool, Error> {
+    // A compact boundary is a `system` line: those take the general mapping.
+    const SPELLED: [&[u8]; 4] = [
+        b"\"type\":\"progress\"",
+        b"\"type\":\"summary\"",
+        b"\"type\":\"file-history-snapshot\"",
+        b"\"type\":\"queue-operation\"",
+    ];
+    static FINDERS: LazyLock<[Finder<'static>; 4]> = LazyLock::new(|| SPELLED.map(Finder::new));
+    let likely = FINDERS.iter().any(|f| f.find(line.text).is_some());
+    if !likely || !out.scan(line) {
+        return Ok(false);
+    }
+    let tape = out.tape();
+    // A member's text when it is a string without escapes; `Err` when it is another
+    // string, `Ok(None)` when it is missing or not a string.
+    let plain = |name: &str| -> Result<Option<&[u8]>, ()> {
+        match tape.get(0, name).map(|n| (n, tape.nodes[n])) {
+            Some((n, node)) if node.kind == Kind::String => match node.escaped {
+                false => Ok(tape.raw(n).get(1..tape.raw(n).len() - 1)),
+                true => Err(()),
+            },
+            _ => Ok(None),
+        }
+    };
+    let as_str = |bytes: &[u8]| std::str::from_utf8(bytes).map(str::to_owned).ok();
+    let (Ok(Some(found)), Ok(uuid), Ok(parent)) =
+        (plain("type"), plain("uuid"), plain("parentUuid"))
+    else {
+        return Ok(false);
+    };
+    let Some(kind) = METADATA_KINDS
+        .into_iter()
+        .find(|k| *k != "system" && k.as_bytes() == found)
+    else {
+        return Ok(false);
+    };
+    let uuid = match (tape.get(0, "uuid"), uuid) {
+        (None, _) => None,
+        (Some(_), Some(id)) if !id.is_empty() => as_str(id),
+        _ => return Ok(false),
+    };
+    let parent = parent.filter(|p| !p.is_empty()).and_then(as_str);
+    let timestamp = match tape.get(0, "timestamp").map(|n| (n, tape.nodes[n])) {
+        Some((n, node)) if node.kind == Kind::String && !node.escaped => {
+            let raw = tape.raw(n);
+            match as_str(&raw[1..raw.len() - 1]) {
+                Some(text) => (super::time::iso_to_millis(&text).unwrap_or(0.0), Some(text)),
+                None => return Ok(false),
+            }
+        }
+        Some((_, node)) if matches!(node.kind, Kind::String | Kind::Number) => return Ok(false),
+        _ => (0.0, None),
+    };
+    let aside = kind == "progress"
+        || tape
+            .get(0, "isSidechain")
+            .is_some_and(|n| tape.raw(n) == b"true");
+    if uuid.as_deref().is_some_and(|id| out.has_id(id))
+        || parent.as_deref().is_some_and(|p| !out.has_id(p))
+    {
+        return Ok(false);
+    }
+    out.count_kind(kind);
+    let id = match uuid {
+        Some(id) => id,
+        None => out.fresh_id(&format!("claude-line-{}", line.number)),
+    };
+    let parent = match parent {
+        Some(p) => p,
+        None => out.root(timestamp.0)?,
+    };
+    out.set_aside(aside);
+    let pushed = out.push_line_metadata(
+        line,
+        &id,
+        &parent,
+        (timestamp.0, timestamp.1.as_deref()),
+        &format!("claude.{kind}"),
+    );
+    out.set_aside(false);
+    pushed.map(|()| true)
+}
+
 /// The first JSON object, and each compact boundary's summary by the boundary's id.
 type Prescan = (Option<Map<String, Value>>, HashMap<String, String>);
 
@@ -89,14 +186,15 @@ type Prescan = (Option<Map<String, Value>>, HashMap<String, String>);
 /// transcript's root takes its `timestamp` and `sessionId`), and the summary text of
 /// each compact boundary: the text of the `isCompactSummary` user line whose parent is
 /// the boundary (a later line than the boundary). Only lines that can hold that member
-/// are parsed: those that spell it, and those with a `\u` escape.
+/// are parsed: those that spell it, and those with a `\u` escape of one of its letters.
 fn prescan(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<Prescan, Error> {
     source.rewind()?;
     let mut first = None;
     let mut summaries = HashMap::new();
     while let Some(line) = source.next_line()? {
-        let candidate = memchr::memmem::find(line.text, b"isCompactSummary").is_some()
-            || memchr::memmem::find(line.text, b"\\u").is_some();
+        static SPELLED: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(SUMMARY_MEMBER));
+        let candidate =
+            SPELLED.find(line.text).is_some() || escapes_a_letter_of(line.text, SUMMARY_MEMBER);
         if first.is_some() && !candidate {
             continue;
         }
@@ -119,6 +217,20 @@ fn prescan(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<Prescan, Er
         }
     }
     Ok((first, summaries))
+}
+
+const SUMMARY_MEMBER: &[u8] = b"isCompactSummary";
+
+/// Whether `text` holds a `\u` escape of one of the characters of `word` (ASCII): a
+/// key spelled with escapes has one.
+fn escapes_a_letter_of(text: &[u8], word: &[u8]) -> bool {
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+    ESCAPE.find_iter(text).any(|at| {
+        text.get(at + 2..at + 6)
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .is_some_and(|code| word.iter().any(|&b| u32::from(b) == code))
+    })
 }
 
 /// The text of a content value: the string, or its text blocks joined.

@@ -19,6 +19,8 @@
 
 use serde_json::Value;
 
+use crate::json::{Kind, Tape};
+
 /// The marker chosen for one input.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Lenient {
@@ -64,6 +66,64 @@ impl Lenient {
             _ => text,
         }
     }
+}
+
+impl Lenient {
+    /// Whether [`Lenient::write`] of [`Lenient::parse`] of `text` gives `text` back,
+    /// byte for byte, judged from `tape`, `text` scanned by [`crate::json::scan`]
+    /// (which refuses duplicate keys and numbers that do not keep their value): then a
+    /// line can be copied into an entry as it is, without building its value. It
+    /// does when the text has no insignificant whitespace and every string escape is
+    /// one `serde_json` writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
+    /// `\u00xx` for the other control characters, lowercase) or a lone surrogate
+    /// escape (kept as written); numbers always come back as written.
+    pub(crate) fn writes_back(&self, text: &[u8], tape: &Tape) -> bool {
+        self.marker.is_some()
+            && tape.text == text
+            && tape.nodes.iter().all(|node| {
+                node.kind != Kind::String
+                    || !node.escaped
+                    || escapes_written_back(&tape.text[node.start..node.end])
+            })
+    }
+}
+
+/// Whether every escape of a string token is one `serde_json` writes, or a lone
+/// surrogate escape (see [`Lenient::writes_back`]).
+fn escapes_written_back(token: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(found) = memchr::memchr(b'\\', &token[i..]) {
+        let at = i + found;
+        match token.get(at + 1) {
+            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i = at + 2,
+            Some(b'u') => {
+                let Some(hex) = token.get(at + 2..at + 6) else {
+                    return false;
+                };
+                let Some(unit) = std::str::from_utf8(hex)
+                    .ok()
+                    .and_then(|h| u16::from_str_radix(h, 16).ok())
+                else {
+                    return false;
+                };
+                let kept = if (0xD800..=0xDFFF).contains(&unit) {
+                    // A pair is read as its character and written raw; a lone one is
+                    // kept as written (see `mark`).
+                    !(is_high(unit) && surrogate_at(token, at + 6).is_some_and(is_low))
+                } else {
+                    unit < 0x20
+                        && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                        && !hex.iter().any(u8::is_ascii_uppercase)
+                };
+                if !kept {
+                    return false;
+                }
+                i = at + 6;
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The private-use characters an input uses, raw or as a `\uXXXX` escape (in either

@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 use crate::context::{ToolFacts, ToolReader};
 use crate::entry::{Body, Role};
 use crate::error::{Error, IoFailure, IoOp, LineFault};
-use crate::json::Object;
+use crate::json::{Kind, MAX_DEPTH, Object, Tape};
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{open_regular, sync_dir};
 use crate::tree::PathEntry;
@@ -208,6 +208,8 @@ pub fn import(format: impl Into<Option<Format>>, source: &[u8]) -> Result<Import
 /// through a buffered writer into a temporary file beside `out`, synced, then renamed
 /// to `out` unless `out` exists by then: memory follows the longest line and the ids
 /// kept, never the size of the source, and a failed import leaves nothing at `out`.
+/// Once the output passes 256 MiB, a background thread flushes it to disk as it is
+/// written (so the final sync is short); a failed flush fails the import.
 /// Fails on I/O (a source that is not a regular file, such as a FIFO or a device, is
 /// refused when opened, before a byte is read; `out` exists: `open`, `EEXIST`), on a
 /// line too long to import (see [`import`]) and when memory runs out (an
@@ -262,7 +264,8 @@ pub fn import_file_with_progress(
 pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Result<(), Error> {
     let text = export_pi(entries, leaf)?;
     write_new_file(out, |sink| {
-        text.lines().try_for_each(|line| sink.line(line))
+        text.lines()
+            .try_for_each(|line| sink.line(&[line.as_bytes()]))
     })
 }
 
@@ -275,6 +278,17 @@ fn run(
     requested: Option<Format>,
     source: &mut Source<'_>,
     sink: &mut dyn Sink,
+) -> Result<ImportReport, Error> {
+    run_with(requested, source, sink, true)
+}
+
+/// [`run`], with or without the mappings from a line's text (`fast`; the tests
+/// compare both ways).
+fn run_with(
+    requested: Option<Format>,
+    source: &mut Source<'_>,
+    sink: &mut dyn Sink,
+    fast: bool,
 ) -> Result<ImportReport, Error> {
     let mut scan = MarkerScan::default();
     let mut detector = Detector::default();
@@ -293,6 +307,7 @@ fn run(
         (None, None) => return Err(refused),
     };
     let mut out = Builder::new(format, scan.lenient(), sink);
+    out.fast = fast;
     out.report.lines_read = source.lines_read;
     out.report.unterminated_tail = source.unterminated;
     out.report.format = Some(format);
@@ -309,15 +324,19 @@ fn run(
 }
 
 /// Where an import's lines go: a vector (in memory) or a buffered temporary file.
+/// A line is given in pieces, written back to back (UTF-8 once joined), so that a
+/// source line copied into an entry is not copied once more to join them.
 pub(crate) trait Sink {
-    fn line(&mut self, text: &str) -> Result<(), Error>;
+    fn line(&mut self, parts: &[&[u8]]) -> Result<(), Error>;
 }
 
 impl Sink for Vec<String> {
-    fn line(&mut self, text: &str) -> Result<(), Error> {
+    fn line(&mut self, parts: &[&[u8]]) -> Result<(), Error> {
         self.try_reserve(1)
             .map_err(|_| out_of_memory("the imported lines"))?;
-        self.push(text.to_owned());
+        let text = String::from_utf8(parts.concat())
+            .map_err(|_| Error::internal("an imported line is not UTF-8"))?;
+        self.push(text);
         Ok(())
     }
 }
@@ -325,14 +344,78 @@ impl Sink for Vec<String> {
 struct FileSink<'p> {
     writer: BufWriter<File>,
     path: &'p Path,
+    /// Bytes written since the syncer was last asked to flush, and in all.
+    unsynced: u64,
+    written: u64,
+    tried: bool,
+    /// Started once the output is large ([`SYNC_START`]); `None` before, or when it
+    /// could not start.
+    syncer: Option<Syncer>,
+}
+
+/// Bytes written between two requests to the background syncer.
+const SYNC_STEP: u64 = 64 << 20;
+/// Output size from which a syncer runs: below it the final sync is short, and an
+/// import does not pay for a thread (its stack and, with glibc, its own malloc
+/// arena's reservation of address space).
+const SYNC_START: u64 = 256 << 20;
+
+/// A thread that flushes the output to disk (`fdatasync`) while the import goes on,
+/// so that the final sync does not wait for the whole file: the kernel would
+/// otherwise hold gigabytes of dirty pages until then. Its first failure is the
+/// import's: a flush error is reported once per open file, so the final sync may not
+/// see it again.
+struct Syncer {
+    requests: std::sync::mpsc::SyncSender<()>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl Syncer {
+    /// `None` when the file cannot be shared or no thread started: the final sync
+    /// then does all the work, as it would anyway.
+    fn start(file: &File) -> Option<Syncer> {
+        let file = file.try_clone().ok()?;
+        let (requests, received) = std::sync::mpsc::sync_channel::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("session-import-sync".into())
+            .stack_size(64 << 10)
+            .spawn(move || received.iter().try_for_each(|()| file.sync_data()))
+            .ok()?;
+        Some(Syncer { requests, thread })
+    }
+
+    /// Waits for the thread; its error, if a flush failed.
+    fn finish(self) -> std::io::Result<()> {
+        drop(self.requests);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the sync thread panicked")))
+    }
 }
 
 impl Sink for FileSink<'_> {
-    fn line(&mut self, text: &str) -> Result<(), Error> {
-        self.writer
-            .write_all(text.as_bytes())
+    fn line(&mut self, parts: &[&[u8]]) -> Result<(), Error> {
+        parts
+            .iter()
+            .try_for_each(|part| self.writer.write_all(part))
             .and_then(|()| self.writer.write_all(b"\n"))
-            .map_err(|e| io_error(IoOp::Write, self.path, &e))
+            .map_err(|e| io_error(IoOp::Write, self.path, &e))?;
+        let len = parts.iter().map(|p| p.len() as u64).sum::<u64>() + 1;
+        self.unsynced += len;
+        self.written += len;
+        if self.written >= SYNC_START && self.syncer.is_none() && !self.tried {
+            self.tried = true;
+            self.syncer = Syncer::start(self.writer.get_ref());
+        }
+        if self.unsynced >= SYNC_STEP
+            && let Some(syncer) = &self.syncer
+        {
+            self.unsynced = 0;
+            // What the buffer holds goes with the next request; a request made while
+            // the thread is busy is dropped (the next one covers it).
+            let _ = syncer.requests.try_send(());
+        }
+        Ok(())
     }
 }
 
@@ -353,8 +436,15 @@ fn write_new_file<T>(
         let mut sink = FileSink {
             writer: BufWriter::with_capacity(1 << 16, file),
             path: &temp,
+            unsynced: 0,
+            written: 0,
+            tried: false,
+            syncer: None,
         };
-        let made = fill(&mut sink)?;
+        let made = fill(&mut sink);
+        let synced = sink.syncer.take().map_or(Ok(()), Syncer::finish);
+        let made = made?;
+        synced.map_err(|e| io_error(IoOp::Sync, &temp, &e))?;
         let file = sink
             .writer
             .into_inner()
@@ -687,6 +777,11 @@ pub(crate) struct Builder<'s> {
     aside: bool,
     /// The source kind of the line being mapped (as counted).
     kind: String,
+    /// Scratch for the lines a format maps from their text without building their
+    /// value ([`Builder::scan`]); `fast` is unset only by the tests that compare
+    /// the two ways.
+    tape: Tape,
+    fast: bool,
     pub(crate) report: ImportReport,
 }
 
@@ -716,8 +811,76 @@ impl<'s> Builder<'s> {
             writing_raw: false,
             aside: false,
             kind: String::new(),
+            tape: Tape::default(),
+            fast: true,
             report: ImportReport::default(),
         }
+    }
+
+    /// Scans `line` into the builder's tape for a mapping from its text: `true` when
+    /// it is a JSON object at most [`MAX_DEPTH`] - 1 deep (an entry holding it as a
+    /// member is at most [`MAX_DEPTH`]) that the general mapping would write back
+    /// byte for byte ([`Lenient::writes_back`]).
+    pub(crate) fn scan(&mut self, line: &SourceLine<'_>) -> bool {
+        self.fast
+            && crate::json::scan(line.text, MAX_DEPTH - 1, &mut self.tape).is_ok()
+            && self
+                .tape
+                .nodes
+                .first()
+                .is_some_and(|n| n.kind == Kind::Object)
+            && self.lenient.writes_back(line.text, &self.tape)
+    }
+
+    /// The tape [`Builder::scan`] filled.
+    pub(crate) fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// Writes the metadata entry `{"id","parentId","timestamp","type":"metadata",
+    /// "key","value","isoTimestamp"?}` whose value is `line`'s text as it is: what
+    /// [`Builder::push`] writes for the same members, the line's value built, once
+    /// [`Builder::scan`] said the text is what that value writes back. `parent`
+    /// must be written already and `id` must be new; the entry is valid by
+    /// construction (string members, a number, a value at most `MAX_DEPTH` - 1 deep).
+    pub(crate) fn push_line_metadata(
+        &mut self,
+        line: &SourceLine<'_>,
+        id: &str,
+        parent: &str,
+        (millis, iso): (f64, Option<&str>),
+        key: &str,
+    ) -> Result<(), Error> {
+        // The line is UTF-8: the scanner checked its strings, the rest is ASCII.
+        let timestamp = number(millis);
+        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let mut head = String::with_capacity(160);
+        head.push_str("{\"id\":");
+        head.push_str(&quoted(id));
+        head.push_str(",\"parentId\":");
+        head.push_str(&quoted(parent));
+        head.push_str(",\"timestamp\":");
+        head.push_str(&timestamp.to_string());
+        head.push_str(",\"type\":\"metadata\",\"key\":");
+        head.push_str(&quoted(key));
+        head.push_str(",\"value\":");
+        let mut tail = String::with_capacity(48);
+        if let Some(iso) = iso {
+            tail.push_str(",\"isoTimestamp\":");
+            tail.push_str(&quoted(iso));
+        }
+        tail.push('}');
+        let millis = lenient::number_value(&timestamp).unwrap_or(0.0);
+        self.push_text(
+            id,
+            Some(parent),
+            "metadata".to_owned(),
+            &[head.as_bytes(), line.text, tail.as_bytes()],
+            millis,
+            None,
+            ToolFacts::default(),
+        )
+        .map(drop)
     }
 
     /// The report, once the compactions written are checked: the cost of each check
@@ -892,7 +1055,15 @@ impl<'s> Builder<'s> {
         };
         let role = facts.role();
         drop(parsed);
-        let node = self.push_text(&id, parent.as_deref(), kind, &text, timestamp, role, tools)?;
+        let node = self.push_text(
+            &id,
+            parent.as_deref(),
+            kind,
+            &[text.as_bytes()],
+            timestamp,
+            role,
+            tools,
+        )?;
         if let Some(first_kept) = first_kept {
             reserve_one(&mut self.compactions, "the imported compactions")?;
             self.compactions.push(WrittenCompaction {
@@ -918,31 +1089,33 @@ impl<'s> Builder<'s> {
             &id,
             parent.as_deref(),
             kind,
-            &text,
+            &[text.as_bytes()],
             timestamp,
             None,
             ToolFacts::default(),
         )
     }
 
-    /// Writes one line and records its entry. A line longer than a store reads back
-    /// fails the import, naming the source line: the output must always open.
+    /// Writes one line (`parts` joined, UTF-8) and records its entry. A line longer
+    /// than a store reads back fails the import, naming the source line: the output
+    /// must always open.
     #[allow(clippy::too_many_arguments)]
     fn push_text(
         &mut self,
         id: &str,
         parent: Option<&str>,
         kind: String,
-        text: &str,
+        parts: &[&[u8]],
         timestamp: f64,
         role: Option<Role>,
         tools: ToolFacts,
     ) -> Result<u32, Error> {
-        if text.len() > MAX_LINE_BYTES {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > MAX_LINE_BYTES {
             return Err(Error::CorruptLine {
                 line: self.current_line,
                 fault: LineFault::TooLong {
-                    len: text.len() as u64,
+                    len: len as u64,
                     max: MAX_LINE_BYTES,
                 },
             });
@@ -961,7 +1134,7 @@ impl<'s> Builder<'s> {
                 | if raw { RAW } else { 0 }
                 | if self.aside { ASIDE } else { 0 },
         );
-        self.sink.line(text)?;
+        self.sink.line(parts)?;
         self.last_timestamp = timestamp;
         self.report.entries_written += 1;
         *self.report.entry_types.entry(kind).or_default() += 1;
@@ -1183,6 +1356,117 @@ mod tests {
             ids.push(id);
         }
         lines.join("\n") + "\n"
+    }
+
+    /// An in-memory import, with or without the mappings from a line's text.
+    fn import_both_ways(source: &[u8]) -> [Result<(Vec<String>, ImportReport), String>; 2] {
+        [true, false].map(|fast| {
+            let mut lines = Vec::new();
+            let mut silent = |_: ImportProgress| true;
+            let mut input = Source::new(
+                Box::new(std::io::Cursor::new(source)),
+                "the source",
+                source.len() as u64,
+                &mut silent,
+            );
+            run_with(None, &mut input, &mut lines, fast)
+                .map(|report| (lines, report))
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// Rule: a line written from its text (a Claude Code `progress` line and the other
+    /// metadata kinds) gives the same entry, byte for byte, and the same report as the
+    /// general mapping that builds the line's value; every line it cannot copy
+    /// exactly takes the general mapping.
+    #[test]
+    fn a_metadata_line_copied_from_its_text_is_the_entry_the_general_mapping_writes() {
+        let head = r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"hi"}}"#;
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let bodies = [
+            r#""data":{"a":"plain"}"#.to_owned(),
+            r#""data":{"a":"\n\t\"\\\b\f\r\u001b\u0000"}"#.to_owned(),
+            r#""data":{"a":"\u001B"}"#.to_owned(),
+            r#""data":{"a":"\u000a"}"#.to_owned(),
+            r#""data":{"a":"\/\u00e9"}"#.to_owned(),
+            r#""data":{"a":"\ud83d","b":"\ud83d\ude00","c":"\ude00\ud83d"}"#.to_owned(),
+            r#""data":{"a":"\ud83d\ud83d\ude00"}"#.to_owned(),
+            r#""data":{"a":"\ud83d","b":"\uDE00"}"#.to_owned(),
+            r#""data":{"n":[1E5,1.0,-0,0.0012000000000000001,12345678901234567890123,1e400]}"#
+                .to_owned(),
+            r#""data":{"a":1,"a":2}"#.to_owned(),
+            r#""data": {"a":1}"#.to_owned(),
+            format!(r#""data":{}"#, deep(124)),
+            format!(r#""data":{}"#, deep(125)),
+            format!(r#""data":{}"#, deep(126)),
+            format!(r#""data":{}"#, deep(127)),
+            r#""isSidechain":true"#.to_owned(),
+            "\"isSidechain\":false,\"data\":\"\u{e9} \u{2028} \u{e000}\"".to_owned(),
+        ];
+        let mut lines = vec![head.to_owned()];
+        let mut n = 0;
+        let mut push = |lines: &mut Vec<String>, kind: &str, id: &str, parent: &str, ts: &str| {
+            n += 1;
+            lines.push(format!(
+                r#"{{"parentUuid":{parent},"type":{kind},"uuid":{id},"timestamp":{ts},"n":{n}}}"#
+            ));
+        };
+        let stamp = r#""2025-01-01T00:00:01.000Z""#;
+        for (i, body) in bodies.iter().enumerate() {
+            lines.push(format!(
+                r#"{{"parentUuid":"u1","type":"progress","uuid":"p{i}","timestamp":{stamp},{body}}}"#
+            ));
+        }
+        for kind in [
+            r#""summary""#,
+            r#""file-history-snapshot""#,
+            r#""queue-operation""#,
+            r#""system""#,
+            r#""progr\u0065ss""#,
+            r#""other""#,
+        ] {
+            push(&mut lines, kind, r#""k""#, r#""u1""#, stamp);
+        }
+        for id in [r#""""#, r#""p0""#, r#""\u0070x""#, "7", "null"] {
+            push(&mut lines, r#""progress""#, id, r#""u1""#, stamp);
+        }
+        for parent in [r#""""#, r#""gone""#, r#""\u00751""#, "null", "3"] {
+            push(&mut lines, r#""progress""#, r#""q""#, parent, stamp);
+        }
+        for ts in [
+            "1735689600000",
+            "1.5",
+            "1E3",
+            "null",
+            "true",
+            r#""""#,
+            r#""not a date""#,
+            r#""2025\u002d01-01T00:00:00Z""#,
+        ] {
+            push(&mut lines, r#""progress""#, r#""t""#, r#""u1""#, ts);
+        }
+        // No uuid, no timestamp, a line not UTF-8, a line with spaces around it.
+        lines.push(r#"{"type":"progress","parentUuid":"u1","data":1}"#.to_owned());
+        lines.push(r#"{"type":"progress","parentUuid":"u1","uuid":"v1"}"#.to_owned());
+        lines.push(r#"  {"type":"progress","parentUuid":"u1","uuid":"v2"} "#.to_owned());
+        let mut source = lines.join("\n").into_bytes();
+        source.extend_from_slice(b"\n{\"type\":\"progress\",\"uuid\":\"v3\",\"data\":\"\xff\"}\n");
+        let [fast, general] = import_both_ways(&source);
+        assert_eq!(fast, general);
+        assert!(fast.is_ok_and(|(lines, _)| lines.len() > 40));
+
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus/claude-code");
+        let mut files = 0;
+        for entry in std::fs::read_dir(corpus).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "jsonl") {
+                let source = std::fs::read(&path).unwrap();
+                let [fast, general] = import_both_ways(&source);
+                assert!(fast == general, "{}", path.display());
+                files += 1;
+            }
+        }
+        assert!(files > 5);
     }
 
     #[test]
