@@ -124,6 +124,19 @@ fn parse_options(args: &[String]) -> Options {
     o
 }
 
+/// The value after `name` in `args`, for a mode's own options beside [`parse_options`]'s.
+fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+/// [`arg`] as a number.
+fn num_arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    arg(args, name).map(|v| v.parse().unwrap_or_else(|_| die(&format!("bad {name}"))))
+}
+
 fn die(msg: &str) -> ! {
     eprintln!("perf: {msg}");
     std::process::exit(2)

@@ -19,10 +19,10 @@
 // memory figure.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { freshCopy, gc, median, now } from "./common.mjs";
 
 // dist/index.js of the installed package, resolved as `import` would resolve it.
 const pkgDir = dirname(dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-coding-agent"))));
@@ -39,15 +39,6 @@ function args() {
     else if (a[i] === "--rss-child") o.rssChild = a[++i];
   }
   return o;
-}
-
-const now = () => Number(process.hrtime.bigint()) / 1e9;
-
-function median(xs) {
-  const v = [...xs].sort((a, b) => a - b);
-  const n = v.length;
-  if (n === 0) return null;
-  return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /** Median seconds of f(), after one warm-up: at least `runs` samples, more within `budget` s. */
@@ -72,24 +63,10 @@ function fnv32(buf) {
   return h >>> 0;
 }
 
-function gc() {
-  if (globalThis.gc) globalThis.gc();
-}
-
-/** A fresh temporary session directory with a copy of `file` in it. */
-function freshCopy(file) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-bench-"));
-  const sessionDir = join(dir, "sessions");
-  mkdirSync(sessionDir);
-  const copy = join(sessionDir, "session.jsonl");
-  copyFileSync(file, copy);
-  return { dir, sessionDir, copy };
-}
-
 // --- In a fresh process: RSS after opening one session. ---------------------------
 const o = args();
 if (o.rssChild) {
-  const { dir, sessionDir, copy } = freshCopy(o.rssChild);
+  const { dir, sessionDir, copy } = freshCopy(o.rssChild, "pi-bench-");
   gc();
   const baseline = process.memoryUsage().rss;
   const sm = SessionManager.open(copy, sessionDir);
@@ -132,7 +109,7 @@ for (const s of index.sessions) {
     if (tmp) rmSync(tmp.dir, { recursive: true, force: true });
     sm = null;
     gc();
-    tmp = freshCopy(s.pi_file);
+    tmp = freshCopy(s.pi_file, "pi-bench-");
     const t = now();
     sm = SessionManager.open(tmp.copy, tmp.sessionDir);
     const d = now() - t;

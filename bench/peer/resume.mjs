@@ -20,10 +20,10 @@
 // (the package index loads pi's whole CLI).
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { freshCopy, gc, median, now } from "./common.mjs";
 
 const pkgDir = dirname(dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-coding-agent"))));
 const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
@@ -42,32 +42,9 @@ function args() {
   return o;
 }
 
-const now = () => Number(process.hrtime.bigint()) / 1e9;
-
-function median(xs) {
-  const v = [...xs].sort((a, b) => a - b);
-  const n = v.length;
-  if (n === 0) return null;
-  return n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-function gc() {
-  if (globalThis.gc) globalThis.gc();
-}
-
-/** A fresh temporary session directory with a copy of `file` in it. */
-function freshCopy(file) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-resume-"));
-  const sessionDir = join(dir, "sessions");
-  mkdirSync(sessionDir);
-  const copy = join(sessionDir, "session.jsonl");
-  copyFileSync(file, copy);
-  return { dir, sessionDir, copy };
-}
-
 const o = args();
 if (o.rssChild) {
-  const { dir, sessionDir, copy } = freshCopy(o.rssChild);
+  const { dir, sessionDir, copy } = freshCopy(o.rssChild, "pi-resume-");
   gc();
   const baseline = process.memoryUsage().rss;
   const sm = SessionManager.open(copy, sessionDir);
@@ -99,7 +76,7 @@ for (let i = 0; i <= o.runs; i++) {
   if (tmp) rmSync(tmp.dir, { recursive: true, force: true });
   sm = null;
   gc();
-  tmp = freshCopy(o.file);
+  tmp = freshCopy(o.file, "pi-resume-");
   const t0 = now();
   sm = SessionManager.open(tmp.copy, tmp.sessionDir);
   const t1 = now();

@@ -28,25 +28,11 @@ use super::{die, status_kb};
 const CORPUS: &str = "tests/interop/corpus";
 
 pub fn run(args: &[String]) {
-    let mut gb = 1.0f64;
-    let mut runs = 3usize;
-    let mut data = std::env::var_os("SESSION_BENCH_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data"));
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .unwrap_or_else(|| die(&format!("{a} needs a value")))
-        };
-        match a.as_str() {
-            "--gb" => gb = value().parse().unwrap_or_else(|_| die("bad --gb")),
-            "--runs" => runs = value().parse().unwrap_or_else(|_| die("bad --runs")),
-            "--data" => data = PathBuf::from(value()),
-            _ => {}
-        }
-    }
+    let o = super::parse_options(args);
+    let gb: f64 = super::num_arg(args, "--gb").unwrap_or(1.0);
+    // Three children by default: each imports a whole gigabyte.
+    let runs: usize = super::num_arg(args, "--runs").unwrap_or(3).max(1);
+    let data = o.data;
     let dir = data.join("import");
     fs::create_dir_all(&dir).unwrap();
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS);

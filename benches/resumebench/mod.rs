@@ -51,7 +51,7 @@ use session::json::push_string;
 
 use super::sessiongen::{self, Entry, Rng, id_of, iso};
 use super::sqlitebench::Peer;
-use super::{CStore, die, file_len, fmt_time, fmt_x, mb, median, status_kb, take};
+use super::{CStore, die, file_len, fmt_time, fmt_x, mb, median, num_arg, status_kb, take};
 
 /// Milliseconds of the first entry, as in sessiongen.
 const T0: u64 = 1_733_000_000_000;
@@ -441,21 +441,10 @@ impl Column {
     }
 }
 
-fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
-}
-
-fn num_arg(args: &[String], name: &str) -> Option<u64> {
-    arg(args, name).map(|v| v.parse().unwrap_or_else(|_| die(&format!("bad {name}"))))
-}
-
 /// `resume-bench`: every size, one table each, on stdout.
 pub fn run(args: &[String]) {
     let o = super::parse_options(args);
-    let mut sizes = vec![num_arg(args, "--mb").unwrap_or(66).max(1)];
+    let mut sizes = vec![num_arg::<u64>(args, "--mb").unwrap_or(66).max(1)];
     if args.iter().any(|a| a == "--big") {
         sizes.push(1000);
     }
@@ -468,9 +457,8 @@ pub fn run(args: &[String]) {
     }
     let mut report = String::new();
     for &size in &sizes {
-        let pi_runs = num_arg(args, "--pi-runs")
-            .map(|n| n as usize)
-            .unwrap_or(if size > 200 { 1 } else { o.runs });
+        let pi_runs =
+            num_arg::<usize>(args, "--pi-runs").unwrap_or(if size > 200 { 1 } else { o.runs });
         let s = generate(&dir, size);
         report.push_str(&measure(
             &o,
