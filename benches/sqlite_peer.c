@@ -257,15 +257,18 @@ static int on_open(const char *file, const char *sql, const char *key, const cha
     return 0;
 }
 
-static long long vm_rss(void) {
+/* A field of /proc/self/status in bytes ("VmRSS: %lld", "VmHWM: %lld"). */
+static long long proc_status_bytes(const char *pattern) {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long long kb = 0;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lld", &kb) == 1) break;
+        if (sscanf(line, pattern, &kb) == 1) break;
     if (f) fclose(f);
     return kb * 1024;
 }
+
+static long long vm_rss(void) { return proc_status_bytes("VmRSS: %lld"); }
 
 /* VmRSS before open and after open + path (the connection still open). */
 static int rss(const char *file, const char *leaf) {
@@ -587,15 +590,7 @@ static int resume(const char *file, int runs, const char *lines_file) {
     return 0;
 }
 
-static long long vm_hwm(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %lld", &kb) == 1) break;
-    if (f) fclose(f);
-    return kb * 1024;
-}
+static long long vm_hwm(void) { return proc_status_bytes("VmHWM: %lld"); }
 
 /* Peak RSS before open, and after open + latest leaf + the context's messages. */
 static int resume_rss(const char *file) {
