@@ -4,8 +4,8 @@
 //! peer, side by side in one Markdown table.
 //!
 //! ```text
-//! cargo bench --bench perf -- resume-bench [--mb 66] [--big] [--runs 5] [--pi-runs N]
-//!     [--no-pi] [--data DIR]
+//! cargo bench --bench perf -- resume-bench [--mb 66] [--big] [--near] [--runs 5]
+//!     [--pi-runs N] [--no-pi] [--data DIR]
 //! ```
 //!
 //! The session (generated once into `DIR/resume/`, then reused while its size matches):
@@ -13,11 +13,14 @@
 //! toolResult / assistant text, a regenerated answer as a sibling branch every 50 turns)
 //! with a `compaction` every 200 turns whose `firstKeptEntryId` is the user message 13
 //! turns back (52 messages), up to `--mb` MB (default 66); `--big` adds a ~1 GB one.
+//! The file ends where the size is reached, up to 200 turns after the latest
+//! compaction; with `--near` it ends one turn after a compaction, so that the context
+//! keeps the 13 turns the compaction kept plus that one (56 messages).
 //! Both our JSONL and pi's (a v3 header, ISO timestamps, the same message objects).
 //!
 //! Every libsession figure goes through the C ABI, as a C host sees it:
 //! - open: `session_jsonl_store_open` (the default writer open, with the index: it is
-//!   written by one writer's open and close before the runs) or
+//!   written by one writer's close before the runs) or
 //!   `session_jsonl_store_open_with(…, {"index":false})`, then `session_store_latest_leaf`;
 //! - context: the first `session_store_build_context` of that leaf, default options, on
 //!   that fresh store; resume: both on one clock. Fresh store each run, medians of
@@ -142,8 +145,8 @@ impl Out {
 }
 
 /// Writes (or reuses) the session of about `mb` MB in `dir`.
-fn generate(dir: &Path, mb_target: u64) -> Session {
-    let name = format!("resume-{mb_target}mb");
+fn generate(dir: &Path, mb_target: u64, near: bool) -> Session {
+    let name = format!("resume-{mb_target}mb{}", if near { "-near" } else { "" });
     let file = dir.join(format!("{name}.jsonl"));
     let pi_file = dir.join(format!("{name}.pi.jsonl"));
     let meta = dir.join(format!("{name}.json"));
@@ -179,7 +182,7 @@ fn generate(dir: &Path, mb_target: u64) -> Session {
         entries: 0,
         n: 0,
     };
-    let (leaf, compactions) = write_turns(&mut out, mb_target * 1_000_000)
+    let (leaf, compactions) = write_turns(&mut out, mb_target * 1_000_000, near)
         .unwrap_or_else(|e| die(&format!("{}: {e}", file.display())));
     let Out {
         mut ours,
@@ -214,7 +217,9 @@ fn generate(dir: &Path, mb_target: u64) -> Session {
 
 /// The turns, until our file holds `target` bytes and ends on a message; returns the
 /// last entry (the latest leaf) and the number of compactions.
-fn write_turns(out: &mut Out, target: u64) -> io::Result<(String, u64)> {
+/// The turns, until `target` bytes are written; with `near`, then on to one turn after
+/// the next compaction.
+fn write_turns(out: &mut Out, target: u64, near: bool) -> io::Result<(String, u64)> {
     let mut rng = Rng::new(0x2E5_0E23);
     let pi_header = format!(
         "{{\"type\":\"session\",\"version\":3,\"id\":\"0193a4c2-7f00-7000-8000-{:012x}\",\"timestamp\":\"{}\",\"cwd\":\"/workspace/tiny-pi\"}}\n",
@@ -228,7 +233,9 @@ fn write_turns(out: &mut Out, target: u64) -> io::Result<(String, u64)> {
     let mut compactions = 0;
     let mut turn = 0u32;
     let mut ended_on_compaction = false;
-    while out.bytes < target || ended_on_compaction {
+    // Turns since the latest compaction (none yet: u32::MAX).
+    let mut since = u32::MAX;
+    while out.bytes < target || ended_on_compaction || (near && since != 1) {
         let ts = out.ts();
         let tool = rng.pick(TOOLS);
         let call_id = format!("toolu_{:08x}{:08x}", turn ^ 0xA5A5_0000, turn);
@@ -247,12 +254,14 @@ fn write_turns(out: &mut Out, target: u64) -> io::Result<(String, u64)> {
         }
         users.push(u);
         ended_on_compaction = false;
+        since = since.saturating_add(1);
         if turn % COMPACTION_EVERY == COMPACTION_EVERY - 1 && users.len() >= KEPT_TURNS {
             let first_kept = users[users.len() - KEPT_TURNS].clone();
             answer = out.compaction(&mut rng, &answer, &first_kept)?;
             users.clear();
             compactions += 1;
             ended_on_compaction = true;
+            since = 0;
         }
         last = Some(answer);
         turn += 1;
@@ -449,6 +458,7 @@ pub fn run(args: &[String]) {
         sizes.push(1000);
     }
     let no_pi = args.iter().any(|a| a == "--no-pi");
+    let near = args.iter().any(|a| a == "--near");
     let dir = o.data.join("resume");
     fs::create_dir_all(&dir).unwrap_or_else(|e| die(&format!("{}: {e}", dir.display())));
     let peer = Peer::try_build();
@@ -459,7 +469,7 @@ pub fn run(args: &[String]) {
     for &size in &sizes {
         let pi_runs =
             num_arg::<usize>(args, "--pi-runs").unwrap_or(if size > 200 { 1 } else { o.runs });
-        let s = generate(&dir, size);
+        let s = generate(&dir, size, near);
         report.push_str(&measure(
             &o,
             &s,
