@@ -639,3 +639,87 @@ fn bench_appends_per_second_for_1_and_8_clients_against_a_bare_insert() {
         );
     }
 }
+
+/// `build_context` of a 50-message kept part on a 100,000-entry session in the
+/// PostgreSQL store: in steady state (the store open, one more append, then the context)
+/// and at resume (a new handle's open + the context). On demand, never a timed test:
+/// `cargo test --release --test pg_store -- --ignored --nocapture bench_build_context`
+/// (PG_BENCH_ENTRIES, default 100000). It prints figures and asserts only that the
+/// context keeps what the compaction kept.
+#[test]
+#[ignore = "a benchmark: run on demand"]
+fn bench_build_context_of_a_50_message_kept_part_on_a_100k_entry_session() {
+    if !common::pg::available() {
+        return;
+    }
+    let entries: usize = std::env::var("PG_BENCH_ENTRIES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    let c = cluster();
+    let conninfo = c.conninfo();
+    let session = session_id("bench-context");
+    let options = PgOptions::from_json(r#"{"durability":"none"}"#).unwrap();
+    let store = Store::open_pg(&conninfo, &session, &options).unwrap().0;
+    let start = std::time::Instant::now();
+    let mut parent: Option<String> = None;
+    for i in 0..entries {
+        let id = format!("e{i}");
+        let text = format!("message {i}: a user turn or an answer of a typical length");
+        let line = match i % 2 {
+            0 => user(&id, parent.as_deref(), &text),
+            _ => format!(
+                r#"{{"id":"{id}","parentId":"{}","timestamp":1,"type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}}}}"#,
+                parent.as_deref().unwrap_or_default()
+            ),
+        };
+        store.append(&line).unwrap();
+        parent = Some(id);
+    }
+    let filled = start.elapsed();
+    // A compaction under the last entry keeping the last 50 messages (from a user one).
+    let first_kept = format!("e{}", entries - 50);
+    let last = parent.unwrap_or_default();
+    store
+        .append(&format!(
+            r#"{{"id":"c","parentId":"{last}","timestamp":1,"type":"compaction","summary":"Earlier work.","firstKeptEntryId":"{first_kept}","tokensBefore":100000}}"#
+        ))
+        .unwrap();
+    let defaults = ContextOptions::default();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut steady = Vec::new();
+    let mut leaf = "c".to_owned();
+    for i in 0..9 {
+        let id = format!("after-{i}");
+        store
+            .append(user(&id, Some(&leaf), "one more turn"))
+            .unwrap();
+        leaf = id;
+        let t = std::time::Instant::now();
+        let context = store.build_context(&leaf, &defaults, None).unwrap();
+        steady.push(t.elapsed().as_secs_f64());
+        assert_eq!(context.kept_entry_ids.len(), 50 + i + 1);
+    }
+    drop(store);
+    let mut resume = Vec::new();
+    let mut open_only = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let store = Store::open_pg(&conninfo, &session, &options).unwrap().0;
+        open_only.push(t.elapsed().as_secs_f64());
+        store.build_context(&leaf, &defaults, None).unwrap();
+        resume.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "PostgreSQL store, {entries} entries appended in {:.1} s; 50 kept messages: \
+         build_context after one more append {:.3} ms (median of 9); resume: open {:.1} ms, \
+         open + build_context {:.1} ms (median of 5) (throwaway cluster: Unix socket, fsync=off)",
+        filled.as_secs_f64(),
+        median(steady) * 1e3,
+        median(open_only) * 1e3,
+        median(resume) * 1e3
+    );
+}
