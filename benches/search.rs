@@ -5,6 +5,9 @@
 //!
 //! - the first search, which builds the index (MB/s over the session bytes);
 //! - a warm query (median of 5), and the same word with `rg -F -c` over the files;
+//! - pi's own linear scan of the same sessions written in pi's format to a sibling
+//!   folder (bench/peer/search.mjs: `SessionManager.list`, then each session's message
+//!   texts tested for the word), with the hit counts of the generator, rg, pi and ours;
 //! - a CJK query;
 //! - the query after one session grew by one entry (and the bytes it read);
 //! - the index's size beside the session bytes and beside the text it indexes.
@@ -15,8 +18,10 @@
 //! ```
 //!
 //! ripgrep is Debian's package `ripgrep` (`apt-get install ripgrep`); without it the rg
-//! column says so. Under `cargo test` (no `--bench` argument) it only does a smoke run
-//! of 3 small sessions. Data goes to target/bench-search/.
+//! column says so; pi's scan needs node and `npm ci` in bench/peer (else its row says
+//! so). Under `cargo test` (no `--bench` argument) it only does a smoke run of 3 small
+//! sessions, without pi. Data goes to target/bench-search/ and target/bench-search-pi/.
+//! The figures are in docs/performance.md ("Search").
 
 #[path = "sessiongen/mod.rs"]
 #[allow(dead_code)]
@@ -56,13 +61,35 @@ fn needle_message(ts: u64) -> String {
     )
 }
 
-/// Writes one session of about `bytes` bytes; returns its size.
-fn write_session(path: &Path, session: usize, bytes: u64) -> u64 {
+/// What [`write_session`] wrote.
+#[derive(Default)]
+struct Written {
+    /// Bytes of our file.
+    bytes: u64,
+    /// Bytes of pi's file.
+    pi_bytes: u64,
+    /// Entries whose message holds [`NEEDLE`].
+    needles: u64,
+}
+
+/// Writes one session of about `bytes` bytes to `path`, and the same session in pi's
+/// format (a session header, then the same entries with ISO timestamps) to `pi`.
+fn write_session(path: &Path, pi: &Path, session: usize, bytes: u64) -> Written {
     let mut rng = Rng::new(session as u64 + 1);
     let mut out = BufWriter::new(fs::File::create(path).expect("create session"));
-    let (mut n, mut written, mut turn) = (0u32, 0u64, 0usize);
+    let mut out_pi = BufWriter::new(fs::File::create(pi).expect("create pi session"));
+    let header = format!(
+        "{{\"type\":\"session\",\"version\":3,\"id\":\"0193a4c2-7f00-7000-8000-{session:012x}\",\"timestamp\":\"{}\",\"cwd\":\"/workspace/tiny-pi\"}}\n",
+        sessiongen::iso(1_733_000_000_000 - 1000)
+    );
+    out_pi.write_all(header.as_bytes()).expect("write");
+    let mut w = Written {
+        pi_bytes: header.len() as u64,
+        ..Written::default()
+    };
+    let (mut n, mut turn) = (0u32, 0usize);
     let mut last: Option<String> = None;
-    let mut emit = |message: String, parent: Option<String>, n: &mut u32, written: &mut u64| {
+    let mut emit = |message: String, parent: Option<String>, n: &mut u32, w: &mut Written| {
         let e = Entry {
             id: id_of(*n),
             parent,
@@ -70,13 +97,19 @@ fn write_session(path: &Path, session: usize, bytes: u64) -> u64 {
             message,
         };
         *n += 1;
-        let line = e.ours();
+        if e.message.contains(NEEDLE) {
+            w.needles += 1;
+        }
+        let (line, pi_line) = (e.ours(), e.pi());
         out.write_all(line.as_bytes()).expect("write");
         out.write_all(b"\n").expect("write");
-        *written += line.len() as u64 + 1;
+        out_pi.write_all(pi_line.as_bytes()).expect("write");
+        out_pi.write_all(b"\n").expect("write");
+        w.bytes += line.len() as u64 + 1;
+        w.pi_bytes += pi_line.len() as u64 + 1;
         e.id
     };
-    while written < bytes {
+    while w.bytes < bytes {
         let ts = 1_733_000_000_000 + u64::from(n) * 1000;
         let m = if turn % 7 == 3 {
             cjk_message(&mut rng, ts, session)
@@ -85,34 +118,35 @@ fn write_session(path: &Path, session: usize, bytes: u64) -> u64 {
         } else {
             user_message(&mut rng, ts)
         };
-        let u = emit(m, last.take(), &mut n, &mut written);
+        let u = emit(m, last.take(), &mut n, &mut w);
         let call_id = format!("toolu_{session:04}_{turn:06}");
         let tool = rng.pick(TOOLS);
         let a = emit(
             call_message(&mut rng, ts, &call_id, tool),
             Some(u),
             &mut n,
-            &mut written,
+            &mut w,
         );
         let r = emit(
             result_message(&mut rng, ts, &call_id, tool),
             Some(a),
             &mut n,
-            &mut written,
+            &mut w,
         );
         last = Some(emit(
             answer_message(&mut rng, ts),
             Some(r.clone()),
             &mut n,
-            &mut written,
+            &mut w,
         ));
         if turn % 50 == 49 {
-            emit(answer_message(&mut rng, ts), Some(r), &mut n, &mut written);
+            emit(answer_message(&mut rng, ts), Some(r), &mut n, &mut w);
         }
         turn += 1;
     }
     out.flush().expect("flush");
-    written
+    out_pi.flush().expect("flush");
+    w
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -134,7 +168,57 @@ fn query(text: &str) -> SearchQuery {
     SearchQuery::new(text)
 }
 
-fn rg(dir: &Path) -> Option<Duration> {
+/// pi's own linear scan (bench/peer/search.mjs), if node and bench/peer/node_modules
+/// are there.
+struct PiScan {
+    total: Duration,
+    list: Duration,
+    scan: Duration,
+    hits: u64,
+    sessions: u64,
+    rss_kb: u64,
+}
+
+fn pi_scan(pi_dir: &Path, bench: bool) -> Result<PiScan, String> {
+    let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/peer");
+    if !peer
+        .join("node_modules/@mariozechner/pi-coding-agent")
+        .is_dir()
+    {
+        return Err("run `npm ci` in bench/peer first".into());
+    }
+    if !bench {
+        return Err("smoke run".into());
+    }
+    let out = Command::new("node")
+        .arg(peer.join("search.mjs"))
+        .arg("--dir")
+        .arg(pi_dir)
+        .args(["--query", NEEDLE])
+        .output()
+        .map_err(|e| format!("node: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "search.mjs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("search.mjs output: {e}"))?;
+    let secs = |k: &str| Duration::from_secs_f64(v[k].as_f64().unwrap_or(0.0));
+    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+    Ok(PiScan {
+        total: secs("seconds"),
+        list: secs("listSeconds"),
+        scan: secs("scanSeconds"),
+        hits: n("hits"),
+        sessions: n("sessions"),
+        rss_kb: n("maxRssKb"),
+    })
+}
+
+/// The median time of `rg -F -c NEEDLE` over the folder, and the matching lines it counted.
+fn rg(dir: &Path) -> Option<(Duration, u64)> {
     let run = || {
         Command::new("rg")
             .args([
@@ -150,8 +234,13 @@ fn rg(dir: &Path) -> Option<Duration> {
             .output()
             .ok()
     };
-    run()?;
-    Some(median((0..5).map(|_| timed(run).1).collect()))
+    let first = run()?;
+    // One `path:count` line a file.
+    let lines = String::from_utf8_lossy(&first.stdout)
+        .lines()
+        .filter_map(|l| l.rsplit(':').next()?.parse::<u64>().ok())
+        .sum();
+    Some((median((0..5).map(|_| timed(run).1).collect()), lines))
 }
 
 fn main() {
@@ -168,18 +257,31 @@ fn main() {
         true => (value("--sessions", 100) as usize, value("--mb", 100)),
         false => (3, 1),
     };
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-search");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("data dir");
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = target.join("bench-search");
+    let pi_dir = target.join("bench-search-pi");
+    for d in [&dir, &pi_dir] {
+        let _ = fs::remove_dir_all(d);
+        fs::create_dir_all(d).expect("data dir");
+    }
     let per_session = mb * 1_000_000 / sessions.max(1) as u64;
-    let (total, gen_time) = timed(|| {
+    let (written, gen_time) = timed(|| {
         (0..sessions)
-            .map(|s| write_session(&dir.join(format!("s{s:05}.jsonl")), s, per_session))
-            .sum::<u64>()
+            .map(|s| {
+                let name = format!("s{s:05}.jsonl");
+                write_session(&dir.join(&name), &pi_dir.join(&name), s, per_session)
+            })
+            .fold(Written::default(), |a, w| Written {
+                bytes: a.bytes + w.bytes,
+                pi_bytes: a.pi_bytes + w.pi_bytes,
+                needles: a.needles + w.needles,
+            })
     });
+    let total = written.bytes;
     println!(
-        "search benchmark: {sessions} sessions, {:.1} MB (generated in {})",
+        "search benchmark: {sessions} sessions, {:.1} MB ({:.1} MB in pi's format; generated in {})",
         total as f64 / 1e6,
+        written.pi_bytes as f64 / 1e6,
         ms(gen_time)
     );
 
@@ -198,13 +300,43 @@ fn main() {
     );
     println!("warm query {NEEDLE:?}               {:>12}", ms(warm));
     match rg(&dir) {
-        Some(t) => println!(
-            "rg -F -c {NEEDLE:?} over the files  {:>12}  (rg / warm query = {:.1}x)",
+        Some((t, lines)) => println!(
+            "rg -F -c {NEEDLE:?} over the files  {:>12}  (rg / warm query = {:.1}x; {lines} lines)",
             ms(t),
             t.as_secs_f64() / warm.as_secs_f64()
         ),
         None => println!("rg: not installed (Debian: apt-get install ripgrep)"),
     }
+    match pi_scan(&pi_dir, bench) {
+        Ok(pi) => println!(
+            "pi list + text match {NEEDLE:?}     {:>12}  (pi / warm query = {:.0}x; list {}, match {}; {} hits in {} sessions; peak RSS {:.0} MB)",
+            ms(pi.total),
+            pi.total.as_secs_f64() / warm.as_secs_f64(),
+            ms(pi.list),
+            ms(pi.scan),
+            pi.hits,
+            pi.sessions,
+            pi.rss_kb as f64 / 1e3
+        ),
+        Err(why) => println!("pi: not run ({why})"),
+    }
+    let all = search(
+        &dir,
+        &SearchQuery {
+            limit: 1000,
+            ..query(NEEDLE)
+        },
+    )
+    .expect("count");
+    let mut in_sessions: Vec<&str> = all.hits.iter().map(|h| h.path.as_str()).collect();
+    in_sessions.sort_unstable();
+    in_sessions.dedup();
+    println!(
+        "hits for {NEEDLE:?}: generated {} entries; libsession {} hits (limit 1000) in {} sessions",
+        written.needles,
+        all.hits.len(),
+        in_sessions.len()
+    );
     let cjk = median(
         (0..5)
             .map(|_| timed(|| search(&dir, &query("项目名")).expect("cjk")).1)

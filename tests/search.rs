@@ -155,6 +155,31 @@ fn a_hit_on_a_side_branch_is_not_on_the_latest_path() {
 }
 
 #[test]
+fn latest_path_only_keeps_only_the_hits_on_the_latest_path() {
+    let dir = chapter_dir("search-latest-only");
+    let only = |dir: &Path| {
+        let query = SearchQuery::from_json(r#"{"query":"读取","latestPathOnly":true}"#);
+        search(dir, &query.expect("query")).expect("search")
+    };
+    // Without the flag the side branch's entry is a hit too.
+    assert_eq!(sorted_ids(&dir, "读取"), ["a-alt", "u-1"]);
+    let latest = only(&dir);
+    assert_eq!(ids(&latest), ["u-1"]);
+    assert!(latest.hits.iter().all(|h| h.on_latest_path));
+    // The latest path moves to a child of a-alt (whose branch shares u-1): the flag
+    // follows it, and both hits are now on it.
+    append(
+        &dir.join("chapter.jsonl"),
+        &user("u-9", Some("a-alt"), "again"),
+    );
+    let moved = only(&dir);
+    let mut found = ids(&moved);
+    found.sort_unstable();
+    assert_eq!(found, ["a-alt", "u-1"]);
+    assert!(moved.hits.iter().all(|h| h.on_latest_path));
+}
+
+#[test]
 fn the_latest_path_follows_the_last_committed_entry() {
     let dir = chapter_dir("search-latest-moves");
     // A child of a-alt becomes the latest leaf: a-alt's branch is now the latest path.
