@@ -22,6 +22,10 @@ pub struct Cluster {
     bin: PathBuf,
     /// Run the server's tools as this user (root may not run them).
     as_user: Option<String>,
+    /// The port: of the Unix socket's name, and of 127.0.0.1 when TLS is on.
+    pub port: u16,
+    /// The server's self-signed certificate (PEM), when it has TLS on.
+    pub cert: Option<PathBuf>,
 }
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
@@ -105,6 +109,34 @@ impl Private {
     pub fn start() -> Private {
         Private(Cluster::start())
     }
+
+    /// A cluster with `ssl=on` that also listens on 127.0.0.1 (a free port), with a
+    /// self-signed certificate for `localhost` made by the `openssl` command, and a
+    /// pg_hba.conf that takes TCP connections over TLS only (`hostssl`, password).
+    pub fn start_tls() -> Private {
+        Private(Cluster::start_with(true))
+    }
+}
+
+/// Whether the machine has the `openssl` command (for the TLS test's certificate); when
+/// not, prints why the calling test is skipped.
+pub fn openssl_available() -> bool {
+    let found = Command::new("openssl").arg("version").output().is_ok();
+    if !found {
+        eprintln!(
+            "SKIP: no `openssl` command to make the TLS test's certificate: install the \
+             Debian package openssl"
+        );
+    }
+    found
+}
+
+/// A TCP port that nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
 }
 
 impl Drop for Private {
@@ -115,6 +147,10 @@ impl Drop for Private {
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::start_with(false)
+    }
+
+    fn start_with(tls: bool) -> Cluster {
         let bin = bin_dir();
         // SAFETY: geteuid(2) has no preconditions.
         let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
@@ -128,6 +164,25 @@ impl Cluster {
         let socket = root.join("sock");
         std::fs::create_dir_all(&socket).unwrap();
         std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
+        let cert = tls.then(|| {
+            let (cert, key) = (root.join("server.crt"), root.join("server.key"));
+            run(
+                Command::new("openssl")
+                    .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes"])
+                    .args(["-subj", "/CN=localhost", "-days", "1"])
+                    .args(["-addext", "subjectAltName=DNS:localhost"])
+                    .arg("-keyout")
+                    .arg(&key)
+                    .arg("-out")
+                    .arg(&cert),
+                "openssl req (the test server's certificate)",
+            );
+            run(
+                Command::new("chmod").arg("0600").arg(&key),
+                "chmod of the key",
+            );
+            cert
+        });
         if let Some(user) = &as_user {
             run(
                 Command::new("chown").args(["-R", user]).arg(&root),
@@ -140,6 +195,8 @@ impl Cluster {
             socket,
             bin,
             as_user,
+            port: if tls { free_port() } else { 5432 },
+            cert,
         };
         let mut initdb = cluster.tool("initdb");
         initdb
@@ -158,6 +215,14 @@ impl Cluster {
                 cluster.root.join("pwfile").display()
             ));
         run(&mut initdb, "initdb");
+        if cluster.cert.is_some() {
+            // Unix socket as before; TCP only with TLS (no `host`/`hostnossl` line).
+            std::fs::write(
+                cluster.data.join("pg_hba.conf"),
+                "local all all scram-sha-256\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
+            )
+            .unwrap();
+        }
         cluster.pg_ctl("start");
         cluster
     }
@@ -176,10 +241,19 @@ impl Cluster {
     }
 
     fn pg_ctl(&self, action: &str) {
-        let options = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=60",
-            self.socket.display()
+        let mut options = format!(
+            "-k {} -p {} -c fsync=off -c max_connections=60",
+            self.socket.display(),
+            self.port
         );
+        match &self.cert {
+            None => options.push_str(" -c listen_addresses=''"),
+            Some(cert) => options.push_str(&format!(
+                " -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                cert.display(),
+                self.root.join("server.key").display()
+            )),
+        }
         let mut cmd = self.tool("pg_ctl");
         cmd.arg("-D")
             .arg(&self.data)
@@ -211,8 +285,9 @@ impl Cluster {
     /// The connection string of database `db` as the superuser.
     pub fn conninfo_db(&self, db: &str) -> String {
         format!(
-            "host={} port=5432 user=postgres password={PASSWORD} dbname={db}",
-            self.socket.display()
+            "host={} port={} user=postgres password={PASSWORD} dbname={db}",
+            self.socket.display(),
+            self.port
         )
     }
 
@@ -224,8 +299,9 @@ impl Cluster {
     /// The same as a URI (`postgresql://user:password@/db?host=…`).
     pub fn uri(&self) -> String {
         format!(
-            "postgresql://postgres:{PASSWORD}@/postgres?host={}&port=5432",
-            self.socket.display()
+            "postgresql://postgres:{PASSWORD}@/postgres?host={}&port={}",
+            self.socket.display(),
+            self.port
         )
     }
 
@@ -242,6 +318,8 @@ impl Cluster {
         cmd.env("PGPASSWORD", PASSWORD)
             .arg("-h")
             .arg(&self.socket)
+            .arg("-p")
+            .arg(self.port.to_string())
             .args([
                 "-U",
                 "postgres",
