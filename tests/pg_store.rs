@@ -612,6 +612,82 @@ fn sslmode_works_as_libpq_against_a_server_that_takes_tls_only() {
     assert_eq!(open(&socket, &session).unwrap().len().unwrap(), 3);
 }
 
+#[test]
+fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
+    // Rule (§14): verify-ca/verify-full check the chain against `sslrootcert`; verify-full
+    // also the host name; `require` with a root file checks the chain (as libpq).
+    if !common::pg::available() || !common::pg::openssl_available() {
+        return;
+    }
+    let private = common::pg::Private::start_tls_with_ca();
+    let c = &private.0;
+    let ca = c.ca.as_ref().unwrap().display().to_string();
+    let cert = c.cert.as_ref().unwrap().display().to_string();
+    let tcp = |host: &str, tls: &str| {
+        format!(
+            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
+             connect_timeout=10 {tls}",
+            c.port
+        )
+    };
+    let open = |conninfo: &str| Store::open_pg(conninfo, "s", &PgOptions::default());
+    for (host, tls) in [
+        ("localhost", format!("sslmode=verify-full sslrootcert={ca}")),
+        ("127.0.0.1", format!("sslmode=verify-ca sslrootcert={ca}")),
+        ("127.0.0.1", format!("sslmode=require sslrootcert={ca}")),
+    ] {
+        let conninfo = tcp(host, &tls);
+        assert!(open(&conninfo).is_ok(), "{conninfo}");
+    }
+    // The server's own certificate in the root file is trusted as pinned.
+    let pinned = tcp(
+        "localhost",
+        &format!("sslmode=verify-full sslrootcert={cert}"),
+    );
+    assert!(open(&pinned).is_ok(), "{pinned}");
+    // The wrong name under verify-full; a root file with another CA under verify-ca and
+    // require.
+    let other = tempfile::tempdir().unwrap();
+    let (other_ca, other_key) = (other.path().join("ca.crt"), other.path().join("ca.key"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=other CA",
+        ])
+        .args(["-days", "1", "-keyout"])
+        .arg(&other_key)
+        .arg("-out")
+        .arg(&other_ca)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let other_ca = other_ca.display().to_string();
+    for (host, tls) in [
+        ("127.0.0.1", format!("sslmode=verify-full sslrootcert={ca}")),
+        (
+            "localhost",
+            format!("sslmode=verify-ca sslrootcert={other_ca}"),
+        ),
+        (
+            "localhost",
+            format!("sslmode=require sslrootcert={other_ca}"),
+        ),
+    ] {
+        let conninfo = tcp(host, &tls);
+        let error = match open(&conninfo) {
+            Err(e) => e,
+            Ok(_) => panic!("{conninfo} opened"),
+        };
+        assert!(matches!(error, Error::Io(_)), "{error:?}");
+        assert!(!error.to_string().contains(PASSWORD), "{error}");
+    }
+}
+
 // --- session copy -----------------------------------------------------------------------------
 
 fn session_cli(args: &[&str]) -> std::process::Output {

@@ -24,8 +24,10 @@ pub struct Cluster {
     as_user: Option<String>,
     /// The port: of the Unix socket's name, and of 127.0.0.1 when TLS is on.
     pub port: u16,
-    /// The server's self-signed certificate (PEM), when it has TLS on.
+    /// The server's certificate (PEM), when it has TLS on.
     pub cert: Option<PathBuf>,
+    /// The test CA's certificate, when a CA signed `cert` (else `cert` is self-signed).
+    pub ca: Option<PathBuf>,
 }
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
@@ -114,8 +116,130 @@ impl Private {
     /// self-signed certificate for `localhost` made by the `openssl` command, and a
     /// pg_hba.conf that takes TCP connections over TLS only (`hostssl`, password).
     pub fn start_tls() -> Private {
-        Private(Cluster::start_with(true))
+        Private(Cluster::start_with(Some(Signer::Itself)))
     }
+
+    /// As [`Private::start_tls`], with the certificate signed by a test CA (`ca`), so
+    /// that a client checks a chain rather than finding the server's own certificate.
+    pub fn start_tls_with_ca() -> Private {
+        Private(Cluster::start_with(Some(Signer::Ca)))
+    }
+}
+
+/// Who signs the TLS server's certificate.
+#[derive(Clone, Copy, PartialEq)]
+enum Signer {
+    Itself,
+    Ca,
+}
+
+fn openssl(args: &[&str], what: &str) {
+    run(Command::new("openssl").args(args), what);
+}
+
+/// A key and a certificate for `localhost` in `root` (key mode 0600); with `Signer::Ca`
+/// also a CA, whose certificate is returned second.
+fn make_certificate(root: &Path, signer: Signer) -> (PathBuf, Option<PathBuf>) {
+    let path = |name: &str| root.join(name).display().to_string();
+    let (cert, key) = (path("server.crt"), path("server.key"));
+    let ca = match signer {
+        Signer::Itself => {
+            openssl(
+                &[
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-days",
+                    "1",
+                    "-addext",
+                    "subjectAltName=DNS:localhost",
+                    "-keyout",
+                    &key,
+                    "-out",
+                    &cert,
+                ],
+                "openssl req -x509 (the test server's certificate)",
+            );
+            None
+        }
+        Signer::Ca => {
+            let (ca, ca_key, csr, ext) = (
+                path("ca.crt"),
+                path("ca.key"),
+                path("server.csr"),
+                path("server.ext"),
+            );
+            openssl(
+                &[
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=libsession test CA",
+                    "-days",
+                    "1",
+                    "-keyout",
+                    &ca_key,
+                    "-out",
+                    &ca,
+                ],
+                "openssl req -x509 (the test CA)",
+            );
+            openssl(
+                &[
+                    "req",
+                    "-new",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-keyout",
+                    &key,
+                    "-out",
+                    &csr,
+                ],
+                "openssl req -new (the test server's request)",
+            );
+            std::fs::write(
+                &ext,
+                "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\n",
+            )
+            .unwrap();
+            openssl(
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    &csr,
+                    "-CA",
+                    &ca,
+                    "-CAkey",
+                    &ca_key,
+                    "-CAcreateserial",
+                    "-days",
+                    "1",
+                    "-extfile",
+                    &ext,
+                    "-out",
+                    &cert,
+                ],
+                "openssl x509 -req (the test server's certificate)",
+            );
+            Some(PathBuf::from(ca))
+        }
+    };
+    run(
+        Command::new("chmod").arg("0600").arg(&key),
+        "chmod of the key",
+    );
+    (PathBuf::from(cert), ca)
 }
 
 /// Whether the machine has the `openssl` command (for the TLS test's certificate); when
@@ -147,10 +271,10 @@ impl Drop for Private {
 
 impl Cluster {
     fn start() -> Cluster {
-        Cluster::start_with(false)
+        Cluster::start_with(None)
     }
 
-    fn start_with(tls: bool) -> Cluster {
+    fn start_with(tls: Option<Signer>) -> Cluster {
         let bin = bin_dir();
         // SAFETY: geteuid(2) has no preconditions.
         let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
@@ -164,25 +288,13 @@ impl Cluster {
         let socket = root.join("sock");
         std::fs::create_dir_all(&socket).unwrap();
         std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
-        let cert = tls.then(|| {
-            let (cert, key) = (root.join("server.crt"), root.join("server.key"));
-            run(
-                Command::new("openssl")
-                    .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes"])
-                    .args(["-subj", "/CN=localhost", "-days", "1"])
-                    .args(["-addext", "subjectAltName=DNS:localhost"])
-                    .arg("-keyout")
-                    .arg(&key)
-                    .arg("-out")
-                    .arg(&cert),
-                "openssl req (the test server's certificate)",
-            );
-            run(
-                Command::new("chmod").arg("0600").arg(&key),
-                "chmod of the key",
-            );
-            cert
-        });
+        let (cert, ca) = match tls {
+            Some(signer) => {
+                let (cert, ca) = make_certificate(&root, signer);
+                (Some(cert), ca)
+            }
+            None => (None, None),
+        };
         if let Some(user) = &as_user {
             run(
                 Command::new("chown").args(["-R", user]).arg(&root),
@@ -195,8 +307,9 @@ impl Cluster {
             socket,
             bin,
             as_user,
-            port: if tls { free_port() } else { 5432 },
+            port: if tls.is_some() { free_port() } else { 5432 },
             cert,
+            ca,
         };
         let mut initdb = cluster.tool("initdb");
         initdb
