@@ -1069,8 +1069,9 @@ SessionStatus session_list_sessions(const char *dir,
  * login, or holds a newer schema); SESSION_ERR_CORRUPT_LINE,
  * SESSION_ERR_DUPLICATE_ID or SESSION_ERR_MISSING_PARENT (line = seq + 1) when a
  * stored row does not replay. No error message ever holds the password of
- * conninfo. TLS is not built in yet: a server that requires it, or
- * sslmode=require, fails with SESSION_ERR_IO. On failure *out_store is set to NULL
+ * conninfo. TLS follows sslmode and sslrootcert as libpq does (disable, prefer
+ * by default, require, verify-ca, verify-full; docs/contract.md §14): a refused
+ * handshake or certificate is SESSION_ERR_IO. On failure *out_store is set to NULL
  * (when out_store is not NULL).
  *
  * Ownership: the strings are borrowed for the call; close the store with

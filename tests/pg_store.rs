@@ -497,6 +497,197 @@ fn a_server_restart_gives_io_errors_then_a_reopened_store_works() {
     assert_eq!(reopened.append(R_READ).unwrap().seq, 2);
 }
 
+// --- TLS -------------------------------------------------------------------------------------
+
+/// Whether the server sees the connection named `application` as TLS (pg_stat_ssl).
+fn over_tls(c: &common::pg::Cluster, application: &str) -> bool {
+    let sql = format!(
+        "SELECT bool_and(s.ssl) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.application_name = '{application}'"
+    );
+    c.sql("postgres", &sql) == "t\n"
+}
+
+#[test]
+fn sslmode_works_as_libpq_against_a_server_that_takes_tls_only() {
+    // Rule (§14): `sslmode` as libpq: disable/prefer/require/verify-ca/verify-full,
+    // `sslrootcert` a PEM file; a failure is `io` and never holds the password.
+    if !common::pg::available() || !common::pg::openssl_available() {
+        return;
+    }
+    let private = common::pg::Private::start_tls();
+    let c = &private.0;
+    let cert = c.cert.as_ref().unwrap().display().to_string();
+    let tcp = |host: &str, tls: &str| {
+        format!(
+            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
+             connect_timeout=10 {tls}",
+            c.port
+        )
+    };
+    let open = |conninfo: &str, session: &str| {
+        Store::open_pg(conninfo, session, &PgOptions::default()).map(|(store, _)| store)
+    };
+    let refused = |conninfo: &str, why: &str| {
+        let error = match open(conninfo, "s") {
+            Err(e) => e,
+            Ok(_) => panic!("{why}: {conninfo} opened"),
+        };
+        assert!(matches!(error, Error::Io(_)), "{why}: {error:?}");
+        for text in [format!("{error:?}"), error.to_string()] {
+            assert!(!text.contains(PASSWORD), "{why}: {text}");
+        }
+        error.to_string()
+    };
+
+    // require: TLS without a check of the certificate; opens, appends, reads back.
+    let session = session_id("tls");
+    let store = open(
+        &tcp("127.0.0.1", "sslmode=require application_name=tls-require"),
+        &session,
+    )
+    .unwrap();
+    for line in [U1, A_READ, R_READ] {
+        store.append(line).unwrap();
+    }
+    assert!(over_tls(c, "tls-require"));
+    let again = open(&tcp("127.0.0.1", "sslmode=require"), &session).unwrap();
+    assert_eq!(again.entries_json().unwrap(), store.entries_json().unwrap());
+    assert_eq!(again.len().unwrap(), 3);
+
+    // prefer (the default): TLS, as the server offers it.
+    let preferred = open(&tcp("127.0.0.1", "application_name=tls-prefer"), &session).unwrap();
+    assert_eq!(preferred.len().unwrap(), 3);
+    assert!(over_tls(c, "tls-prefer"));
+
+    // verify-full with the root file and the certificate's name: opens (key=value and URI).
+    let full = format!("sslmode=verify-full sslrootcert='{cert}'");
+    let verified = open(&tcp("localhost", &full), &session).unwrap();
+    assert_eq!(verified.len().unwrap(), 3);
+    let uri = format!(
+        "postgresql://postgres:{PASSWORD}@localhost:{}/postgres?sslmode=verify-full&sslrootcert={cert}",
+        c.port
+    );
+    assert_eq!(open(&uri, &session).unwrap().len().unwrap(), 3);
+    // verify-ca checks the chain, not the name: 127.0.0.1 is not in the certificate.
+    let ca = format!("sslmode=verify-ca sslrootcert='{cert}'");
+    assert_eq!(
+        open(&tcp("127.0.0.1", &ca), &session)
+            .unwrap()
+            .len()
+            .unwrap(),
+        3
+    );
+
+    // verify-full: the wrong name, or no root that signed the certificate, fails.
+    let text = refused(&tcp("127.0.0.1", &full), "verify-full with another name");
+    assert!(text.contains("certificate"), "{text}");
+    let text = refused(
+        &tcp("localhost", "sslmode=verify-full"),
+        "verify-full without the root",
+    );
+    assert!(text.contains("certificate"), "{text}");
+    // A server that takes TCP over TLS only refuses a plain connection.
+    let text = refused(
+        &tcp("127.0.0.1", "sslmode=disable"),
+        "disable on a hostssl-only server",
+    );
+    assert!(text.contains("pg_hba.conf"), "{text}");
+    // A root file that is not there fails the open too.
+    refused(
+        &tcp(
+            "localhost",
+            "sslmode=verify-full sslrootcert=/nonexistent-libsession.pem",
+        ),
+        "a missing root file",
+    );
+    // Client certificates are not supported: the conninfo is refused as it stands.
+    assert!(matches!(
+        open(&tcp("localhost", "sslcert=/x.pem sslkey=/x.key"), "s"),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Over the Unix socket sslmode is ignored, as libpq does (the server offers no TLS
+    // there).
+    let socket = c.conninfo() + " sslmode=require";
+    assert_eq!(open(&socket, &session).unwrap().len().unwrap(), 3);
+}
+
+#[test]
+fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
+    // Rule (§14): verify-ca/verify-full check the chain against `sslrootcert`; verify-full
+    // also the host name; `require` with a root file checks the chain (as libpq).
+    if !common::pg::available() || !common::pg::openssl_available() {
+        return;
+    }
+    let private = common::pg::Private::start_tls_with_ca();
+    let c = &private.0;
+    let ca = c.ca.as_ref().unwrap().display().to_string();
+    let cert = c.cert.as_ref().unwrap().display().to_string();
+    let tcp = |host: &str, tls: &str| {
+        format!(
+            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
+             connect_timeout=10 {tls}",
+            c.port
+        )
+    };
+    let open = |conninfo: &str| Store::open_pg(conninfo, "s", &PgOptions::default());
+    for (host, tls) in [
+        ("localhost", format!("sslmode=verify-full sslrootcert={ca}")),
+        ("127.0.0.1", format!("sslmode=verify-ca sslrootcert={ca}")),
+        ("127.0.0.1", format!("sslmode=require sslrootcert={ca}")),
+    ] {
+        let conninfo = tcp(host, &tls);
+        assert!(open(&conninfo).is_ok(), "{conninfo}");
+    }
+    // The server's own certificate in the root file is trusted as pinned.
+    let pinned = tcp(
+        "localhost",
+        &format!("sslmode=verify-full sslrootcert={cert}"),
+    );
+    assert!(open(&pinned).is_ok(), "{pinned}");
+    // The wrong name under verify-full; a root file with another CA under verify-ca and
+    // require.
+    let other = tempfile::tempdir().unwrap();
+    let (other_ca, other_key) = (other.path().join("ca.crt"), other.path().join("ca.key"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=other CA",
+        ])
+        .args(["-days", "1", "-keyout"])
+        .arg(&other_key)
+        .arg("-out")
+        .arg(&other_ca)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let other_ca = other_ca.display().to_string();
+    for (host, tls) in [
+        ("127.0.0.1", format!("sslmode=verify-full sslrootcert={ca}")),
+        (
+            "localhost",
+            format!("sslmode=verify-ca sslrootcert={other_ca}"),
+        ),
+        (
+            "localhost",
+            format!("sslmode=require sslrootcert={other_ca}"),
+        ),
+    ] {
+        let conninfo = tcp(host, &tls);
+        let error = match open(&conninfo) {
+            Err(e) => e,
+            Ok(_) => panic!("{conninfo} opened"),
+        };
+        assert!(matches!(error, Error::Io(_)), "{error:?}");
+        assert!(!error.to_string().contains(PASSWORD), "{error}");
+    }
+}
+
 // --- session copy -----------------------------------------------------------------------------
 
 fn session_cli(args: &[&str]) -> std::process::Output {

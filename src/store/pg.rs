@@ -136,6 +136,9 @@ impl Secret {
 }
 
 #[cfg(feature = "postgres")]
+mod tls;
+
+#[cfg(feature = "postgres")]
 pub(crate) use enabled::*;
 
 #[cfg(not(feature = "postgres"))]
@@ -148,7 +151,7 @@ mod enabled {
     use crate::error::IoOp;
     use std::io;
 
-    use postgres::{Client, Config, NoTls, Statement};
+    use postgres::{Client, Config, Statement};
 
     use super::*;
 
@@ -222,7 +225,10 @@ mod enabled {
 
     /// Connects and makes sure the schema is there, at a version this library knows.
     fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
-        let config: Config = conninfo.parse().map_err(|e: postgres::Error| {
+        // `sslmode` and `sslrootcert` are read here: the client crate's parser knows
+        // neither verify-ca/verify-full nor a root file.
+        let (conninfo, tls) = tls::split(conninfo)?;
+        let mut config: Config = conninfo.parse().map_err(|e: postgres::Error| {
             // The parser names a bad key, never a value; the text is not echoed.
             Error::InvalidArgument {
                 argument: "conninfo",
@@ -237,8 +243,9 @@ mod enabled {
                 .get_password()
                 .map(|p| String::from_utf8_lossy(p).into_owned()),
         );
+        config.ssl_mode(tls::client_mode(&tls, config.get_hosts()));
         let mut client = config
-            .connect(NoTls)
+            .connect(tls::connector(&tls, &secret)?)
             .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "connect", &e).into()))?;
         ensure_schema(&mut client, &secret)?;
         Ok((client, secret))

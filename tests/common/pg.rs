@@ -22,6 +22,12 @@ pub struct Cluster {
     bin: PathBuf,
     /// Run the server's tools as this user (root may not run them).
     as_user: Option<String>,
+    /// The port: of the Unix socket's name, and of 127.0.0.1 when TLS is on.
+    pub port: u16,
+    /// The server's certificate (PEM), when it has TLS on.
+    pub cert: Option<PathBuf>,
+    /// The test CA's certificate, when a CA signed `cert` (else `cert` is self-signed).
+    pub ca: Option<PathBuf>,
 }
 
 static CLUSTER: OnceLock<Cluster> = OnceLock::new();
@@ -105,6 +111,156 @@ impl Private {
     pub fn start() -> Private {
         Private(Cluster::start())
     }
+
+    /// A cluster with `ssl=on` that also listens on 127.0.0.1 (a free port), with a
+    /// self-signed certificate for `localhost` made by the `openssl` command, and a
+    /// pg_hba.conf that takes TCP connections over TLS only (`hostssl`, password).
+    pub fn start_tls() -> Private {
+        Private(Cluster::start_with(Some(Signer::Itself)))
+    }
+
+    /// As [`Private::start_tls`], with the certificate signed by a test CA (`ca`), so
+    /// that a client checks a chain rather than finding the server's own certificate.
+    pub fn start_tls_with_ca() -> Private {
+        Private(Cluster::start_with(Some(Signer::Ca)))
+    }
+}
+
+/// Who signs the TLS server's certificate.
+#[derive(Clone, Copy, PartialEq)]
+enum Signer {
+    Itself,
+    Ca,
+}
+
+fn openssl(args: &[&str], what: &str) {
+    run(Command::new("openssl").args(args), what);
+}
+
+/// A key and a certificate for `localhost` in `root` (key mode 0600); with `Signer::Ca`
+/// also a CA, whose certificate is returned second.
+fn make_certificate(root: &Path, signer: Signer) -> (PathBuf, Option<PathBuf>) {
+    let path = |name: &str| root.join(name).display().to_string();
+    let (cert, key) = (path("server.crt"), path("server.key"));
+    let ca = match signer {
+        Signer::Itself => {
+            openssl(
+                &[
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-days",
+                    "1",
+                    "-addext",
+                    "subjectAltName=DNS:localhost",
+                    "-keyout",
+                    &key,
+                    "-out",
+                    &cert,
+                ],
+                "openssl req -x509 (the test server's certificate)",
+            );
+            None
+        }
+        Signer::Ca => {
+            let (ca, ca_key, csr, ext) = (
+                path("ca.crt"),
+                path("ca.key"),
+                path("server.csr"),
+                path("server.ext"),
+            );
+            openssl(
+                &[
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=libsession test CA",
+                    "-days",
+                    "1",
+                    "-keyout",
+                    &ca_key,
+                    "-out",
+                    &ca,
+                ],
+                "openssl req -x509 (the test CA)",
+            );
+            openssl(
+                &[
+                    "req",
+                    "-new",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-keyout",
+                    &key,
+                    "-out",
+                    &csr,
+                ],
+                "openssl req -new (the test server's request)",
+            );
+            std::fs::write(
+                &ext,
+                "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\n",
+            )
+            .unwrap();
+            openssl(
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    &csr,
+                    "-CA",
+                    &ca,
+                    "-CAkey",
+                    &ca_key,
+                    "-CAcreateserial",
+                    "-days",
+                    "1",
+                    "-extfile",
+                    &ext,
+                    "-out",
+                    &cert,
+                ],
+                "openssl x509 -req (the test server's certificate)",
+            );
+            Some(PathBuf::from(ca))
+        }
+    };
+    run(
+        Command::new("chmod").arg("0600").arg(&key),
+        "chmod of the key",
+    );
+    (PathBuf::from(cert), ca)
+}
+
+/// Whether the machine has the `openssl` command (for the TLS test's certificate); when
+/// not, prints why the calling test is skipped.
+pub fn openssl_available() -> bool {
+    let found = Command::new("openssl").arg("version").output().is_ok();
+    if !found {
+        eprintln!(
+            "SKIP: no `openssl` command to make the TLS test's certificate: install the \
+             Debian package openssl"
+        );
+    }
+    found
+}
+
+/// A TCP port that nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
 }
 
 impl Drop for Private {
@@ -115,6 +271,10 @@ impl Drop for Private {
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::start_with(None)
+    }
+
+    fn start_with(tls: Option<Signer>) -> Cluster {
         let bin = bin_dir();
         // SAFETY: geteuid(2) has no preconditions.
         let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
@@ -128,6 +288,13 @@ impl Cluster {
         let socket = root.join("sock");
         std::fs::create_dir_all(&socket).unwrap();
         std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
+        let (cert, ca) = match tls {
+            Some(signer) => {
+                let (cert, ca) = make_certificate(&root, signer);
+                (Some(cert), ca)
+            }
+            None => (None, None),
+        };
         if let Some(user) = &as_user {
             run(
                 Command::new("chown").args(["-R", user]).arg(&root),
@@ -140,6 +307,9 @@ impl Cluster {
             socket,
             bin,
             as_user,
+            port: if tls.is_some() { free_port() } else { 5432 },
+            cert,
+            ca,
         };
         let mut initdb = cluster.tool("initdb");
         initdb
@@ -158,6 +328,14 @@ impl Cluster {
                 cluster.root.join("pwfile").display()
             ));
         run(&mut initdb, "initdb");
+        if cluster.cert.is_some() {
+            // Unix socket as before; TCP only with TLS (no `host`/`hostnossl` line).
+            std::fs::write(
+                cluster.data.join("pg_hba.conf"),
+                "local all all scram-sha-256\nhostssl all all 127.0.0.1/32 scram-sha-256\n",
+            )
+            .unwrap();
+        }
         cluster.pg_ctl("start");
         cluster
     }
@@ -176,10 +354,19 @@ impl Cluster {
     }
 
     fn pg_ctl(&self, action: &str) {
-        let options = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=60",
-            self.socket.display()
+        let mut options = format!(
+            "-k {} -p {} -c fsync=off -c max_connections=60",
+            self.socket.display(),
+            self.port
         );
+        match &self.cert {
+            None => options.push_str(" -c listen_addresses=''"),
+            Some(cert) => options.push_str(&format!(
+                " -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                cert.display(),
+                self.root.join("server.key").display()
+            )),
+        }
         let mut cmd = self.tool("pg_ctl");
         cmd.arg("-D")
             .arg(&self.data)
@@ -211,8 +398,9 @@ impl Cluster {
     /// The connection string of database `db` as the superuser.
     pub fn conninfo_db(&self, db: &str) -> String {
         format!(
-            "host={} port=5432 user=postgres password={PASSWORD} dbname={db}",
-            self.socket.display()
+            "host={} port={} user=postgres password={PASSWORD} dbname={db}",
+            self.socket.display(),
+            self.port
         )
     }
 
@@ -224,8 +412,9 @@ impl Cluster {
     /// The same as a URI (`postgresql://user:password@/db?host=…`).
     pub fn uri(&self) -> String {
         format!(
-            "postgresql://postgres:{PASSWORD}@/postgres?host={}&port=5432",
-            self.socket.display()
+            "postgresql://postgres:{PASSWORD}@/postgres?host={}&port={}",
+            self.socket.display(),
+            self.port
         )
     }
 
@@ -242,6 +431,8 @@ impl Cluster {
         cmd.env("PGPASSWORD", PASSWORD)
             .arg("-h")
             .arg(&self.socket)
+            .arg("-p")
+            .arg(self.port.to_string())
             .args([
                 "-U",
                 "postgres",
