@@ -872,7 +872,7 @@ fn bench_build_context_of_a_50_message_kept_part_on_a_100k_entry_session() {
     let first_kept = format!("e{}", entries - 50);
     let last = parent.unwrap_or_default();
     store
-        .append(&format!(
+        .append(format!(
             r#"{{"id":"c","parentId":"{last}","timestamp":1,"type":"compaction","summary":"Earlier work.","firstKeptEntryId":"{first_kept}","tokensBefore":100000}}"#
         ))
         .unwrap();
