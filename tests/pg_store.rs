@@ -518,13 +518,7 @@ fn sslmode_works_as_libpq_against_a_server_that_takes_tls_only() {
     let private = common::pg::Private::start_tls();
     let c = &private.0;
     let cert = c.cert.as_ref().unwrap().display().to_string();
-    let tcp = |host: &str, tls: &str| {
-        format!(
-            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
-             connect_timeout=10 {tls}",
-            c.port
-        )
-    };
+    let tcp = |host: &str, tls: &str| c.tcp_conninfo(host, tls);
     let open = |conninfo: &str, session: &str| {
         Store::open_pg(conninfo, session, &PgOptions::default()).map(|(store, _)| store)
     };
@@ -623,13 +617,7 @@ fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
     let c = &private.0;
     let ca = c.ca.as_ref().unwrap().display().to_string();
     let cert = c.cert.as_ref().unwrap().display().to_string();
-    let tcp = |host: &str, tls: &str| {
-        format!(
-            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
-             connect_timeout=10 {tls}",
-            c.port
-        )
-    };
+    let tcp = |host: &str, tls: &str| c.tcp_conninfo(host, tls);
     let open = |conninfo: &str| Store::open_pg(conninfo, "s", &PgOptions::default());
     for (host, tls) in [
         ("localhost", format!("sslmode=verify-full sslrootcert={ca}")),
@@ -649,23 +637,12 @@ fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
     // require.
     let other = tempfile::tempdir().unwrap();
     let (other_ca, other_key) = (other.path().join("ca.crt"), other.path().join("ca.key"));
-    let made = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=other CA",
-        ])
-        .args(["-days", "1", "-keyout"])
-        .arg(&other_key)
-        .arg("-out")
-        .arg(&other_ca)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{made:?}");
+    common::pg::self_signed(
+        "/CN=other CA",
+        &[],
+        &other_key.display().to_string(),
+        &other_ca.display().to_string(),
+    );
     let other_ca = other_ca.display().to_string();
     for (host, tls) in [
         ("127.0.0.1", format!("sslmode=verify-full sslrootcert={ca}")),

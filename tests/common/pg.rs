@@ -137,6 +137,17 @@ fn openssl(args: &[&str], what: &str) {
     run(Command::new("openssl").args(args), what);
 }
 
+/// A new RSA key at `key` and a certificate for it at `cert`, signed by itself, for
+/// one day, with the subject `subject` and `extra` arguments of `openssl req`.
+pub fn self_signed(subject: &str, extra: &[&str], key: &str, cert: &str) {
+    let mut args = vec![
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-days", "1",
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-keyout", key, "-out", cert]);
+    openssl(&args, &format!("openssl req -x509 ({subject})"));
+}
+
 /// A key and a certificate for `localhost` in `root` (key mode 0600); with `Signer::Ca`
 /// also a CA, whose certificate is returned second.
 fn make_certificate(root: &Path, signer: Signer) -> (PathBuf, Option<PathBuf>) {
@@ -144,25 +155,11 @@ fn make_certificate(root: &Path, signer: Signer) -> (PathBuf, Option<PathBuf>) {
     let (cert, key) = (path("server.crt"), path("server.key"));
     let ca = match signer {
         Signer::Itself => {
-            openssl(
-                &[
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-subj",
-                    "/CN=localhost",
-                    "-days",
-                    "1",
-                    "-addext",
-                    "subjectAltName=DNS:localhost",
-                    "-keyout",
-                    &key,
-                    "-out",
-                    &cert,
-                ],
-                "openssl req -x509 (the test server's certificate)",
+            self_signed(
+                "/CN=localhost",
+                &["-addext", "subjectAltName=DNS:localhost"],
+                &key,
+                &cert,
             );
             None
         }
@@ -173,24 +170,7 @@ fn make_certificate(root: &Path, signer: Signer) -> (PathBuf, Option<PathBuf>) {
                 path("server.csr"),
                 path("server.ext"),
             );
-            openssl(
-                &[
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-subj",
-                    "/CN=libsession test CA",
-                    "-days",
-                    "1",
-                    "-keyout",
-                    &ca_key,
-                    "-out",
-                    &ca,
-                ],
-                "openssl req -x509 (the test CA)",
-            );
+            self_signed("/CN=libsession test CA", &[], &ca_key, &ca);
             openssl(
                 &[
                     "req",
@@ -400,6 +380,16 @@ impl Cluster {
         format!(
             "host={} port={} user=postgres password={PASSWORD} dbname={db}",
             self.socket.display(),
+            self.port
+        )
+    }
+
+    /// The connection string of the default database over TCP to `host` (TLS
+    /// clusters listen on 127.0.0.1), with the TLS parameters `tls`.
+    pub fn tcp_conninfo(&self, host: &str, tls: &str) -> String {
+        format!(
+            "host={host} port={} user=postgres password={PASSWORD} dbname=postgres \
+             connect_timeout=10 {tls}",
             self.port
         )
     }
