@@ -1403,11 +1403,12 @@ fn call_estimator(
 
 /// The last value of each replayed key over the whole path, in first-set order:
 /// state from before a cut is never lost. `entries` are the path's metadata entries
-/// the context replays, root first (any other entry is passed over).
+/// the context replays ([`PathEntry::is_replayed_metadata`], chosen by the caller),
+/// root first.
 fn metadata(entries: &[PathEntry<'_>]) -> Result<Vec<(String, String)>, Error> {
     let mut values: Vec<(String, String)> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
-    for entry in entries.iter().filter(|e| e.is_replayed_metadata()) {
+    for entry in entries {
         if let Body::Metadata { key, value, .. } = &entry.facts.body {
             let key = key.of(entry.json);
             let value = crate::entry::utf8(value.bytes(entry.json))?.to_owned();
