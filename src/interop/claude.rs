@@ -227,9 +227,8 @@ fn escapes_a_letter_of(text: &[u8], word: &[u8]) -> bool {
     static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
     ESCAPE.find_iter(text).any(|at| {
         text.get(at + 2..at + 6)
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-            .is_some_and(|code| word.iter().any(|&b| u32::from(b) == code))
+            .and_then(super::lenient::hex_unit)
+            .is_some_and(|code| word.iter().any(|&b| u16::from(b) == code))
     })
 }
 

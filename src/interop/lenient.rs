@@ -100,10 +100,7 @@ fn escapes_written_back(token: &[u8]) -> bool {
                 let Some(hex) = token.get(at + 2..at + 6) else {
                     return false;
                 };
-                let Some(unit) = std::str::from_utf8(hex)
-                    .ok()
-                    .and_then(|h| u16::from_str_radix(h, 16).ok())
-                else {
+                let Some(unit) = hex_unit(hex) else {
                     return false;
                 };
                 let kept = if (0xD800..=0xDFFF).contains(&unit) {
@@ -169,11 +166,9 @@ impl MarkerScan {
         for at in memchr::memchr_iter(b'\\', piece) {
             if let Some(&[_, u, ref hex @ ..]) = piece.get(at..at + 6)
                 && (u == b'u' || u == b'U')
-                && let Ok(hex) = std::str::from_utf8(hex)
-                && hex.bytes().all(|b| b.is_ascii_hexdigit())
-                && let Ok(code) = u32::from_str_radix(hex, 16)
+                && let Some(code) = hex_unit(hex)
             {
-                self.mark(code);
+                self.mark(u32::from(code));
             }
         }
     }
@@ -384,9 +379,18 @@ fn surrogate_at(text: &[u8], at: usize) -> Option<u16> {
     if escape[0] != b'\\' || escape[1] != b'u' {
         return None;
     }
-    let hex = std::str::from_utf8(&escape[2..]).ok()?;
-    let unit = u16::from_str_radix(hex, 16).ok()?;
+    let unit = hex_unit(&escape[2..])?;
     (0xD800..=0xDFFF).contains(&unit).then_some(unit)
+}
+
+/// The code unit spelled by the four hex digits of a `\uXXXX` escape (either case);
+/// `None` unless `hex` is exactly four hex digits.
+pub(crate) fn hex_unit(hex: &[u8]) -> Option<u16> {
+    if hex.len() != 4 || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let hex = std::str::from_utf8(hex).ok()?;
+    u16::from_str_radix(hex, 16).ok()
 }
 
 fn is_high(unit: u16) -> bool {
