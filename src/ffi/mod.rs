@@ -328,9 +328,10 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   disposable cache that lets open skip reading the lines it covers: they are read
 ///   on demand. It is used only when it matches the file (device, inode, covered
 ///   size, modification time, checksums of 16 sampled regions and of the last covered
-///   line); otherwise the file is replayed as without it. A writer writes it after
-///   open, every 65,536 appends or 64 MiB, and at session_store_close (best effort:
-///   a failure there only costs the next open a full replay); readers never write it.
+///   line); otherwise the file is replayed as without it. A writer writes it every
+///   65,536 appends or 64 MiB and at session_store_close (best effort: a failure
+///   there only costs the next open a full replay), never inside open; readers never
+///   write it.
 ///   Only a file that is exactly its entries' lines (as the library writes them) gets
 ///   one. With an index, a covered line is checked every time a call reads it from the
 ///   file (the first time and every later one): a line changed in place without

@@ -73,8 +73,8 @@ pub struct JsonlOptions {
     pub check_identity: bool,
     /// Use and keep the session index `<file>.idx` (a cache beside the file that lets
     /// open skip parsing the lines it covers; see [`super::index_path`]). Readers use it
-    /// and never write it; a writer writes it after open, every
-    /// 65,536 appends or 64 MiB, and at close (best effort), with the session file's
+    /// and never write it; a writer writes it every 65,536 appends or 64 MiB and at
+    /// close (best effort), never inside open, with the session file's
     /// permissions, and removes it instead when another program changed the file
     /// under it. Default: on.
     pub index: bool,
