@@ -714,7 +714,9 @@ void session_store_close(SessionStore *store);
  * leaf. pi leaves out assistant messages stopped with "error" or "aborted" and
  * answers a call without a result with "No result provided" after the results of
  * its reply; Claude Code merges the parts of a reply sharing a responseId into one
- * message, its results after it; Codex answers a call without an output with
+ * message (parts and results it hung off the path taken back), its results after
+ * it, leaves out whitespace-only replies, sends "No response requested." after a
+ * conversation ending on the user's side and old Task calls as Agent; Codex answers a call without an output with
  * "aborted" right after it, drops an output without a call ("action":"dropped")
  * and sends a compaction's replacement history in place of its summary. The
  * profile applies only while onDefect is "error"; other defects are kept, and the

@@ -19,6 +19,9 @@ scripts/prereqs.sh
 step "npm ci in tests/interop (pi 0.73.1, for the pi interop test tests/interop_pi.rs)"
 (cd tests/interop && npm ci --no-audit --no-fund)
 
+step "npm ci in tests/interop/agents (Claude Code 2.1.332 and Codex 0.171.0 CLIs, for tests/interop_agents.rs)"
+(cd tests/interop/agents && npm ci --no-audit --no-fund)
+
 step "cargo test"
 cargo test --all-targets
 

@@ -403,7 +403,7 @@ pub(crate) fn build_context_indexed(
         path,
         leaf_id,
         options,
-        &|id| index.contains(id),
+        &|id| index.position(id),
         &|id| Ok(index.children(id)),
         estimate,
     )
@@ -765,7 +765,8 @@ fn member(tape: &mut Tape, message: &[u8], name: &str) -> Option<String> {
 /// Claude Code's reading of a reply written one content block per line: consecutive
 /// assistant messages with one `responseId` (results between them allowed) are one
 /// assistant message at the place of the first, its content the parts' blocks in
-/// order and its other members the last part's; the results follow it.
+/// order and its other members the last part's; the results follow it. An assistant
+/// message of whitespace-only text is left out.
 fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
     let mut tape = Tape::default();
     let mut out: Vec<Item<'_>> = Vec::with_capacity(items.len());
@@ -774,6 +775,7 @@ fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
     for item in items {
         let role = member(&mut tape, item.text.as_bytes(), "role");
         match role.as_deref() {
+            Some("assistant") if whitespace_only(&tape) => {}
             Some("assistant") => {
                 let id = tape
                     .get(0, "responseId")
@@ -796,7 +798,128 @@ fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
             }
         }
     }
+    for item in &mut out {
+        if let Some(renamed) = renamed_calls(&item.text)? {
+            item.text = Cow::Owned(renamed);
+        }
+    }
     Ok(out)
+}
+
+/// What Claude Code puts after a conversation that ends on the user's side.
+const NO_RESPONSE_REQUESTED: &str = r#"{"role":"assistant","content":[{"type":"text","text":"No response requested."}],"synthetic":true}"#;
+
+/// Claude Code resuming a conversation whose last message (local commands' output
+/// aside) is the user's — an interrupted turn, a prompt never answered — puts an
+/// assistant "No response requested." right after it, so that what it sends next is
+/// a new turn.
+fn no_response_requested(runs: &mut [Vec<Item<'_>>], tape: &mut Tape) {
+    for items in runs.iter_mut().rev() {
+        let last = items.iter().rposition(|item| {
+            json::scan(item.text.as_bytes(), MAX_DEPTH, tape).is_ok()
+                && tape.get(0, "localCommand").is_none()
+        });
+        let Some(last) = last else {
+            continue;
+        };
+        let role = member(tape, items[last].text.as_bytes(), "role");
+        if matches!(role.as_deref(), Some("user" | "toolResult")) {
+            let names = items[last].names;
+            items.insert(
+                last + 1,
+                Item {
+                    text: Cow::Borrowed(NO_RESPONSE_REQUESTED),
+                    entry: None,
+                    names,
+                },
+            );
+        }
+        return;
+    }
+}
+
+/// Claude Code's tool renamed since older transcripts were written: it sends an old
+/// call under the new name, so that the history matches its tool list (seen with
+/// Claude Code 2.1: `Task`, its sub-agent tool, is sent as `Agent`).
+const RENAMED_TOOLS: [(&str, &str); 1] = [("Task", "Agent")];
+
+/// `message` with its `toolCall` blocks under their new names, `None` when none is
+/// renamed.
+fn renamed_calls(message: &str) -> Result<Option<String>, Error> {
+    if !RENAMED_TOOLS
+        .iter()
+        .any(|(old, _)| message.contains(&format!("\"name\":\"{old}\"")))
+    {
+        return Ok(None);
+    }
+    let bad = |_| Error::internal("a committed message does not scan");
+    let mut t = Tape::default();
+    json::scan(message.as_bytes(), MAX_DEPTH, &mut t).map_err(bad)?;
+    let Some(content) = t.get(0, "content") else {
+        return Ok(None);
+    };
+    let mut changed = false;
+    let mut blocks = Vec::new();
+    for block in t.elements(content) {
+        let raw = crate::entry::utf8(t.raw(block))?;
+        let call = t
+            .get(block, "type")
+            .is_some_and(|v| t.string(v) == "toolCall");
+        let new_name = t.get(block, "name").and_then(|v| {
+            let name = t.string(v);
+            RENAMED_TOOLS
+                .iter()
+                .find(|(old, _)| *old == name)
+                .map(|(_, new)| *new)
+        });
+        match new_name.filter(|_| call) {
+            Some(new_name) => {
+                changed = true;
+                let mut object = Object::new();
+                for (key, value) in t.members(block) {
+                    let key = t.string(key);
+                    object = match key.as_ref() {
+                        "name" => object.string("name", new_name),
+                        _ => object.raw_bytes(&key, t.raw(value)),
+                    };
+                }
+                blocks.push(object.finish());
+            }
+            None => blocks.push(raw.to_owned()),
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut object = Object::new();
+    for (key, value) in t.members(0) {
+        let key = t.string(key);
+        object = match key.as_ref() {
+            "content" => object.raw("content", &json::array(blocks.iter())),
+            _ => object.raw_bytes(&key, t.raw(value)),
+        };
+    }
+    Ok(Some(object.finish()))
+}
+
+/// An assistant message (scanned into `tape`) whose content is text blocks holding only
+/// whitespace: Claude Code leaves such a message (a reply's `"\n\n"` part) out of what it
+/// sends, as the API refuses a whitespace-only text block.
+fn whitespace_only(tape: &Tape) -> bool {
+    let Some(content) = tape.get(0, "content") else {
+        return false;
+    };
+    let mut blocks = tape.elements(content).peekable();
+    if blocks.peek().is_none() {
+        return false;
+    }
+    blocks.all(|block| {
+        tape.get(block, "type")
+            .is_some_and(|t| tape.string(t) == "text")
+            && tape
+                .get(block, "text")
+                .is_some_and(|t| tape.string(t).trim().is_empty())
+    })
 }
 
 /// `first` and `next`, two parts of one reply, as one message: `next`'s members, with
@@ -838,17 +961,20 @@ pub(crate) type ChildrenOf<'a, 'f> = &'f dyn Fn(&str) -> Result<Vec<PathEntry<'a
 const SIDE_DEPTH: usize = 4;
 const SIDE_VISITS: usize = 4096;
 
-/// Claude Code's reading of a reply whose results sit on side branches: it writes one
-/// reply as one line per content block (one `responseId`) and hangs each result on the
-/// block line it answers (or on a `progress` line under it), so the path to the leaf
-/// misses them. For each such group on the kept path with a call left unanswered on
-/// the path, the results found among the children of the group's lines (walking
-/// through non-message lines, bounded) are kept right after the group's last part,
-/// as Claude Code's own reader puts them back.
+/// Claude Code's reading of a reply written in parallel: it writes one reply as one line
+/// per content block (one `responseId`), and while the calls run it may hang later
+/// parts and each result on the block line it answers (or on a `progress` line under
+/// it), so the path to the leaf misses them. For each reply on the kept path, the
+/// parts and results found among the children of its lines that are off the path
+/// (walking through non-message lines, bounded) are taken back, as Claude Code's own
+/// reader takes them back: the reply's parts in the order they were written (commit
+/// order), so that the merged reply holds every block, then its results, on the path
+/// and off it, in the order they were written.
 fn recover_side_results<'a>(
     kept: &mut Vec<(usize, Kept<'a>)>,
     path: &[PathEntry<'a>],
     children: ChildrenOf<'a, '_>,
+    position: &dyn Fn(&str) -> Option<u64>,
     reader: &mut ToolReader,
     tape: &mut Tape,
 ) -> Result<(), Error> {
@@ -856,15 +982,15 @@ fn recover_side_results<'a>(
         .iter()
         .filter_map(|(_, m)| m.tools.result_for.clone())
         .collect();
-    let response_id = |tape: &mut Tape, m: &Kept<'_>| -> Option<String> {
-        if m.role != Role::Assistant {
+    let response_id = |tape: &mut Tape, role: Role, message: &[u8]| -> Option<String> {
+        if role != Role::Assistant {
             return None;
         }
-        member(tape, m.message, "responseId")
+        member(tape, message, "responseId")
     };
     let mut k = 0;
     while k < kept.len() {
-        let Some(group) = response_id(tape, &kept[k].1) else {
+        let Some(group) = response_id(tape, kept[k].1.role, kept[k].1.message) else {
             k += 1;
             continue;
         };
@@ -874,70 +1000,115 @@ fn recover_side_results<'a>(
         while j < kept.len() {
             match kept[j].1.role {
                 Role::ToolResult => {}
-                Role::Assistant if response_id(tape, &kept[j].1).as_deref() == Some(&group) => {
+                Role::Assistant
+                    if response_id(tape, Role::Assistant, kept[j].1.message).as_deref()
+                        == Some(&group) =>
+                {
                     last = j;
                 }
                 _ => break,
             }
             j += 1;
         }
-        let mut missing: Vec<&str> = kept[k..=last]
+        // The results that follow the group on the path.
+        let mut end = last + 1;
+        while end < kept.len() && kept[end].1.role == Role::ToolResult {
+            end += 1;
+        }
+        let mut missing: Vec<String> = kept[k..=last]
             .iter()
             .flat_map(|(_, m)| m.tools.calls.iter())
-            .map(String::as_str)
             .filter(|call| !answered.contains(*call))
+            .cloned()
             .collect();
-        let mut found: Vec<(usize, Kept<'a>)> = Vec::new();
-        if !missing.is_empty() {
-            let (from, to) = (kept[k].0, kept[last].0);
-            let mut visits = 0;
-            let mut queue: Vec<(PathEntry<'a>, usize)> = Vec::new();
-            for p in from..=to {
-                let next = path.get(p + 1).map(|e| e.id());
-                for child in children(path[p].id())? {
-                    if Some(child.id()) != next {
-                        queue.push((child, 0));
-                    }
-                }
-            }
-            let mut at = 0;
-            while at < queue.len() && visits < SIDE_VISITS && !missing.is_empty() {
-                let (entry, depth) = queue[at];
-                at += 1;
-                visits += 1;
-                match (entry.facts.role(), entry.message()) {
-                    (Some(Role::ToolResult), Some(message)) => {
-                        let tools = reader.read(&entry, message)?;
-                        let Some(call) = tools.result_for.as_deref() else {
-                            continue;
-                        };
-                        if let Some(m) = missing.iter().position(|c| *c == call) {
-                            missing.swap_remove(m);
-                            found.push((
-                                to,
-                                Kept {
-                                    entry,
-                                    message,
-                                    role: Role::ToolResult,
-                                    tools,
-                                },
-                            ));
-                        }
-                    }
-                    _ if depth < SIDE_DEPTH
-                        && matches!(entry.facts.body, Body::Metadata { .. }) =>
-                    {
-                        for child in children(entry.id())? {
-                            queue.push((child, depth + 1));
-                        }
-                    }
-                    _ => {}
+        // The parts found off the path, with the path index of the line they hang under.
+        let mut parts: Vec<(usize, Kept<'a>)> = Vec::new();
+        let mut found: Vec<Kept<'a>> = Vec::new();
+        let (from, to) = (kept[k].0, kept[end - 1].0);
+        let mut queue: Vec<(PathEntry<'a>, usize, usize)> = Vec::new();
+        for p in from..=to {
+            let next = path.get(p + 1).map(|e| e.id());
+            for child in children(path[p].id())? {
+                if Some(child.id()) != next {
+                    queue.push((child, 0, p));
                 }
             }
         }
-        let added = found.len();
-        kept.splice(last + 1..last + 1, found);
-        k = last + 1 + added;
+        let mut at = 0;
+        while at < queue.len() && at < SIDE_VISITS {
+            let (entry, depth, under) = queue[at];
+            at += 1;
+            match (entry.facts.role(), entry.message()) {
+                (Some(Role::ToolResult), Some(message)) => {
+                    let tools = reader.read(&entry, message)?;
+                    let Some(call) = tools.result_for.as_deref() else {
+                        continue;
+                    };
+                    if let Some(m) = missing.iter().position(|c| c == call) {
+                        missing.swap_remove(m);
+                        // Later parts of the reply may hang under a result.
+                        for child in children(entry.id())? {
+                            queue.push((child, 0, under));
+                        }
+                        found.push(Kept {
+                            entry,
+                            message,
+                            role: Role::ToolResult,
+                            tools,
+                        });
+                    }
+                }
+                (Some(Role::Assistant), Some(message))
+                    if response_id(tape, Role::Assistant, message).as_deref() == Some(&group) =>
+                {
+                    let tools = reader.read(&entry, message)?;
+                    missing.extend(
+                        tools
+                            .calls
+                            .iter()
+                            .filter(|call| !answered.contains(*call))
+                            .cloned(),
+                    );
+                    parts.push((
+                        under,
+                        Kept {
+                            entry,
+                            message,
+                            role: Role::Assistant,
+                            tools,
+                        },
+                    ));
+                    for child in children(entry.id())? {
+                        queue.push((child, 0, under));
+                    }
+                }
+                _ if depth < SIDE_DEPTH && matches!(entry.facts.body, Body::Metadata { .. }) => {
+                    for child in children(entry.id())? {
+                        queue.push((child, depth + 1, under));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if parts.is_empty() && found.is_empty() {
+            k = end;
+            continue;
+        }
+        // The group rebuilt in commit order, as Claude Code reads its file: every part
+        // (the merged reply's blocks in the order they were written), then every result
+        // of its calls, on the path or off it.
+        let written = |m: &Kept<'_>| position(m.entry.id()).unwrap_or(u64::MAX);
+        let (mut results, mut segment): (Vec<_>, Vec<_>) = kept
+            .drain(k..end)
+            .chain(parts)
+            .partition(|(_, m)| m.role == Role::ToolResult);
+        results.extend(found.into_iter().map(|m| (to, m)));
+        segment.sort_by_key(|(_, m)| written(m));
+        results.sort_by_key(|(_, m)| written(m));
+        segment.extend(results);
+        let added = segment.len();
+        kept.splice(k..k, segment);
+        k += added;
     }
     Ok(())
 }
@@ -948,7 +1119,7 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
     whole: PathTail<'a, I>,
     leaf_id: &str,
     options: &ContextOptions,
-    exists: &dyn Fn(&str) -> bool,
+    position: &dyn Fn(&str) -> Option<u64>,
     children: ChildrenOf<'a, '_>,
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
@@ -982,7 +1153,7 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
     if let Some((at, entry, first_kept, summary, tokens_before, details)) = compaction {
         let first = first_kept.as_ref().map(|t| t.of(entry.json));
         let ancestors = path[..at].iter().rev().copied().chain(whole.above.clone());
-        match check_compaction(entry.id(), first, ancestors, exists) {
+        match check_compaction(entry.id(), first, ancestors, &|id| position(id).is_some()) {
             Err(Error::InvalidCompaction {
                 reason: CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls,
                 ..
@@ -1054,7 +1225,7 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
     }
 
     if profile == Some(Profile::ClaudeCode) && options.on_defect == OnDefect::Error {
-        recover_side_results(&mut kept, path, children, &mut reader, &mut tape)?;
+        recover_side_results(&mut kept, path, children, position, &mut reader, &mut tape)?;
     }
 
     // Interactions: a start at K[0] and at every user message.
@@ -1137,13 +1308,16 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         }
         r.synthesized.sort_by_key(|(after, ..)| *after);
     }
-    let runs_items = runs
+    let mut runs_items = runs
         .iter()
         .map(|r| match profile {
             Some(Profile::ClaudeCode) => merge_split_replies(r.items(&kept)?),
             _ => r.items(&kept),
         })
         .collect::<Result<Vec<_>, Error>>()?;
+    if profile == Some(Profile::ClaudeCode) {
+        no_response_requested(&mut runs_items, &mut tape);
+    }
     // A run a profile emptied (an output without a call, dropped) is no interaction.
     let (mut runs, runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
         .into_iter()

@@ -133,8 +133,9 @@ impl<'a> IdIndex<'a> {
             .unwrap_or_default()
     }
 
-    pub(crate) fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+    /// The entry's place in the slice (its commit order), `None` for an unknown id.
+    pub(crate) fn position(&self, id: &str) -> Option<u64> {
+        self.by_id.get(id).map(|&i| i as u64)
     }
 
     /// The path to `leaf_id` as borrowed entries, root first.

@@ -1232,18 +1232,105 @@ fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_afte
         &result("r-m", "a-2", "m"),
     ]);
     let c = both(&all, "r-m", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    // The conversation ends on the user's side: "No response requested." follows.
     assert_eq!(
         roles_and_calls(&c),
-        ["user", "assistant", "toolResult:k:", "toolResult:m:"]
+        [
+            "user",
+            "assistant",
+            "toolResult:k:",
+            "toolResult:m:",
+            "assistant"
+        ]
     );
-    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m"]);
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m", "null"]);
     assert_eq!(
         c.messages[1],
         r#"{"role":"assistant","content":[{"type":"toolCall","id":"k","name":"t","arguments":{}},{"type":"toolCall","id":"m","name":"t","arguments":{}}],"responseId":"msg_1"}"#
     );
-    assert_eq!(c.interactions[0].count, 4);
+    assert_eq!(c.interactions[0].count, 5);
     // Without the profile the parts stay apart.
     assert_eq!(both(&all, "r-m", &defaults()).unwrap().messages.len(), 5);
+}
+
+/// Rule (docs/contract.md §12, Claude Code): the parts of a parallel reply that Claude
+/// Code hung off the path (under a part, a progress line or a result) are taken back
+/// into the merged reply in commit order, their results after it in commit order;
+/// a whitespace-only part is left out; an old `Task` call is sent as `Agent`; after
+/// a conversation that ends on the user's side (local commands aside) comes an
+/// assistant "No response requested.".
+#[test]
+fn profile_claude_code_takes_back_side_parts_in_commit_order_and_ends_as_claude_code() {
+    let part = |id: &str, parent: &str, block: &str| {
+        assistant_json(
+            id,
+            parent,
+            &format!(r#""content":[{block}],"responseId":"msg_1""#),
+        )
+    };
+    let call = |id: &str, name: &str| {
+        format!(r#"{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{{}}}}"#)
+    };
+    let progress = |id: &str, parent: &str| {
+        format!(
+            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"claude.progress","value":{{}}}}"#
+        )
+    };
+    // Written in this order: whitespace part, k, m (under k, off the path), n (under
+    // k's result, off the path), then the results; the path goes a-1, a-k, r-k, p, a-x
+    // (x on the path), r-x.
+    let all = lines(&[
+        &root_user("u-1"),
+        &part("a-1", "u-1", r#"{"type":"text","text":"\n\n"}"#),
+        &part("a-k", "a-1", &call("k", "Task")),
+        &part("a-m", "a-k", &call("m", "t")),
+        &result("r-k", "a-k", "k"),
+        &progress("p-1", "r-k"),
+        &part("a-n", "r-k", &call("n", "t")),
+        &part("a-x", "p-1", &call("x", "t")),
+        &result("r-m", "a-m", "m"),
+        &result("r-n", "a-n", "n"),
+        &result("r-x", "a-x", "x"),
+        &message(
+            "l-1",
+            "r-x",
+            r#"{"role":"user","content":"<local-command-stdout>ok</local-command-stdout>","localCommand":true}"#,
+        ),
+    ]);
+    let c = both(&all, "l-1", &options(r#"{"profile":"claude-code"}"#)).unwrap();
+    assert_eq!(
+        roles_and_calls(&c),
+        [
+            "user",
+            "assistant",
+            "toolResult:k:",
+            "toolResult:m:",
+            "toolResult:n:",
+            "toolResult:x:",
+            "assistant",
+            "user"
+        ]
+    );
+    let reply: serde_json::Value = serde_json::from_str(&c.messages[1]).unwrap();
+    let names: Vec<(&str, &str)> = reply["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["id"].as_str().unwrap(), b["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [("k", "Agent"), ("m", "t"), ("n", "t"), ("x", "t")],
+        "every part, in commit order, the whitespace part left out, Task sent as Agent"
+    );
+    assert_eq!(
+        c.messages[6],
+        r#"{"role":"assistant","content":[{"type":"text","text":"No response requested."}],"synthetic":true}"#
+    );
+    assert!(c.defects.is_empty(), "{:?}", c.defects);
+    // Without the profile the path is read as it is.
+    let plain = both(&all, "l-1", &options(r#"{"onDefect":"keep"}"#)).unwrap();
+    assert_eq!(plain.messages.len(), 7);
 }
 
 /// Rule (docs/contract.md §12, Claude Code): a reply written one block per line hangs
@@ -1287,10 +1374,11 @@ fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_repl
             "assistant",
             "toolResult:k:",
             "toolResult:m:",
-            "user"
+            "user",
+            "assistant"
         ]
     );
-    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m", "u-2"]);
+    assert_eq!(kept_ids(&c), ["u-1", "a-1", "r-k", "r-m", "u-2", "null"]);
     assert!(c.defects.is_empty(), "{:?}", c.defects);
     // An explicit onDefect reads the path only: both calls are synthesized.
     let synthesized = both(
@@ -1386,7 +1474,7 @@ fn under_a_profile_the_agents_own_cut_is_taken_as_it_is() {
         CompactionFault::PendingToolCalls
     );
     let c = pure(&all, "u-2", &options(r#"{"profile":"claude-code"}"#)).unwrap();
-    assert_eq!(roles_and_calls(&c), ["user", "user"]);
+    assert_eq!(roles_and_calls(&c), ["user", "user", "assistant"]);
     // An explicit onDefect is no agent's rules: the cut is checked.
     assert_eq!(
         compaction_fault(pure(

@@ -5,6 +5,7 @@
 //! | `user`, text or image content | `message` user (blocks: `text`, `image` from a base64 `source`) |
 //! | `user`, `tool_result` blocks | one `toolResult` per block (`toolName` looked up from the call), then the rest as a user message |
 //! | `assistant` | `message` assistant: `text`, `thinking`, `tool_use` → `toolCall`; `model`, `usage`, `stop_reason` → `stopReason`, `message.id` → `responseId` |
+//! | `system` `local_command` (a local command's output, `content` a string) | `message` user, `content` the string, `"localCommand": true` |
 //! | `system` `compact_boundary` | `compaction` under its `logicalParentUuid`, summary from the `isCompactSummary` user line under it, `preTokens` → `tokensBefore` |
 //! | `user` with `isCompactSummary` | `metadata` `claude.compact_summary` (its text is the compaction's summary) |
 //! | other `system`, `progress`, `summary`, `file-history-snapshot`, `queue-operation` | `metadata` `claude.<type>`, value = the line |
@@ -310,6 +311,18 @@ fn map_line(
         entry.insert("summary".into(), Value::String(summary));
         entry.insert("firstKeptEntryId".into(), Value::Null);
         entry.insert("tokensBefore".into(), super::number(tokens));
+        return Ok(vec![finish(entry)]);
+    }
+    // A local command's output (`/model`, `/mcp`, …): Claude Code sends it as user text.
+    if kind == "system"
+        && object.get("subtype").and_then(Value::as_str) == Some("local_command")
+        && let Some(Value::String(text)) = object.get("content")
+    {
+        let mut entry = entry_head(&id, Some(&parent), millis, "message");
+        entry.insert(
+            "message".into(),
+            json!({"role": "user", "content": text, "localCommand": true}),
+        );
         return Ok(vec![finish(entry)]);
     }
     if METADATA_KINDS.contains(&kind)

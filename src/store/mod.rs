@@ -904,7 +904,7 @@ impl Store {
                 path,
                 leaf_id,
                 options,
-                &|id| inner.log.find(id).is_some(),
+                &|id| inner.log.find(id).map(u64::from),
                 &|id| inner.log.child_entries(id),
                 estimate,
             )

@@ -1,0 +1,197 @@
+//! Issue 22, docs/contract.md §12, checked against the agents themselves: every Claude
+//! Code and Codex file of the real-session corpus (`tests/interop/corpus`) is resumed
+//! by the agent's own CLI — Claude Code 2.1.332 (`claude -p --resume ID PROMPT`) and
+//! Codex 0.171.0 (`codex exec resume ID PROMPT`), the pinned npm packages of
+//! `tests/interop/agents` — against a fake model server on 127.0.0.1 that records the
+//! request (`tests/interop/agents/agents.mjs`). What the agent sends (the request's
+//! `messages` / `input`) must equal libsession's context of the imported file at the
+//! import's resume leaf with `{"profile":"auto"}`, item for item: role, kind, text,
+//! tool call ids, names and arguments, results and their error flag, image digests.
+//! What the agent adds from the machine it runs on (system prompt, `<system-reminder>`
+//! blocks, its environment message, Codex's new-turn developer and environment
+//! messages, the probe prompt) is left out of both sides.
+//!
+//! A file the agent itself cannot resume is listed in [`NOT_RESUMABLE`] with the
+//! reason, and the test checks that the agent still refuses it (so the list cannot go
+//! stale); every other file must be equal. pi's files are checked against pi's own
+//! code by `tests/interop_pi.rs` and `tests/interop_resume.rs`.
+//!
+//! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
+//! packages are missing; ~800 MB of native binaries). Without node the test prints a
+//! notice and passes. `cargo test --test interop_agents -- --nocapture` prints one row
+//! per file.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use session::interop::import;
+use session::{ContextOptions, build_context, parse_entries};
+
+/// Files the agent's own CLI refuses to resume, and what it says.
+const NOT_RESUMABLE: &[(&str, &str)] = &[
+    (
+        "codex/agentsessions-codex-small.jsonl",
+        "Codex 0.171.0 refuses the file's session_meta (`history_mode: unknown variant default`)",
+    ),
+    (
+        "claude-code/spotter-258c7280/subagents/agent-a881341.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-258c7280/subagents/agent-acompact-fffbd0.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-4d5611e5/subagents/agent-a2898e3.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-4d5611e5/subagents/agent-acompact-e1f845.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-6c2214d7/subagents/agent-afc096d.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-8463c716/subagents/agent-a7be2f0.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-8463c716/subagents/agent-acompact-f46190.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-ae4a77f8/subagents/agent-aac57f5.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-ae4a77f8/subagents/agent-acompact-946d2b.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-fa812bfe/subagents/agent-a93ccab.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-fa812bfe/subagents/agent-aa84377.jsonl",
+        SUBAGENT,
+    ),
+    (
+        "claude-code/spotter-fa812bfe/subagents/agent-acompact-70d8e7.jsonl",
+        SUBAGENT,
+    ),
+];
+
+const SUBAGENT: &str = "Claude Code does not resume a sub-agent transcript on its own (`No conversation found with session ID`)";
+
+fn agents_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/agents")
+}
+
+fn node_available() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `npm ci` in tests/interop/agents unless both CLIs are installed.
+fn ensure_packages() {
+    let dir = agents_dir();
+    let bin = dir.join("node_modules/.bin");
+    if bin.join("claude").exists() && bin.join("codex").exists() {
+        return;
+    }
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dir)
+        .status()
+        .expect("npm runs");
+    assert!(status.success(), "npm ci in tests/interop/agents failed");
+}
+
+#[test]
+fn claude_code_and_codex_send_what_libsession_resumes() {
+    if !node_available() {
+        println!("node is not installed: the agents' own resume is not checked");
+        return;
+    }
+    ensure_packages();
+    let scratch = tempfile::tempdir().unwrap();
+    let profile = ContextOptions::from_json(r#"{"profile":"auto"}"#).unwrap();
+    let mut manifest = Vec::new();
+    let mut names = Vec::new();
+    for format in ["claude-code", "codex"] {
+        for file in common::corpus_files(format) {
+            let name = file
+                .strip_prefix(common::corpus_dir())
+                .unwrap()
+                .display()
+                .to_string();
+            let imported = import(None, &std::fs::read(&file).unwrap()).unwrap();
+            let leaf = imported
+                .report
+                .resume_leaf_id
+                .clone()
+                .expect("a resume leaf");
+            let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+            let context =
+                build_context(&entries, &leaf, &profile).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let ours = scratch.path().join(format!("{}.json", names.len()));
+            std::fs::write(&ours, context.to_json()).unwrap();
+            manifest.push(json!({"name": name, "format": format, "file": file, "ours": ours}));
+            names.push(name);
+        }
+    }
+    assert!(
+        names.len() >= 35,
+        "{} Claude Code and Codex files",
+        names.len()
+    );
+    let manifest_path = scratch.path().join("manifest.json");
+    std::fs::write(&manifest_path, Value::Array(manifest).to_string()).unwrap();
+    let out = scratch.path().join("out.json");
+    let status = Command::new("node")
+        .arg(agents_dir().join("agents.mjs"))
+        .arg(&manifest_path)
+        .arg(&out)
+        .status()
+        .expect("node runs");
+    assert!(status.success(), "agents.mjs failed");
+    let results: Vec<Value> = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(results.len(), names.len());
+
+    let mut failures = Vec::new();
+    println!("| file | what the agent sends | items |");
+    println!("|---|---|---:|");
+    for result in &results {
+        let name = result["name"].as_str().unwrap();
+        let status = result["status"].as_str().unwrap_or("error");
+        let items = result["agentItems"].as_array().map_or(0, Vec::len);
+        let refused = NOT_RESUMABLE.iter().find(|(n, _)| *n == name);
+        let cell = match (status, refused) {
+            ("equal", None) => "equal to libsession's context".to_owned(),
+            ("no_request", Some((_, why))) => format!("not resumed by the agent: {why}"),
+            (_, Some(_)) => {
+                failures.push(format!(
+                    "{name}: listed as not resumable, but the agent resumed it ({status})"
+                ));
+                status.to_owned()
+            }
+            (_, None) => {
+                let mut detail = format!("{} {}", result["firstDifference"], result["note"]);
+                if let Some((cut, _)) = detail.char_indices().nth(1500) {
+                    detail.truncate(cut);
+                }
+                failures.push(format!("{name}: {status}: {detail}"));
+                format!("**{status}**")
+            }
+        };
+        println!("| `{name}` | {cell} | {items} |");
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
