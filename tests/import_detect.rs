@@ -10,6 +10,7 @@ use std::process::Command;
 use common::temp_dir;
 use session::Error;
 use session::interop::{Format, import, import_file};
+use session::{ContextOptions, build_context, parse_entries};
 
 use common::corpus_files;
 
@@ -266,4 +267,132 @@ fn claude_code_resumes_at_its_latest_line_that_is_neither_progress_nor_sidechain
     .concat();
     let imported = import(None, sub.as_bytes()).unwrap();
     assert_eq!(imported.report.resume_leaf_id.as_deref(), Some("s-2"));
+}
+
+/// The Codex items of a context (`codexItem`), by type, and the roles of the others.
+fn codex_items(context: &session::Context) -> Vec<String> {
+    context
+        .messages
+        .iter()
+        .map(|m| {
+            let m: serde_json::Value = serde_json::from_str(m).unwrap();
+            match m["codexItem"]["type"].as_str() {
+                Some(kind) => {
+                    assert_eq!(m["role"], "assistant", "{m}");
+                    kind.to_owned()
+                }
+                None => m["role"].as_str().unwrap().to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn codex_sends_every_response_item_it_resends_and_ghost_snapshots_stay_metadata() {
+    // Rule: a response item Codex sends back when it resumes (web_search_call,
+    // tool_search_call/output, image_generation_call, agent_message, compaction) is an
+    // assistant message with empty content and the item as `codexItem`, on its own line
+    // and inside a replacement history; a ghost_snapshot (Codex leaves it out) and a
+    // kind Codex does not know stay `codex.response_item` metadata.
+    let line = |kind: &str, payload: &str| {
+        format!(
+            "{{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"{kind}\",\"payload\":{payload}}}\n"
+        )
+    };
+    let user =
+        r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"find it"}]}"#;
+    let reply = r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"found"}]}"#;
+    let web =
+        r#"{"type":"web_search_call","status":"completed","action":{"type":"search","query":"q"}}"#;
+    let ghost = r#"{"type":"ghost_snapshot","ghost_commit":{"id":"g","parent":"p","preexisting_untracked_files":[],"preexisting_untracked_dirs":[]}}"#;
+    let search = r#"{"type":"tool_search_call","call_id":"ts-1","status":"completed","execution":"local","arguments":{"query":"q"}}"#;
+    let found = r#"{"type":"tool_search_output","call_id":"ts-1","status":"completed","execution":"local","tools":[]}"#;
+    let image = r#"{"type":"image_generation_call","status":"completed","revised_prompt":"a cat","result":"AA=="}"#;
+    let agent = r#"{"type":"agent_message","author":"a","recipient":"b","content":[{"type":"input_text","text":"hi"}]}"#;
+    let compaction = r#"{"type":"compaction","encrypted_content":"enc"}"#;
+    let old_name = r#"{"type":"compaction_summary","encrypted_content":"enc"}"#;
+    let unknown = r#"{"type":"future_kind","x":1}"#;
+    let history = format!(
+        r#"{{"message":"","replacement_history":[{user},{compaction},{ghost},{agent},{old_name}]}}"#
+    );
+    let text = [
+        line(
+            "session_meta",
+            r#"{"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z"}"#,
+        ),
+        line("response_item", user),
+        line("response_item", web),
+        line("response_item", ghost),
+        line("response_item", search),
+        line("response_item", found),
+        line("response_item", image),
+        line("response_item", agent),
+        line("response_item", unknown),
+        line("response_item", reply),
+    ]
+    .concat();
+    let codex = ContextOptions::from_json(r#"{"profile":"codex"}"#).unwrap();
+    let context_of = |text: &str, options: &ContextOptions| {
+        let imported = import(Some(Format::Codex), text.as_bytes()).unwrap();
+        assert!(
+            imported.report.unmapped.is_empty(),
+            "{:?}",
+            imported.report.unmapped
+        );
+        let leaf = imported.report.resume_leaf_id.clone().unwrap();
+        let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+        let metadata: Vec<String> = imported
+            .lines
+            .iter()
+            .filter(|l| l.contains(r#""key":"codex.response_item""#))
+            .cloned()
+            .collect();
+        (build_context(&entries, &leaf, options).unwrap(), metadata)
+    };
+    let (context, metadata) = context_of(&text, &codex);
+    assert_eq!(
+        codex_items(&context),
+        [
+            "user",
+            "web_search_call",
+            "tool_search_call",
+            "tool_search_output",
+            "image_generation_call",
+            "agent_message",
+            "assistant"
+        ]
+    );
+    // Kept whole: what Codex sends is the item as the rollout holds it.
+    let web_message: serde_json::Value = serde_json::from_str(&context.messages[1]).unwrap();
+    assert_eq!(web_message["content"], serde_json::json!([]));
+    assert_eq!(
+        web_message["codexItem"],
+        serde_json::from_str::<serde_json::Value>(web).unwrap()
+    );
+    assert_eq!(metadata.len(), 2, "{metadata:?}");
+    assert!(metadata[0].contains("ghost_snapshot") && metadata[1].contains("future_kind"));
+    // Without a profile the same messages are there, with no blocks.
+    let (plain, _) = context_of(&text, &ContextOptions::default());
+    assert_eq!(plain.messages, context.messages);
+
+    // Inside a replacement history: the compaction items are sent (an older
+    // `compaction_summary` under the name Codex sends it by), the ghost snapshot is not.
+    let compacted = [
+        text.clone(),
+        line("compacted", &history),
+        line("response_item", reply),
+    ]
+    .concat();
+    let (context, metadata) = context_of(&compacted, &codex);
+    assert_eq!(
+        codex_items(&context),
+        [
+            "user",
+            "compaction",
+            "agent_message",
+            "compaction",
+            "assistant"
+        ]
+    );
+    assert_eq!(metadata.len(), 3, "{metadata:?}");
 }

@@ -11,8 +11,9 @@
 //! | `function_call`, `custom_tool_call`, `local_shell_call` | assistant `message` with one `toolCall` (string `arguments` parsed, the text kept as `rawArguments`) |
 //! | `function_call_output`, `custom_tool_call_output` | `toolResult`, `toolName` looked up from the call |
 //! | `reasoning` | assistant `message` with one `thinking` block per summary item (`encrypted_content` kept) |
-//! | `compacted` | `compaction` (summary = `message`, or the line's other members when `message` is empty; `firstKeptEntryId` null; `details` `{"replacementHistory":N}` when it has one), then each `replacement_history` item as an entry |
-//! | `event_msg`, `turn_context`, later `session_meta`, other `response_item`s | `metadata` `codex.<type>`, value = the payload |
+//! | `web_search_call`, `tool_search_call`, `tool_search_output`, `image_generation_call`, `agent_message`, `compaction` (Codex sends them back, and no block holds them) | assistant `message` with empty `content`, the item kept as `codexItem` (a `compaction_summary`, Codex's older name, kept as a `compaction`) |
+//! | `compacted` | `compaction` (summary = `message`, or the line's other members when `message` is empty; `firstKeptEntryId` null; `details` `{"replacementHistory":N}` when it has one), then each `replacement_history` item as an entry (as a `response_item` of its type) |
+//! | `event_msg`, `turn_context`, later `session_meta`, other `response_item`s (`ghost_snapshot`, which Codex does not send, a kind not known here) | `metadata` `codex.<type>`, value = the payload |
 //! | older rollouts: first line `{id, timestamp, instructions}` | root `metadata` `codex.session_header` |
 //! | older rollouts: a response item on its own line (`message`, `function_call`, `function_call_output`, `reasoning`, …) | as the `response_item` of that type; one that is not a message is kept raw (`unknown_kind`) |
 //! | older rollouts: `{"record_type":…}` | `metadata` `codex.record`, value = the line |
@@ -25,6 +26,19 @@ use super::{Builder, Source, entry_head, number, timestamp_of};
 use crate::error::Error;
 
 const METADATA_KINDS: [&str; 3] = ["event_msg", "turn_context", "session_meta"];
+
+/// Response item kinds that Codex sends in its history when it resumes a rollout but
+/// that are none of a message, a call, an output or reasoning. Codex leaves the others
+/// out (`ghost_snapshot`, and kinds it does not know), so they stay metadata.
+const SENT_AS_IS: [&str; 7] = [
+    "web_search_call",
+    "tool_search_call",
+    "tool_search_output",
+    "image_generation_call",
+    "agent_message",
+    "compaction",
+    "compaction_summary",
+];
 
 pub(crate) fn import(source: &mut Source<'_>, out: &mut Builder<'_>) -> Result<(), Error> {
     let mut tool_names: HashMap<String, String> = HashMap::new();
@@ -312,6 +326,19 @@ fn response_item(
             message.insert("content".into(), Value::Array(texts));
             assistant_marks(&mut message);
             message.insert("codexItem".into(), item.clone());
+        }
+        // Items Codex sends back as they are that no block of ours holds: an assistant
+        // message with no content, the item kept whole (`compaction_summary`, an older
+        // name Codex reads as `compaction` and sends as one, under that name).
+        kind if SENT_AS_IS.contains(&kind) => {
+            let mut item = item.clone();
+            if kind == "compaction_summary" {
+                item["type"] = Value::String("compaction".into());
+            }
+            message.insert("role".into(), Value::String("assistant".into()));
+            message.insert("content".into(), Value::Array(Vec::new()));
+            assistant_marks(&mut message);
+            message.insert("codexItem".into(), item);
         }
         _ => return Err(()),
     }
