@@ -110,9 +110,18 @@ async function resumeClaude(entry, port, scratch) {
   fs.mkdirSync(work, { recursive: true });
   const project = path.join(home, '.claude', 'projects', work.replace(/[^a-zA-Z0-9]/g, '-'));
   fs.mkdirSync(project, { recursive: true });
-  const stem = path.basename(entry.file, '.jsonl');
-  const uuid = /^[0-9a-f-]{36}$/.test(stem) ? stem : crypto.randomUUID();
-  fs.copyFileSync(entry.file, path.join(project, `${uuid}.jsonl`));
+  // The copy is named after the session its lines name.
+  const uuid = lines(entry.file).find((l) => l.sessionId)?.sessionId ?? crypto.randomUUID();
+  if (entry.file.includes('/subagents/')) {
+    // Claude Code resumes only main transcripts: it never picks a sidechain line as the
+    // leaf, and every line of a sub-agent's own transcript is one. Its copy is resumed
+    // as a main transcript, with `isSidechain` false on every line and nothing else
+    // changed.
+    const text = fs.readFileSync(entry.file, 'utf8').replaceAll('"isSidechain":true', '"isSidechain":false');
+    fs.writeFileSync(path.join(project, `${uuid}.jsonl`), text);
+  } else {
+    fs.copyFileSync(entry.file, path.join(project, `${uuid}.jsonl`));
+  }
   const env = {
     PATH: process.env.PATH,
     HOME: home,
