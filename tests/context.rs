@@ -1121,6 +1121,26 @@ fn assistant_json(id: &str, parent: &str, body: &str) -> String {
     message(id, parent, &format!(r#"{{"role":"assistant",{body}}}"#))
 }
 
+/// One part of a reply Claude Code wrote one block per line (`responseId` "msg_1").
+fn part(id: &str, parent: &str, block: &str) -> String {
+    assistant_json(
+        id,
+        parent,
+        &format!(r#""content":[{block}],"responseId":"msg_1""#),
+    )
+}
+
+fn call(id: &str, name: &str) -> String {
+    format!(r#"{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{{}}}}"#)
+}
+
+/// A Claude Code `progress` line, kept as metadata.
+fn progress(id: &str, parent: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"claude.progress","value":{{}}}}"#
+    )
+}
+
 fn roles_and_calls(c: &Context) -> Vec<String> {
     c.messages
         .iter()
@@ -1215,20 +1235,11 @@ fn profile_codex_sends_the_replacement_history_without_the_summary_message() {
 
 #[test]
 fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_after_it() {
-    let part = |id: &str, parent: &str, call: &str| {
-        assistant_json(
-            id,
-            parent,
-            &format!(
-                r#""content":[{{"type":"toolCall","id":"{call}","name":"t","arguments":{{}}}}],"responseId":"msg_1""#
-            ),
-        )
-    };
     let all = lines(&[
         &root_user("u-1"),
-        &part("a-1", "u-1", "k"),
+        &part("a-1", "u-1", &call("k", "t")),
         &result("r-k", "a-1", "k"),
-        &part("a-2", "r-k", "m"),
+        &part("a-2", "r-k", &call("m", "t")),
         &result("r-m", "a-2", "m"),
     ]);
     let c = both(&all, "r-m", &options(r#"{"profile":"claude-code"}"#)).unwrap();
@@ -1261,21 +1272,6 @@ fn profile_claude_code_merges_a_reply_split_by_response_id_with_its_results_afte
 /// assistant "No response requested.".
 #[test]
 fn profile_claude_code_takes_back_side_parts_in_commit_order_and_ends_as_claude_code() {
-    let part = |id: &str, parent: &str, block: &str| {
-        assistant_json(
-            id,
-            parent,
-            &format!(r#""content":[{block}],"responseId":"msg_1""#),
-        )
-    };
-    let call = |id: &str, name: &str| {
-        format!(r#"{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{{}}}}"#)
-    };
-    let progress = |id: &str, parent: &str| {
-        format!(
-            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"claude.progress","value":{{}}}}"#
-        )
-    };
     // Written in this order: whitespace part, k, m (under k, off the path), n (under
     // k's result, off the path), then the results; the path goes a-1, a-k, r-k, p, a-x
     // (x on the path), r-x.
@@ -1339,27 +1335,13 @@ fn profile_claude_code_takes_back_side_parts_in_commit_order_and_ends_as_claude_
 /// lines and sends them after the merged reply, instead of synthesizing "aborted".
 #[test]
 fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_reply() {
-    let part = |id: &str, parent: &str, block: &str| {
-        assistant_json(
-            id,
-            parent,
-            &format!(r#""content":[{block}],"responseId":"msg_1""#),
-        )
-    };
-    let call =
-        |id: &str| format!(r#"{{"type":"toolCall","id":"{id}","name":"t","arguments":{{}}}}"#);
-    let progress = |id: &str, parent: &str| {
-        format!(
-            r#"{{"id":"{id}","parentId":"{parent}","timestamp":1,"type":"metadata","key":"claude.progress","value":{{}}}}"#
-        )
-    };
     // One reply in 3 lines: text, call k, call m. k's result hangs on k's line (a side
     // branch), m's on a progress line under m's line; a side user line is no result.
     let all = lines(&[
         &root_user("u-1"),
         &part("a-1", "u-1", r#"{"type":"text","text":"two calls"}"#),
-        &part("a-2", "a-1", &call("k")),
-        &part("a-3", "a-2", &call("m")),
+        &part("a-2", "a-1", &call("k", "t")),
+        &part("a-3", "a-2", &call("m", "t")),
         &result("r-k", "a-2", "k"),
         &user_msg("u-side", "a-1"),
         &progress("p-m", "a-3"),
@@ -1391,7 +1373,7 @@ fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_repl
     // A result the walk cannot reach (under another reply) is not taken.
     let far = lines(&[
         &root_user("u-1"),
-        &part("a-1", "u-1", &call("k")),
+        &part("a-1", "u-1", &call("k", "t")),
         &user_msg("u-2", "a-1"),
         &result("r-k", "u-2", "k"),
         &user_msg("u-3", "u-2"),

@@ -30,8 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use session::interop::import;
-use session::{ContextOptions, build_context, parse_entries};
+use session::{ContextOptions, build_context};
 
 /// Files the agent's own CLI refuses to resume, and why.
 const NOT_RESUMABLE: &[(&str, &str)] = &[(
@@ -44,31 +43,17 @@ fn agents_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/agents")
 }
 
-fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `npm ci` in tests/interop/agents unless both CLIs are installed.
 fn ensure_packages() {
-    let dir = agents_dir();
-    let bin = dir.join("node_modules/.bin");
-    if bin.join("claude").exists() && bin.join("codex").exists() {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .status()
-        .expect("npm runs");
-    assert!(status.success(), "npm ci in tests/interop/agents failed");
+    common::npm_ci_unless_installed(
+        &agents_dir(),
+        &["node_modules/.bin/claude", "node_modules/.bin/codex"],
+    );
 }
 
 #[test]
 fn claude_code_and_codex_send_what_libsession_resumes() {
-    if !node_available() {
+    if !common::node_available() {
         println!("node is not installed: the agents' own resume is not checked");
         return;
     }
@@ -79,18 +64,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
     let mut names = Vec::new();
     for format in ["claude-code", "codex"] {
         for file in common::corpus_files(format) {
-            let name = file
-                .strip_prefix(common::corpus_dir())
-                .unwrap()
-                .display()
-                .to_string();
-            let imported = import(None, &std::fs::read(&file).unwrap()).unwrap();
-            let leaf = imported
-                .report
-                .resume_leaf_id
-                .clone()
-                .expect("a resume leaf");
-            let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+            let (name, entries, leaf) = common::import_corpus_file(&file);
             let context =
                 build_context(&entries, &leaf, &profile).unwrap_or_else(|e| panic!("{name}: {e}"));
             let ours = scratch.path().join(format!("{}.json", names.len()));

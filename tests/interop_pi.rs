@@ -27,28 +27,12 @@ fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
 }
 
-fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `npm ci` in tests/interop unless pi's package is already installed.
 fn ensure_packages() {
-    let dir = interop_dir();
-    if dir
-        .join("node_modules/@mariozechner/pi-coding-agent/package.json")
-        .exists()
-    {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .status()
-        .expect("npm runs");
-    assert!(status.success(), "npm ci in tests/interop failed");
+    common::npm_ci_unless_installed(
+        &interop_dir(),
+        &["node_modules/@mariozechner/pi-coding-agent/package.json"],
+    );
 }
 
 fn node(script: &str, arg: &Path) -> String {
@@ -277,7 +261,7 @@ fn round_trip(
 
 #[test]
 fn pi_sessions_import_with_pi_contexts_and_round_trip() {
-    if !node_available() {
+    if !common::node_available() {
         eprintln!("NOTICE: node is not installed; the pi interop test is skipped");
         return;
     }
@@ -378,7 +362,7 @@ fn shape(message: &Value) -> String {
 /// provided" answers, in order.
 #[test]
 fn pi_corpus_files_resume_with_the_pi_profile_as_pi_sends_them() {
-    if !node_available() {
+    if !common::node_available() {
         eprintln!("NOTICE: node is not installed; the pi resume oracle is skipped");
         return;
     }

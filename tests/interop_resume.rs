@@ -11,8 +11,7 @@
 
 mod common;
 
-use session::interop::import;
-use session::{Context, ContextOptions, EntryKind, Store, build_context, parse_entries, path_to};
+use session::{Context, ContextOptions, EntryKind, Store, build_context, path_to};
 
 /// The tool calls of `context` that no later message answers, by id.
 fn unanswered_calls(context: &Context) -> Vec<String> {
@@ -87,18 +86,7 @@ fn every_corpus_file_resumes_at_its_resume_leaf_with_its_agents_profile() {
     println!("| file | resume leaf | before (defaults) | after (its profile) | defects (after) |");
     println!("|---|---|---|---|---|");
     for file in &files {
-        let name = file
-            .strip_prefix(common::corpus_dir())
-            .unwrap()
-            .display()
-            .to_string();
-        let imported = import(None, &std::fs::read(file).unwrap()).unwrap();
-        let leaf = imported
-            .report
-            .resume_leaf_id
-            .clone()
-            .expect("a resume leaf");
-        let entries = parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+        let (name, entries, leaf) = common::import_corpus_file(file);
         let before = build_context(&entries, &leaf, &defaults);
         let after = build_context(&entries, &leaf, &profile);
         println!(
@@ -141,7 +129,8 @@ fn every_corpus_file_resumes_at_its_resume_leaf_with_its_agents_profile() {
         // The store's index finds the same side results as the pure function.
         let dir = common::temp_dir("interop-resume");
         let tmp = dir.join("s.jsonl");
-        std::fs::write(&tmp, imported.lines.join("\n") + "\n").unwrap();
+        let lines: Vec<&str> = entries.iter().map(|e| e.json()).collect();
+        std::fs::write(&tmp, lines.join("\n") + "\n").unwrap();
         let (store, _) = Store::open_jsonl(&tmp).unwrap();
         let from_store = store.build_context(&leaf, &profile, None).unwrap();
         if from_store.messages != context.messages {

@@ -137,6 +137,45 @@ pub fn corpus_files(folder: &str) -> Vec<PathBuf> {
     files
 }
 
+/// A corpus file imported with format detection: its name under `corpus_dir()`, its
+/// entries and the import's resume leaf.
+pub fn import_corpus_file(file: &Path) -> (String, Vec<session::Entry>, String) {
+    let name = file
+        .strip_prefix(corpus_dir())
+        .unwrap()
+        .display()
+        .to_string();
+    let imported = session::interop::import(None, &std::fs::read(file).unwrap()).unwrap();
+    let leaf = imported
+        .report
+        .resume_leaf_id
+        .clone()
+        .expect("a resume leaf");
+    let entries = session::parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+    (name, entries, leaf)
+}
+
+/// Whether `node` runs (the interop tests against other agents' own code need it).
+pub fn node_available() -> bool {
+    std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `npm ci` in `dir` unless `installed` (a path under it) already exists.
+pub fn npm_ci_unless_installed(dir: &Path, installed: &[&str]) {
+    if installed.iter().all(|p| dir.join(p).exists()) {
+        return;
+    }
+    let status = std::process::Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(dir)
+        .status()
+        .expect("npm runs");
+    assert!(status.success(), "npm ci in {} failed", dir.display());
+}
+
 /// The names in `dir`, sorted.
 pub fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
