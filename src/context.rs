@@ -706,6 +706,9 @@ enum Act<'o> {
     Skip,
     Keep,
     Drop,
+    /// Leave out the message holding the call when none of its calls has a result
+    /// (Claude Code); keep it otherwise.
+    DropCaller,
     Synthesize(Placement, &'o str),
 }
 
@@ -727,9 +730,7 @@ fn act<'o>(
         (OnDefect::Error, Some(Profile::Codex)) if reason != PairingDefect::DuplicateToolCall => {
             Act::Drop
         }
-        (OnDefect::Error, Some(Profile::ClaudeCode)) if missing => {
-            Act::Synthesize(Placement::AfterReply, &options.synthesized_text)
-        }
+        (OnDefect::Error, Some(Profile::ClaudeCode)) if missing => Act::DropCaller,
         (OnDefect::Error, Some(_)) => Act::Keep,
         (OnDefect::Error, None) => Act::Fail,
         (OnDefect::Skip, _) => Act::Skip,
@@ -1280,10 +1281,26 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         });
     }
     for r in &mut runs {
+        // How many calls of each message have no result.
+        let mut missing_at: HashMap<usize, usize> = HashMap::new();
+        for (k, d) in &r.defects {
+            if d.reason == PairingDefect::MissingResult {
+                *missing_at.entry(*k).or_default() += 1;
+            }
+        }
         for (k, mut d) in r.defects.drain(..) {
             match act(options, profile, d.reason) {
                 Act::Fail | Act::Skip => {}
                 Act::Keep => defects.push(d),
+                Act::DropCaller => {
+                    if missing_at.get(&k) == Some(&kept[k].1.tools.calls.len()) {
+                        if !r.dropped.contains(&k) {
+                            r.dropped.push(k);
+                        }
+                        d.action = Some(DROPPED);
+                    }
+                    defects.push(d);
+                }
                 Act::Drop => {
                     r.dropped.push(k);
                     d.action = Some(DROPPED);

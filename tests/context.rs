@@ -1332,7 +1332,8 @@ fn profile_claude_code_takes_back_side_parts_in_commit_order_and_ends_as_claude_
 /// Rule (docs/contract.md §12, Claude Code): a reply written one block per line hangs
 /// each result on the block line it answers (or on a progress line under it), so the
 /// path misses some; the profile finds them among the side children of the reply's
-/// lines and sends them after the merged reply, instead of synthesizing "aborted".
+/// lines and sends them after the merged reply. A part whose calls the walk cannot
+/// answer is left out, as Claude Code leaves it out.
 #[test]
 fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_reply() {
     // One reply in 3 lines: text, call k, call m. k's result hangs on k's line (a side
@@ -1378,9 +1379,12 @@ fn profile_claude_code_finds_parallel_results_hung_on_side_lines_of_a_split_repl
         &result("r-k", "u-2", "k"),
         &user_msg("u-3", "u-2"),
     ]);
+    // Claude Code leaves out a reply part whose calls all have no result: the part is
+    // dropped, not answered "aborted".
     let c = both(&far, "u-3", &options(r#"{"profile":"claude-code"}"#)).unwrap();
     assert_eq!(c.defects.len(), 1);
-    assert!(c.defects[0].synthesized());
+    assert_eq!(c.defects[0].action, Some("dropped"));
+    assert_eq!(roles_and_calls(&c), ["user", "user", "user", "assistant"]);
 }
 
 #[test]

@@ -19,6 +19,9 @@
 //! it (so the list cannot go stale); every other file must be equal. pi's files are
 //! checked against pi's own code by `tests/interop_pi.rs`.
 //!
+//! Two variants of a corpus file (an interrupted turn cut after its results, and a call
+//! left without its result) check what the agent does with an interrupted turn.
+//!
 //! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
 //! packages are missing; ~800 MB of native binaries). Without node the test prints a
 //! notice and passes. `cargo test --test interop_agents -- --nocapture` prints one row
@@ -51,6 +54,48 @@ fn ensure_packages() {
     );
 }
 
+/// Two interrupted turns made from `claude-code/spotter-short.jsonl` (a reply with two
+/// parallel calls, both rejected by the user, then the interrupt and a local command):
+/// cut right after the two results (the conversation ends on a result: Claude Code
+/// puts "No response requested." after it), and with the second result's line turned
+/// into a `progress` line (same uuid and parent: its call has no result, and Claude
+/// Code leaves the part holding it out).
+fn interrupted_variants() -> Vec<(String, String)> {
+    let text =
+        std::fs::read_to_string(common::corpus_dir().join("claude-code/spotter-short.jsonl"))
+            .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let second_result: Value = serde_json::from_str(lines[11]).unwrap();
+    assert!(
+        lines[10].contains("\"tool_result\"") && lines[11].contains("\"tool_result\""),
+        "lines 11 and 12 of spotter-short.jsonl are the two results"
+    );
+    let mut progress = serde_json::Map::new();
+    for key in [
+        "parentUuid",
+        "isSidechain",
+        "sessionId",
+        "uuid",
+        "timestamp",
+    ] {
+        progress.insert(key.into(), second_result[key].clone());
+    }
+    progress.insert("type".into(), json!("progress"));
+    progress.insert("data".into(), json!({"type": "hook_progress"}));
+    let mut unanswered: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    unanswered[11] = Value::Object(progress).to_string();
+    vec![
+        (
+            "variant: spotter-short cut after its results".into(),
+            lines[..12].join("\n") + "\n",
+        ),
+        (
+            "variant: spotter-short with a call left without its result".into(),
+            unanswered.join("\n") + "\n",
+        ),
+    ]
+}
+
 #[test]
 fn claude_code_and_codex_send_what_libsession_resumes() {
     if !common::node_available() {
@@ -62,20 +107,37 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
     let profile = ContextOptions::from_json(r#"{"profile":"auto"}"#).unwrap();
     let mut manifest = Vec::new();
     let mut names = Vec::new();
-    for format in ["claude-code", "codex"] {
-        for file in common::corpus_files(format) {
-            let (name, entries, leaf) = common::import_corpus_file(&file);
+    let mut add =
+        |name: String, format: &str, file: &Path, entries: Vec<session::Entry>, leaf: String| {
             let context =
                 build_context(&entries, &leaf, &profile).unwrap_or_else(|e| panic!("{name}: {e}"));
             let ours = scratch.path().join(format!("{}.json", names.len()));
             std::fs::write(&ours, context.to_json()).unwrap();
             manifest.push(json!({"name": name, "format": format, "file": file, "ours": ours}));
             names.push(name);
+        };
+    for format in ["claude-code", "codex"] {
+        for file in common::corpus_files(format) {
+            let (name, entries, leaf) = common::import_corpus_file(&file);
+            add(name, format, &file, entries, leaf);
         }
     }
+    // Interrupted turns, as the agent resumes them: variants of a corpus file.
+    for (n, (name, text)) in interrupted_variants().into_iter().enumerate() {
+        let file = scratch.path().join(format!("variant-{n}.jsonl"));
+        std::fs::write(&file, &text).unwrap();
+        let imported = session::interop::import(None, text.as_bytes()).unwrap();
+        let leaf = imported
+            .report
+            .resume_leaf_id
+            .clone()
+            .expect("a resume leaf");
+        let entries = session::parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+        add(name, "claude-code", &file, entries, leaf);
+    }
     assert!(
-        names.len() >= 35,
-        "{} Claude Code and Codex files",
+        names.len() >= 39,
+        "{} Claude Code and Codex files and variants",
         names.len()
     );
     let manifest_path = scratch.path().join("manifest.json");
