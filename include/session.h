@@ -715,7 +715,8 @@ void session_store_close(SessionStore *store);
  * answers a call without a result with "No result provided" after the results of
  * its reply; Claude Code merges the parts of a reply sharing a responseId into one
  * message (parts and results it hung off the path taken back), its results after
- * it, leaves out whitespace-only replies, sends "No response requested." after a
+ * it, leaves out whitespace-only replies and replies whose calls have no result
+ * ("action":"dropped"), sends "No response requested." after a
  * conversation ending on the user's side and old Task calls as Agent; Codex answers a call without an output with
  * "aborted" right after it, drops an output without a call ("action":"dropped")
  * and sends a compaction's replacement history in place of its summary. The
