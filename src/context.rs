@@ -807,6 +807,95 @@ fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
     Ok(out)
 }
 
+/// Codex's tool searches, kept whole as `codexItem` on assistant messages with no
+/// content, paired as Codex pairs them when it resumes: a `tool_search_call` without a
+/// `tool_search_output` gets an empty one right after it, and an output without a call
+/// is left out. Each is listed as a defect (`missing_result` synthesized,
+/// `orphan_result` dropped).
+fn pair_tool_searches(runs: &mut [Vec<Item<'_>>], tape: &mut Tape) -> Vec<Defect> {
+    // (run, index, kind, call id) of every tool search item.
+    let mut found: Vec<(usize, usize, bool, String)> = Vec::new();
+    for (r, items) in runs.iter().enumerate() {
+        for (i, item) in items.iter().enumerate() {
+            if !item.text.contains("\"tool_search_") {
+                continue;
+            }
+            if json::scan(item.text.as_bytes(), MAX_DEPTH, tape).is_err() {
+                continue;
+            }
+            let Some(codex) = tape.get(0, "codexItem") else {
+                continue;
+            };
+            let kind = tape.get(codex, "type").map(|v| tape.string(v).into_owned());
+            let call = tape
+                .get(codex, "call_id")
+                .map(|v| tape.string(v).into_owned());
+            if let (Some(kind), Some(call)) = (kind, call) {
+                match kind.as_str() {
+                    "tool_search_call" => found.push((r, i, true, call)),
+                    "tool_search_output" => found.push((r, i, false, call)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let calls: std::collections::HashSet<&str> =
+        found.iter().filter(|f| f.2).map(|f| f.3.as_str()).collect();
+    let outputs: std::collections::HashSet<&str> = found
+        .iter()
+        .filter(|f| !f.2)
+        .map(|f| f.3.as_str())
+        .collect();
+    let mut defects = Vec::new();
+    // Back to front, so that the indexes still to visit stay valid.
+    for (r, i, is_call, call) in found.iter().rev() {
+        let (r, i) = (*r, *i);
+        let start = runs[r]
+            .first()
+            .and_then(|item| item.entry)
+            .unwrap_or_default()
+            .to_owned();
+        let entry = runs[r][i].entry.unwrap_or_default().to_owned();
+        let defect = |reason, action| Defect {
+            interaction_start_id: start.clone(),
+            entry_id: entry.clone(),
+            tool_call_id: call.clone(),
+            reason,
+            action: Some(action),
+        };
+        if *is_call && !outputs.contains(call.as_str()) {
+            let output = Object::new()
+                .string("type", "tool_search_output")
+                .string("call_id", call)
+                .string("status", "completed")
+                .string("execution", "client")
+                .raw("tools", "[]")
+                .finish();
+            let message = Object::new()
+                .string("role", "assistant")
+                .raw("content", "[]")
+                .raw("codexItem", &output)
+                .raw("synthetic", "true")
+                .finish();
+            let names = runs[r][i].names;
+            runs[r].insert(
+                i + 1,
+                Item {
+                    text: Cow::Owned(message),
+                    entry: None,
+                    names,
+                },
+            );
+            defects.push(defect(PairingDefect::MissingResult, SYNTHESIZED));
+        } else if !*is_call && !calls.contains(call.as_str()) {
+            runs[r].remove(i);
+            defects.push(defect(PairingDefect::OrphanResult, DROPPED));
+        }
+    }
+    defects.reverse();
+    defects
+}
+
 /// What Claude Code puts after a conversation that ends on the user's side.
 const NO_RESPONSE_REQUESTED: &str = r#"{"role":"assistant","content":[{"type":"text","text":"No response requested."}],"synthetic":true}"#;
 
@@ -1334,6 +1423,9 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         .collect::<Result<Vec<_>, Error>>()?;
     if profile == Some(Profile::ClaudeCode) {
         no_response_requested(&mut runs_items, &mut tape);
+    }
+    if profile == Some(Profile::Codex) {
+        defects.extend(pair_tool_searches(&mut runs_items, &mut tape));
     }
     // A run a profile emptied (an output without a call, dropped) is no interaction.
     let (mut runs, runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs

@@ -1218,6 +1218,45 @@ fn profile_codex_answers_aborted_after_the_call_and_drops_an_output_without_a_ca
     assert_eq!(json["defects"][1]["entryId"], "r-z");
 }
 
+/// Rule (docs/contract.md §12, Codex): a `tool_search_call` without its output gets an
+/// empty `tool_search_output` right after it; an output without its call is left out.
+#[test]
+fn profile_codex_pairs_tool_searches_as_codex_does() {
+    let search = |id: &str, parent: &str, kind: &str, call: &str| {
+        message(
+            id,
+            parent,
+            &format!(
+                r#"{{"role":"assistant","content":[],"codexItem":{{"type":"{kind}","call_id":"{call}"}}}}"#
+            ),
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &search("s-1", "u-1", "tool_search_call", "t1"),
+        &search("o-2", "s-1", "tool_search_output", "t2"),
+        &user_msg("u-2", "o-2"),
+    ]);
+    let c = both(&all, "u-2", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(c.messages.len(), 4, "{:?}", c.messages);
+    assert_eq!(
+        c.messages[2],
+        r#"{"role":"assistant","content":[],"codexItem":{"type":"tool_search_output","call_id":"t1","status":"completed","execution":"client","tools":[]},"synthetic":true}"#
+    );
+    assert!(!c.messages.iter().any(|m| m.contains(r#""call_id":"t2""#)));
+    let actions: Vec<(&str, Option<&str>)> = c
+        .defects
+        .iter()
+        .map(|d| (d.tool_call_id.as_str(), d.action))
+        .collect();
+    assert_eq!(
+        actions,
+        [("t1", Some("synthesized")), ("t2", Some("dropped"))]
+    );
+    // Without the profile the items are sent as they are.
+    assert_eq!(both(&all, "u-2", &defaults()).unwrap().messages.len(), 4);
+}
+
 #[test]
 fn profile_codex_sends_the_replacement_history_without_the_summary_message() {
     let compaction = r#"{"id":"c-1","parentId":"u-1","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;

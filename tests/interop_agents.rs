@@ -19,8 +19,10 @@
 //! it (so the list cannot go stale); every other file must be equal. pi's files are
 //! checked against pi's own code by `tests/interop_pi.rs`.
 //!
-//! Two variants of a corpus file (an interrupted turn cut after its results, and a call
-//! left without its result) check what the agent does with an interrupted turn.
+//! Variants of corpus files made in the test check what the agent does with an
+//! interrupted turn (cut after its results; a call left without its result) and with
+//! an unpaired Codex tool search (a call without its output; an output without its
+//! call).
 //!
 //! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
 //! packages are missing; ~800 MB of native binaries). Without node the test prints a
@@ -96,6 +98,59 @@ fn interrupted_variants() -> Vec<(String, String)> {
     ]
 }
 
+/// Two rollouts made from `codex/kvsankar-session-01.jsonl` with one tool search item
+/// of `codex/agentsessions-codex-small.jsonl` after its reply, then a new turn: a
+/// `tool_search_call` without its output (Codex answers it with an empty output right
+/// after it) and a `tool_search_output` without its call (Codex leaves it out).
+fn tool_search_variants() -> Vec<(String, String)> {
+    let read = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(common::corpus_dir().join(name))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let base = read("codex/kvsankar-session-01.jsonl");
+    let small = read("codex/agentsessions-codex-small.jsonl");
+    let item = |kind: &str| {
+        small
+            .iter()
+            .find(|l| l["type"] == "response_item" && l["payload"]["type"] == kind)
+            .unwrap_or_else(|| panic!("a {kind} in agentsessions-codex-small.jsonl"))["payload"]
+            .clone()
+    };
+    assert_eq!(
+        base[5]["payload"]["role"], "user",
+        "kvsankar-session-01.jsonl line 6"
+    );
+    assert_eq!(
+        base[8]["payload"]["role"], "assistant",
+        "kvsankar-session-01.jsonl line 9"
+    );
+    let variant = |kind: &str| {
+        let line = json!({"timestamp": base[8]["timestamp"], "type": "response_item", "payload": item(kind)});
+        let lines: Vec<&Value> = base[..9]
+            .iter()
+            .chain([&line, &base[5], &base[8]])
+            .chain(&base[9..])
+            .collect();
+        lines
+            .iter()
+            .map(|l| l.to_string() + "\n")
+            .collect::<String>()
+    };
+    vec![
+        (
+            "variant: a Codex tool_search_call without its output".into(),
+            variant("tool_search_call"),
+        ),
+        (
+            "variant: a Codex tool_search_output without its call".into(),
+            variant("tool_search_output"),
+        ),
+    ]
+}
+
 #[test]
 fn claude_code_and_codex_send_what_libsession_resumes() {
     if !common::node_available() {
@@ -122,8 +177,17 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
             add(name, format, &file, entries, leaf);
         }
     }
-    // Interrupted turns, as the agent resumes them: variants of a corpus file.
-    for (n, (name, text)) in interrupted_variants().into_iter().enumerate() {
+    // Interrupted turns and unpaired tool searches, as the agent resumes them: variants
+    // of corpus files.
+    let variants = interrupted_variants()
+        .into_iter()
+        .map(|(name, text)| (name, "claude-code", text))
+        .chain(
+            tool_search_variants()
+                .into_iter()
+                .map(|(name, text)| (name, "codex", text)),
+        );
+    for (n, (name, format, text)) in variants.enumerate() {
         let file = scratch.path().join(format!("variant-{n}.jsonl"));
         std::fs::write(&file, &text).unwrap();
         let imported = session::interop::import(None, text.as_bytes()).unwrap();
@@ -133,10 +197,10 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
             .clone()
             .expect("a resume leaf");
         let entries = session::parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
-        add(name, "claude-code", &file, entries, leaf);
+        add(name, format, &file, entries, leaf);
     }
     assert!(
-        names.len() >= 39,
+        names.len() >= 41,
         "{} Claude Code and Codex files and variants",
         names.len()
     );
