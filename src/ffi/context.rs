@@ -74,11 +74,11 @@ pub type SessionTokenEstimator = Option<
 /// its reply; Claude Code merges the parts of a reply sharing a responseId into one
 /// message (parts and results it hung off the path taken back), its results after
 /// it, leaves out whitespace-only replies and replies whose calls have no result
-/// ("action":"dropped"), sends "No response requested." after a
-/// conversation ending on the user's side and old Task calls as Agent; Codex answers a call without an output with
-/// "aborted" right after it, drops an output without a call ("action":"dropped")
-/// and sends a compaction's replacement history in place of its summary; it pairs
-/// tool searches the same way. The
+/// ("action":"dropped"), sends "No response requested." after a conversation ending
+/// on the user's side and old Task calls as Agent; Codex answers a call without an
+/// output with "aborted" right after it, drops an output without a call
+/// ("action":"dropped"), pairs tool searches the same way and sends a compaction's
+/// replacement history in place of its summary. The
 /// profile applies only while onDefect is "error"; other defects are kept, and the
 /// compaction's own cut is taken even when it is not an interaction start or leaves
 /// a call pending, as those agents take it.
