@@ -978,18 +978,7 @@ fn renamed_calls(message: &str) -> Result<Option<String>, Error> {
             None => blocks.push(raw.to_owned()),
         }
     }
-    if !changed {
-        return Ok(None);
-    }
-    let mut object = Object::new();
-    for (key, value) in t.members(0) {
-        let key = t.string(key);
-        object = match key.as_ref() {
-            "content" => object.raw("content", &json::array(blocks.iter())),
-            _ => object.raw_bytes(&key, t.raw(value)),
-        };
-    }
-    Ok(Some(object.finish()))
+    Ok(changed.then(|| with_content(&t, &blocks)))
 }
 
 /// An assistant message (scanned into `tape`) whose content is text blocks holding only
@@ -1031,15 +1020,20 @@ fn merged_reply(first: &str, next: &str) -> Result<String, Error> {
     };
     let mut content = blocks(&a)?;
     content.extend(blocks(&b)?);
+    Ok(with_content(&b, &content))
+}
+
+/// The message scanned into `t`, its `content` replaced by `blocks` (JSON texts).
+fn with_content(t: &Tape, blocks: &[String]) -> String {
     let mut object = Object::new();
-    for (key, value) in b.members(0) {
-        let key = b.string(key);
+    for (key, value) in t.members(0) {
+        let key = t.string(key);
         object = match key.as_ref() {
-            "content" => object.raw("content", &json::array(content.iter())),
-            _ => object.raw_bytes(&key, b.raw(value)),
+            "content" => object.raw("content", &json::array(blocks.iter())),
+            _ => object.raw_bytes(&key, t.raw(value)),
         };
     }
-    Ok(object.finish())
+    object.finish()
 }
 
 /// The entries hanging directly under an entry, in commit order: the pure function
