@@ -965,15 +965,9 @@ fn renamed_calls(message: &str) -> Result<Option<String>, Error> {
         match new_name.filter(|_| call) {
             Some(new_name) => {
                 changed = true;
-                let mut object = Object::new();
-                for (key, value) in t.members(block) {
-                    let key = t.string(key);
-                    object = match key.as_ref() {
-                        "name" => object.string("name", new_name),
-                        _ => object.raw_bytes(&key, t.raw(value)),
-                    };
-                }
-                blocks.push(object.finish());
+                blocks.push(with_member(&t, block, "name", |o| {
+                    o.string("name", new_name)
+                }));
             }
             None => blocks.push(raw.to_owned()),
         }
@@ -1025,12 +1019,21 @@ fn merged_reply(first: &str, next: &str) -> Result<String, Error> {
 
 /// The message scanned into `t`, its `content` replaced by `blocks` (JSON texts).
 fn with_content(t: &Tape, blocks: &[String]) -> String {
+    with_member(t, 0, "content", |o| {
+        o.raw("content", &json::array(blocks.iter()))
+    })
+}
+
+/// The object at `node` of `t`, its members copied as written but `key`, which `set`
+/// writes in its place.
+fn with_member(t: &Tape, node: usize, key: &str, set: impl Fn(Object) -> Object) -> String {
     let mut object = Object::new();
-    for (key, value) in t.members(0) {
-        let key = t.string(key);
-        object = match key.as_ref() {
-            "content" => object.raw("content", &json::array(blocks.iter())),
-            _ => object.raw_bytes(&key, t.raw(value)),
+    for (name, value) in t.members(node) {
+        let name = t.string(name);
+        object = if name == key {
+            set(object)
+        } else {
+            object.raw_bytes(&name, t.raw(value))
         };
     }
     object.finish()
@@ -1187,8 +1190,8 @@ fn recover_side_results<'a>(
             .chain(parts)
             .partition(|(_, m)| m.role == Role::ToolResult);
         results.extend(found.into_iter().map(|m| (to, m)));
-        segment.sort_by_key(|(_, m)| written(m));
-        results.sort_by_key(|(_, m)| written(m));
+        segment.sort_by_cached_key(|(_, m)| written(m));
+        results.sort_by_cached_key(|(_, m)| written(m));
         segment.extend(results);
         let added = segment.len();
         kept.splice(k..k, segment);

@@ -190,13 +190,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
     for (n, (name, format, text)) in variants.enumerate() {
         let file = scratch.path().join(format!("variant-{n}.jsonl"));
         std::fs::write(&file, &text).unwrap();
-        let imported = session::interop::import(None, text.as_bytes()).unwrap();
-        let leaf = imported
-            .report
-            .resume_leaf_id
-            .clone()
-            .expect("a resume leaf");
-        let entries = session::parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
+        let (entries, leaf) = common::import_text(text.as_bytes());
         add(name, format, &file, entries, leaf);
     }
     assert!(

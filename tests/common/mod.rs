@@ -145,14 +145,21 @@ pub fn import_corpus_file(file: &Path) -> (String, Vec<session::Entry>, String) 
         .unwrap()
         .display()
         .to_string();
-    let imported = session::interop::import(None, &std::fs::read(file).unwrap()).unwrap();
+    let (entries, leaf) = import_text(&std::fs::read(file).unwrap());
+    (name, entries, leaf)
+}
+
+/// Another agent's session text imported with format detection: its entries and the
+/// import's resume leaf.
+pub fn import_text(text: &[u8]) -> (Vec<session::Entry>, String) {
+    let imported = session::interop::import(None, text).unwrap();
     let leaf = imported
         .report
         .resume_leaf_id
         .clone()
         .expect("a resume leaf");
     let entries = session::parse_entries(format!("[{}]", imported.lines.join(","))).unwrap();
-    (name, entries, leaf)
+    (entries, leaf)
 }
 
 /// Whether `node` runs (the interop tests against other agents' own code need it).
