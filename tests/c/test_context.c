@@ -296,6 +296,48 @@ static void profile(void)
     session_store_close(store);
 }
 
+static void profile_claude_code(void)
+{
+    /* One reply written one block per line (responseId r1): a whitespace part, a Task
+     * call answered by r-k, a call m that nothing answers. */
+    static const char *LINES[] = {
+        "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+        "\"message\":{\"role\":\"user\",\"content\":\"look\"}}",
+        "{\"id\":\"a-ws\",\"parentId\":\"u-1\",\"timestamp\":2,\"type\":\"message\","
+        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"\\n\\n\"}],"
+        "\"responseId\":\"r1\"}}",
+        "{\"id\":\"a-k\",\"parentId\":\"a-ws\",\"timestamp\":3,\"type\":\"message\","
+        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"k\","
+        "\"name\":\"Task\",\"arguments\":{}}],\"responseId\":\"r1\"}}",
+        "{\"id\":\"a-m\",\"parentId\":\"a-k\",\"timestamp\":4,\"type\":\"message\","
+        "\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"m\","
+        "\"name\":\"t\",\"arguments\":{}}],\"responseId\":\"r1\"}}",
+        "{\"id\":\"r-k\",\"parentId\":\"a-m\",\"timestamp\":5,\"type\":\"message\","
+        "\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"k\",\"toolName\":\"Task\","
+        "\"content\":[],\"isError\":false}}",
+    };
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st;
+    SECTION("profile claude-code: sends what Claude Code sends for a split reply");
+    CHECK_STATUS(session_memory_store_open_with(NULL, &store), SESSION_OK, NULL, "open_with(NULL)");
+    for (size_t i = 0; i < sizeof LINES / sizeof LINES[0]; i++) {
+        CHECK_STATUS(session_store_append(store, LINES[i], NULL), SESSION_OK, NULL, "append");
+    }
+    st = session_store_build_context(store, "r-k", "{\"profile\":\"claude-code\"}", NULL, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "profile claude-code");
+    CHECK_JSON_LENGTH(out, "messages", 4, "u-1, the merged reply, r-k, No response requested.");
+    CHECK_JSON_LENGTH(out, "messages.1.content", 1, "the whitespace part and the unanswered part left out");
+    CHECK_JSON(out, "messages.1.content.0.name", "\"Agent\"", "Task sent as Agent");
+    CHECK_JSON(out, "messages.2.toolCallId", "\"k\"", "the result after the reply");
+    CHECK_JSON(out, "messages.3.content.0.text", "\"No response requested.\"", "the conversation ends on a result");
+    CHECK_JSON(out, "messages.3.synthetic", "true", "marked synthetic");
+    CHECK_JSON(out, "defects.0.toolCallId", "\"m\"", "the unanswered call");
+    CHECK_JSON(out, "defects.0.action", "\"dropped\"", "left out");
+    session_string_free(out);
+    session_store_close(store);
+}
+
 /* The host estimator: records each call, returns `value` tokens. */
 struct tally {
     int calls;
@@ -423,6 +465,7 @@ int main(void)
     pairing();
     synthesize();
     profile();
+    profile_claude_code();
     estimator();
     strict_roles();
     check_done("test_context");
