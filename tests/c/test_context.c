@@ -338,6 +338,40 @@ static void profile_claude_code(void)
     session_store_close(store);
 }
 
+static void profile_codex_tool_search(void)
+{
+    /* A tool search call without its output, and an output without its call. */
+    static const char *LINES[] = {
+        "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1,\"type\":\"message\","
+        "\"message\":{\"role\":\"user\",\"content\":\"find a tool\"}}",
+        "{\"id\":\"s-1\",\"parentId\":\"u-1\",\"timestamp\":2,\"type\":\"message\","
+        "\"message\":{\"role\":\"assistant\",\"content\":[],"
+        "\"codexItem\":{\"type\":\"tool_search_call\",\"call_id\":\"t1\"}}}",
+        "{\"id\":\"o-2\",\"parentId\":\"s-1\",\"timestamp\":3,\"type\":\"message\","
+        "\"message\":{\"role\":\"assistant\",\"content\":[],"
+        "\"codexItem\":{\"type\":\"tool_search_output\",\"call_id\":\"t2\"}}}",
+    };
+    SessionStore *store = NULL;
+    char *out = NULL;
+    SessionStatus st;
+    SECTION("profile codex: tool searches paired as Codex pairs them");
+    CHECK_STATUS(session_memory_store_open_with(NULL, &store), SESSION_OK, NULL, "open_with(NULL)");
+    for (size_t i = 0; i < sizeof LINES / sizeof LINES[0]; i++) {
+        CHECK_STATUS(session_store_append(store, LINES[i], NULL), SESSION_OK, NULL, "append");
+    }
+    st = session_store_build_context(store, "o-2", "{\"profile\":\"codex\"}", NULL, NULL, &out);
+    CHECK_STATUS(st, SESSION_OK, out, "profile codex");
+    CHECK_JSON_LENGTH(out, "messages", 3, "u-1, the call and its empty output; the lone output left out");
+    CHECK_JSON(out, "messages.2.codexItem.type", "\"tool_search_output\"", "an output");
+    CHECK_JSON(out, "messages.2.codexItem.call_id", "\"t1\"", "for the call");
+    CHECK_JSON_LENGTH(out, "messages.2.codexItem.tools", 0, "with no tools");
+    CHECK_JSON(out, "defects.0.action", "\"synthesized\"", "the output listed");
+    CHECK_JSON(out, "defects.1.toolCallId", "\"t2\"", "the lone output");
+    CHECK_JSON(out, "defects.1.action", "\"dropped\"", "left out");
+    session_string_free(out);
+    session_store_close(store);
+}
+
 /* The host estimator: records each call, returns `value` tokens. */
 struct tally {
     int calls;
@@ -466,6 +500,7 @@ int main(void)
     synthesize();
     profile();
     profile_claude_code();
+    profile_codex_tool_search();
     estimator();
     strict_roles();
     check_done("test_context");
