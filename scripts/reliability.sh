@@ -12,6 +12,7 @@
 #                                     session index), 16 x 10,000
 #                                     appends, 100,000 state-machine cases, and 600 s
 #                                     (10 CPU-minutes) per fuzz target, two at once.
+#   scripts/reliability.sh --list     prints the reliability test targets, one a line.
 #
 # Knobs: FUZZ_SECONDS=N (seconds per fuzz target), SKIP_TESTS=1 (fuzzing only: the tests
 # ran already, e.g. from scripts/test.sh), FUZZ_SANITIZER=none (if the ASan
@@ -45,6 +46,13 @@ tests=(
   --test fuzz_corpus             # T15
   --test index_reliability       # T27: T1-T4, T7 with the session index
 )
+
+# `scripts/reliability.sh --list`: the test targets above, one name a line (scripts/test.sh
+# runs them in its reliability slice and leaves them out of its rust slice).
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${tests[@]}" | grep -v '^--test$'
+  exit 0
+fi
 
 : >"$logs/tests.log"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
