@@ -253,8 +253,20 @@ impl ListIo for RealListIo {
     }
 }
 
-/// A listed file: its path, its record so far, and the file when it opened.
-type Found = (PathBuf, SessionInfo, Option<Box<dyn ListFile>>);
+/// A listed file: its path, its record so far, and whether it is still to be read.
+/// No file stays open between the two passes: a folder may hold more sessions than
+/// the process may have files open.
+type Found = (PathBuf, SessionInfo, Pending);
+
+/// What is left to do for a listed file after the first pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    /// Read, or failed: its record is final.
+    Done,
+    /// Opened (size and time known) but not read: with a `limit`, only the files that
+    /// sort within it are read, so they are opened again after the sort.
+    Read,
+}
 
 /// Lists the sessions in `dir` (see the module docs). Fails only when `dir` itself
 /// cannot be read ([`Error::Io`]); every file's trouble is in its record.
@@ -283,34 +295,27 @@ pub fn list_sessions_with_io(
                     Err(e) => {
                         let mut info = SessionInfo::new(shown);
                         info.fail("io", format!("cannot read the folder: {e}"));
-                        found.push((path, info, None));
+                        found.push((path, info, Pending::Done));
                     }
                 },
                 _ if !is_jsonl(&item.name) => {}
                 ItemKind::Symlink => {
                     let mut info = SessionInfo::new(shown);
                     info.fail("io", "a symbolic link; links are not followed".into());
-                    found.push((path, info, None));
+                    found.push((path, info, Pending::Done));
                 }
                 _ => {
                     let mut info = SessionInfo::new(shown);
-                    let file = if item.name.to_str().is_none() {
+                    let pending = if item.name.to_str().is_none() {
                         info.fail("invalid_argument", "the file name is not UTF-8".into());
-                        None
+                        Pending::Done
                     } else {
-                        match io.open(&path) {
-                            Ok(file) => {
-                                info.bytes = file.size();
-                                info.modified_ms = file.modified_ms();
-                                Some(file)
-                            }
-                            Err(e) => {
-                                info.fail("io", format!("cannot open: {e}"));
-                                None
-                            }
-                        }
+                        // Without a limit every file is read, so it is read now and
+                        // closed at once; with one, only its size and time are taken.
+                        let read_now = options.limit.is_none();
+                        open_and_read(io, &path, &mut info, read_now)
                     };
-                    found.push((path, info, file));
+                    found.push((path, info, pending));
                 }
             }
         }
@@ -328,13 +333,35 @@ pub fn list_sessions_with_io(
     }
     Ok(found
         .into_iter()
-        .map(|(_, mut info, file)| {
-            if let Some(mut file) = file {
-                read_session(&mut *file, &mut info);
+        .map(|(path, mut info, pending)| {
+            if pending == Pending::Read {
+                open_and_read(io, &path, &mut info, true);
             }
             info
         })
         .collect())
+}
+
+/// Opens `path` (never following a link, never blocking), takes its size and time into
+/// `info`, reads it when `read` says so, and closes it. An open that fails is the
+/// record's error.
+fn open_and_read(io: &mut dyn ListIo, path: &Path, info: &mut SessionInfo, read: bool) -> Pending {
+    match io.open(path) {
+        Ok(mut file) => {
+            info.bytes = file.size();
+            info.modified_ms = file.modified_ms();
+            if read {
+                read_session(&mut *file, info);
+                Pending::Done
+            } else {
+                Pending::Read
+            }
+        }
+        Err(e) => {
+            info.fail("io", format!("cannot open: {e}"));
+            Pending::Done
+        }
+    }
 }
 
 pub(crate) fn is_jsonl(name: &std::ffi::OsStr) -> bool {

@@ -295,3 +295,41 @@ fn records_have_the_section_8_json_shape() {
     assert_eq!(json, expected);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Lists `dir` with the `session` tool under a soft limit of 64 open files: the
+/// listing must not hold a descriptor per listed file (100,000 sessions in one folder
+/// exceeded the default limit of 20,000 and were listed as `io` errors).
+fn ls_with_64_descriptors(dir: &std::path::Path, extra: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n 64 && exec \"$0\" ls {extra} \"$1\"",))
+        .arg(env!("CARGO_BIN_EXE_session"))
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn a_folder_of_more_sessions_than_open_files_allowed_lists_every_one() {
+    let dir = temp_dir("list-many");
+    for i in 0..300 {
+        write_file(&dir.join(format!("s{i:03}.jsonl")), &chapter_bytes());
+    }
+    for extra in ["", "--limit 250", "--sort path"] {
+        let table = ls_with_64_descriptors(&dir, extra);
+        let rows: Vec<&str> = table.lines().skip(1).collect();
+        let wanted = if extra.contains("250") { 250 } else { 300 };
+        assert_eq!(rows.len(), wanted, "session ls {extra}");
+        let failed: Vec<&&str> = rows.iter().filter(|r| !r.contains(" ready ")).collect();
+        assert!(failed.is_empty(), "session ls {extra}: {failed:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
