@@ -8,10 +8,11 @@ mod common;
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
 use common::{CHAPTER, TempDir, jsonl, temp_dir, user, write_file};
+use session::search::{IndexUse, MAX_QUERY_BYTES, MAX_TERMS};
 use session::{Error, SIDECAR, SearchQuery, SearchResult, search};
 
 fn find(dir: &Path, text: &str) -> SearchResult {
@@ -585,4 +586,290 @@ fn an_unchanged_folder_is_not_read_and_a_changed_one_is() {
     let result = find(&dir, "penguin");
     assert_eq!(ids(&result), ["c-new"]);
     assert_eq!(result.bytes_read, grown);
+}
+
+// Round 4 hardening (issue 33).
+
+/// A session of `n` entries of about 300 bytes each, entry `secret_at` holding `secret`.
+fn long_session(n: usize, secret_at: usize, secret: &str) -> Vec<u8> {
+    let mut lines = vec![user("e-0", None, &"filler words ".repeat(20))];
+    for i in 1..n {
+        let text = if i == secret_at {
+            format!("the key is {secret}, keep it")
+        } else {
+            "filler words ".repeat(20)
+        };
+        lines.push(assistant(&format!("e-{i}"), &format!("e-{}", i - 1), &text));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    jsonl(&lines)
+}
+
+#[test]
+fn a_same_size_edit_in_the_middle_that_keeps_the_mtime_is_read_again() {
+    use std::os::unix::fs::FileExt;
+    let dir = temp_dir("search-edit-middle");
+    let path = dir.join("s.jsonl");
+    let secret = "sk-live-7f3a9c";
+    let bytes = long_session(60, 30, secret);
+    write_file(&path, &bytes);
+    assert_eq!(ids(&find(&dir, secret)), ["e-30"]);
+    let at = bytes
+        .windows(secret.len())
+        .position(|w| w == secret.as_bytes())
+        .expect("the secret is written");
+    // Past the first 4 KiB and well before the last indexed block.
+    assert!(
+        at > 4096 && at + 8192 < bytes.len(),
+        "{at} of {}",
+        bytes.len()
+    );
+    let before = fs::metadata(&path).expect("meta");
+    let file = OpenOptions::new().write(true).open(&path).expect("open");
+    let redacted = "[REDACTED-key]";
+    assert_eq!(redacted.len(), secret.len());
+    file.write_all_at(redacted.as_bytes(), at as u64)
+        .expect("edit");
+    file.set_modified(before.modified().expect("mtime"))
+        .expect("keep the mtime");
+    drop(file);
+    let after = fs::metadata(&path).expect("meta");
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().ok(), before.modified().ok());
+    let gone = find(&dir, secret);
+    assert!(gone.hits.is_empty(), "{:?}", gone.hits);
+    let found = find(&dir, "REDACTED-key");
+    assert_eq!(ids(&found), ["e-30"]);
+    assert!(found.hits[0].snippet.contains(redacted));
+    assert!(!found.hits[0].snippet.contains(secret));
+}
+
+#[test]
+fn a_longer_rewrite_in_place_with_the_same_head_is_read_again() {
+    let dir = temp_dir("search-edit-longer");
+    let path = dir.join("s.jsonl");
+    let bytes = long_session(60, 30, "sk-live-7f3a9c");
+    write_file(&path, &bytes);
+    assert_eq!(ids(&find(&dir, "sk-live-7f3a9c")), ["e-30"]);
+    // The same inode rewritten with a longer line in the middle: the first 4 KiB are
+    // the same and the file grew, as if lines had been appended.
+    let longer = long_session(60, 30, "[the key was removed from this line]");
+    assert!(longer.len() > bytes.len() && longer[..4096] == bytes[..4096]);
+    OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&longer))
+        .expect("rewrite");
+    let result = find(&dir, "sk-live-7f3a9c");
+    assert!(result.hits.is_empty(), "{:?}", result.hits);
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    assert_eq!(ids(&find(&dir, "removed from this line")), ["e-30"]);
+    assert_eq!(find(&dir, "filler").entries, 60);
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_at_any_sqlite_side_file_never_blocks_a_search() {
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let dir = chapter_dir("search-side-fifo");
+        // A first search builds the sidecar, so the next one opens a database with pages.
+        assert_eq!(ids(&find(&dir, "无法读取")), ["a-alt"]);
+        let side = dir.join(format!("{SIDECAR}{suffix}"));
+        // The journal is kept between searches: the FIFO takes its place.
+        let _ = fs::remove_file(&side);
+        mkfifo(&side);
+        let target = dir.to_path_buf();
+        let result = common::within_a_minute(&format!("a search beside a FIFO at {suffix}"), {
+            move || search(&target, &SearchQuery::new("无法读取"))
+        });
+        let result = result.unwrap_or_else(|e| panic!("{suffix}: {e}"));
+        assert_eq!(ids(&result), ["a-alt"], "{suffix}");
+        assert_eq!(result.index, IndexUse::Temporary, "{suffix}");
+        assert!(
+            fs::symlink_metadata(&side).is_ok_and(|m| m.file_type().is_fifo()),
+            "{suffix}: the FIFO is left alone"
+        );
+    }
+}
+
+#[test]
+fn a_symbolic_link_at_a_sqlite_side_file_is_never_followed() {
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let dir = chapter_dir("search-side-link");
+        assert_eq!(ids(&find(&dir, "无法读取")), ["a-alt"]);
+        let target = dir.join("elsewhere");
+        write_file(&target, b"untouched");
+        let side = dir.join(format!("{SIDECAR}{suffix}"));
+        let _ = fs::remove_file(&side);
+        std::os::unix::fs::symlink(&target, &side).expect("symlink");
+        let result = find(&dir, "无法读取");
+        assert_eq!(ids(&result), ["a-alt"], "{suffix}");
+        assert_eq!(result.index, IndexUse::Temporary, "{suffix}");
+        assert_eq!(fs::read(&target).expect("read"), b"untouched", "{suffix}");
+    }
+}
+
+/// Whether the tests run as root: the owner of a file they create.
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("search-whoami");
+    write_file(&dir.join("mine"), b"");
+    fs::metadata(dir.join("mine")).is_ok_and(|m| m.uid() == 0)
+}
+
+#[test]
+fn the_sidecar_takes_the_sessions_group_or_drops_the_group_bits() {
+    use std::os::unix::fs::MetadataExt;
+    if !is_root() {
+        eprintln!("skipped: giving a file another group takes root");
+        return;
+    }
+    let dir = chapter_dir("search-group");
+    let session = dir.join("chapter.jsonl");
+    fs::set_permissions(&session, fs::Permissions::from_mode(0o640)).expect("chmod");
+    // A group the searching process (root, group 0) is not running as.
+    let group = 65534;
+    std::os::unix::fs::chown(&session, None, Some(group)).expect("chown");
+    find(&dir, "tiny-pi");
+    let meta = fs::metadata(dir.join(SIDECAR)).expect("sidecar");
+    assert_eq!((meta.gid(), meta.mode() & 0o777), (group, 0o640));
+    for side in fs::read_dir(&*dir).expect("list") {
+        let side = side.expect("entry");
+        let name = side.file_name().to_string_lossy().into_owned();
+        if name.starts_with(SIDECAR) {
+            let meta = side.metadata().expect("meta");
+            assert_eq!((meta.gid(), meta.mode() & 0o777), (group, 0o640), "{name}");
+        }
+    }
+    // Sessions of two groups: no group may read the sidecar.
+    let other = dir.join("other.jsonl");
+    write_file(&other, &jsonl(&[&user("o-1", None, "tiny-pi too")]));
+    fs::set_permissions(&other, fs::Permissions::from_mode(0o640)).expect("chmod");
+    std::os::unix::fs::chown(&other, None, Some(0)).expect("chown");
+    find(&dir, "tiny-pi");
+    assert_eq!(mode(&dir.join(SIDECAR)), 0o600);
+}
+
+#[test]
+fn a_folder_with_a_directory_at_the_sidecar_name_is_searched_without_it() {
+    // Simulates a sidecar that cannot be created or written: the name is taken by a
+    // directory, which SQLite cannot open as a database.
+    let dir = chapter_dir("search-sidecar-dir");
+    fs::create_dir(dir.join(SIDECAR)).expect("mkdir");
+    let result = find(&dir, "无法读取");
+    assert_eq!(ids(&result), ["a-alt"]);
+    assert_eq!(result.index, IndexUse::Temporary);
+    assert_eq!((result.sessions, result.entries), (1, 6));
+    let json: serde_json::Value = serde_json::from_str(&result.to_json()).expect("json");
+    assert_eq!(json["index"], "temporary");
+    assert!(dir.join(SIDECAR).is_dir());
+    assert_eq!(find(&dir, "无法读取").bytes_read, result.bytes_read);
+}
+
+#[test]
+fn a_folder_the_caller_may_read_but_not_write_is_searched_without_the_sidecar() {
+    use std::os::unix::process::CommandExt;
+    let dir = chapter_dir("search-read-only");
+    let root = is_root();
+    if root {
+        // Permission bits do not stop root: the searches run as `nobody`, to whom the
+        // folder (root's, 0755) and its session (0644) are readable, not writable.
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        fs::set_permissions(dir.join("chapter.jsonl"), fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+    } else {
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o555)).expect("chmod");
+    }
+    let run = |json: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_session"));
+        command.args(["search".as_ref(), dir.as_os_str(), "无法读取".as_ref()]);
+        if json {
+            command.arg("--json");
+        }
+        if root {
+            command.uid(65534).gid(65534);
+        }
+        command.output().expect("run session")
+    };
+    let (json, text) = (run(true), run(false));
+    fs::set_permissions(&*dir, fs::Permissions::from_mode(0o700)).expect("chmod back");
+    let stderr = String::from_utf8_lossy(&json.stderr);
+    assert_eq!(json.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    assert_eq!(json["index"], "temporary", "{json}");
+    assert_eq!(json["hits"][0]["entryId"], "a-alt");
+    assert_eq!(json["sessions"], 1);
+    assert!(!dir.join(SIDECAR).exists());
+    // The text form says so on stderr, and still exits 0.
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(text.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&text.stdout).contains("a-alt"));
+    assert!(stderr.contains("searched without the index"), "{stderr}");
+}
+
+#[test]
+fn a_query_of_40000_words_answers_with_its_words_deduplicated() {
+    let dir = chapter_dir("search-many-words");
+    // 40,000 words, of which three differ (two only in case).
+    let query = "tiny-pi TINY-PI 项目名 是 ".repeat(10_000);
+    assert_eq!(query.split_whitespace().count(), 40_000);
+    let terms = session::search::text::terms(&query);
+    assert!(
+        terms == ["tiny-pi", "项目名", "是"],
+        "{} terms",
+        terms.len()
+    );
+    let many = find(&dir, &query);
+    assert_eq!(ids(&many), ids(&find(&dir, "tiny-pi 项目名 是")));
+    assert_eq!(ids(&many), ["a-final"]);
+}
+
+#[test]
+fn more_than_a_thousand_short_words_answer_or_are_refused_with_the_limit_never_io() {
+    let dir = chapter_dir("search-short-words");
+    // 1,001 repeats of one short word: one word.
+    let repeated = "是 ".repeat(1001);
+    assert_eq!(ids(&find(&dir, &repeated)), ids(&find(&dir, "是")));
+    // 1,001 different short words: over the limit of distinct words.
+    let distinct: String = (0..1001u32)
+        .filter_map(|i| char::from_u32(0x4e00 + i))
+        .map(|c| format!("{c} "))
+        .collect();
+    let refused = search(&dir, &SearchQuery::new(&distinct));
+    match refused {
+        Err(Error::InvalidOption { message }) => {
+            assert!(message.contains(&MAX_TERMS.to_string()), "{message}")
+        }
+        other => panic!("{:?}", other.map(|r| r.hits.len())),
+    }
+    let json = serde_json::json!({ "query": distinct }).to_string();
+    assert!(matches!(
+        SearchQuery::from_json(&json),
+        Err(Error::InvalidOption { .. })
+    ));
+    // The most distinct words are accepted.
+    let most: String = (0..MAX_TERMS as u32)
+        .filter_map(|i| char::from_u32(0x4e00 + i))
+        .map(|c| format!("{c} "))
+        .collect();
+    assert!(search(&dir, &SearchQuery::new(&most)).is_ok_and(|r| r.hits.is_empty()));
+}
+
+#[test]
+fn a_query_over_the_size_limit_is_refused_with_the_limit() {
+    let dir = chapter_dir("search-huge-query");
+    let huge = "x".repeat(MAX_QUERY_BYTES + 1);
+    match search(&dir, &SearchQuery::new(&huge)) {
+        Err(Error::InvalidOption { message }) => {
+            assert!(message.contains(&MAX_QUERY_BYTES.to_string()), "{message}")
+        }
+        other => panic!("{:?}", other.map(|r| r.hits.len())),
+    }
+    // A query of the most bytes is answered.
+    let most = "x".repeat(MAX_QUERY_BYTES);
+    assert!(search(&dir, &SearchQuery::new(&most)).is_ok_and(|r| r.hits.is_empty()));
 }

@@ -140,15 +140,41 @@ pub(crate) fn create_sidecar(path: &Path, like: &Metadata) -> io::Result<File> {
         .mode(0o600)
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)?;
-    // Best effort: only a privileged process may give a file to another owner (or to a
-    // group it is not in).
-    let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
-    let mut mode = like.mode() & 0o777;
-    if file.metadata()?.gid() != like.gid() {
+    give_like(&file, Some(like.uid()), Some(like.gid()), like.mode())?;
+    Ok(file)
+}
+
+/// Gives `file`, which holds bytes derived from session files, the owner `uid` and the
+/// group `gid` where the process may, then the permission bits `mode`, never wider
+/// than those files: the group bits are dropped unless the file's group is `gid`
+/// (`None`: the files have no one owner or group). Owner and group are best effort:
+/// only a privileged process may give a file away, or to a group it is not in. The
+/// one rule of every sidecar's permissions (backup, session index, search index).
+pub(crate) fn give_like(
+    file: &File,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    mode: u32,
+) -> io::Result<()> {
+    let meta = file.metadata()?;
+    let wrong_uid = uid.filter(|&u| u != meta.uid());
+    let wrong_gid = gid.filter(|&g| g != meta.gid());
+    if (wrong_uid.is_some() || wrong_gid.is_some())
+        && std::os::unix::fs::fchown(file, wrong_uid, wrong_gid).is_err()
+        && wrong_gid.is_some()
+    {
+        // Not allowed to give the file away: its group alone, when the process is in it.
+        let _ = std::os::unix::fs::fchown(file, None, wrong_gid);
+    }
+    let meta = file.metadata()?;
+    let mut mode = mode & 0o777;
+    if gid != Some(meta.gid()) {
         mode &= !0o070;
     }
-    file.set_permissions(Permissions::from_mode(mode))?;
-    Ok(file)
+    if meta.mode() & 0o777 != mode {
+        file.set_permissions(Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -41,6 +41,8 @@ use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_
 use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
+#[cfg(feature = "search")]
+pub(crate) use file::give_like;
 pub(crate) use file::io_error;
 pub(crate) use file::sync_dir;
 pub(crate) use file::{create_sidecar, sidecar_name, sync, write_all};
