@@ -21,7 +21,7 @@
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +36,7 @@ use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoFailure, IoOp};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
-use crate::store::{give_like, open_regular_with};
+use crate::store::{mode_like, open_regular_with};
 
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
 /// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
@@ -225,9 +225,9 @@ fn not_regular(path: &Path) -> Error {
 /// used. Nothing but a regular file may be at the sidecar's name or a SQLite side
 /// file's ([`SIDE_FILES`]): SQLite would block on a FIFO there (a journal is opened
 /// to read it), so any other kind, a symbolic link included, is refused without being
-/// opened. A missing sidecar is created (never through a link) and given the session
-/// files' owner, group and mode ([`Like`], the rule of `store::give_like`); an
-/// existing one, and a journal left beside it, are narrowed to them.
+/// opened. A missing sidecar is created (never through a link); it, and a journal
+/// beside it, are given the session files' owner, group and mode ([`Like`]; an
+/// existing one is only narrowed, never widened).
 fn prepare_sidecar(path: &Path, like: &Like) -> Result<(), Error> {
     for suffix in SIDE_FILES {
         let side = side_path(path, suffix);
@@ -238,46 +238,88 @@ fn prepare_sidecar(path: &Path, like: &Like) -> Result<(), Error> {
             Err(e) => return Err(io_error(IoOp::Open, &side, &e)),
         }
     }
-    let created = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path);
-    let give = |file: &File, mode: u32| {
-        give_like(file, like.uid, like.gid, mode).map_err(|e| io_error(IoOp::Open, path, &e))
-    };
+    // Created without being opened (`mknod` of a regular file fails on anything at the
+    // name, a link included): see `narrow` for why no descriptor of it is closed here.
+    let created = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::RegularFile,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    );
     match created {
-        Ok(file) => give(&file, like.mode)?,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            narrow(path, like)?;
+        Ok(()) => narrow(path, like, true)?,
+        Err(rustix::io::Errno::EXIST) => {
+            narrow(path, like, false)?;
             let journal = side_path(path, SIDE_FILES[0]);
             if fs::symlink_metadata(&journal).is_ok() {
-                narrow(&journal, like)?;
+                narrow(&journal, like, false)?;
             }
         }
-        Err(e) => return Err(io_error(IoOp::Open, path, &e)),
+        Err(e) => return Err(io_error(IoOp::Open, path, &e.into())),
     }
     Ok(())
 }
 
-/// Gives the existing file at `path` the owner and group of `like` and narrows its
-/// mode to `like`'s (never widening it). Opened without blocking and without following
-/// a link; anything but a regular file is refused.
-fn narrow(path: &Path, like: &Like) -> Result<(), Error> {
-    let file = open_regular_with(
-        OpenOptions::new().read(true),
-        rustix::fs::OFlags::NOFOLLOW,
+/// Gives the regular file at `path` the owner and group of `like` where the process
+/// may, and its mode (`fresh`), or narrows its mode to `like`'s (an existing file,
+/// never widened), with the rule of every sidecar (`store::mode_like`: no group bits
+/// unless the group is the files' one). Anything but a regular file is refused.
+///
+/// Through an `O_PATH` descriptor, never one opened to read or write: SQLite holds
+/// POSIX locks on the database, and closing any ordinary descriptor of the file in
+/// this process drops them all (another search in this process may hold them); the
+/// kernel leaves locks alone when an `O_PATH` descriptor closes. The mode is set
+/// through `/proc/self/fd`, which reaches that very file (no link is followed).
+fn narrow(path: &Path, like: &Like, fresh: bool) -> Result<(), Error> {
+    use rustix::fs::{AtFlags, FileType, OFlags};
+    let fail = |e: rustix::io::Errno| io_error(IoOp::Open, path, &e.into());
+    let fd = rustix::fs::open(
         path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
     )
-    .map_err(|e| io_error(IoOp::Open, path, &e))?;
-    let current = file
-        .metadata()
-        .map_err(|e| io_error(IoOp::Open, path, &e))?
-        .mode();
-    give_like(&file, like.uid, like.gid, current & like.mode)
-        .map_err(|e| io_error(IoOp::Open, path, &e))
+    .map_err(fail)?;
+    let stat = rustix::fs::fstat(&fd).map_err(fail)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(not_regular(path));
+    }
+    let wrong_uid = like.uid.filter(|&u| u != stat.st_uid);
+    let wrong_gid = like.gid.filter(|&g| g != stat.st_gid);
+    if wrong_uid.is_some() || wrong_gid.is_some() {
+        let chown = |uid: Option<u32>, gid: Option<u32>| {
+            rustix::fs::chownat(
+                &fd,
+                "",
+                uid.map(rustix::fs::Uid::from_raw_unchecked),
+                gid.map(rustix::fs::Gid::from_raw_unchecked),
+                AtFlags::EMPTY_PATH,
+            )
+        };
+        // Best effort: only a privileged process may give a file away; the group
+        // alone may still be given by a process in it.
+        if chown(wrong_uid, wrong_gid).is_err() && wrong_gid.is_some() {
+            let _ = chown(None, wrong_gid);
+        }
+    }
+    let stat = rustix::fs::fstat(&fd).map_err(fail)?;
+    let current = stat.st_mode & 0o777;
+    let mode = mode_like(
+        stat.st_gid,
+        like.gid,
+        if fresh {
+            like.mode
+        } else {
+            current & like.mode
+        },
+    );
+    if current != mode {
+        use std::os::fd::AsRawFd;
+        let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        fs::set_permissions(&proc, fs::Permissions::from_mode(mode))
+            .map_err(|e| io_error(IoOp::Open, path, &e))?;
+    }
+    Ok(())
 }
 
 /// The settings of every index connection.

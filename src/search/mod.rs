@@ -16,7 +16,7 @@
 //! place), a deleted one dropped. A corrupt line is reported (`errors`) and the rest
 //! of the file is still searched. The sidecar and its journal take the session files'
 //! owner and group where the process may set them and only the mode bits all of them
-//! have, never wider (the rule of every sidecar, `store::give_like`; 0600 when there
+//! have, never wider (the rule of every sidecar, `store::mode_like`; 0600 when there
 //! is none). Two processes searching at once serialise on SQLite's lock (a busy
 //! timeout, never a corrupt index).
 //!

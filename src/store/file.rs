@@ -144,18 +144,24 @@ pub(crate) fn create_sidecar(path: &Path, like: &Metadata) -> io::Result<File> {
     Ok(file)
 }
 
+/// The permission bits for a file of group `file_gid` that holds bytes derived from
+/// session files whose shared group is `gid` (`None`: no one group) and whose mode
+/// bits are `mode`: those bits, without the group's unless the file's group is `gid`.
+pub(crate) fn mode_like(file_gid: u32, gid: Option<u32>, mode: u32) -> u32 {
+    match gid == Some(file_gid) {
+        true => mode & 0o777,
+        false => mode & 0o707,
+    }
+}
+
 /// Gives `file`, which holds bytes derived from session files, the owner `uid` and the
 /// group `gid` where the process may, then the permission bits `mode`, never wider
 /// than those files: the group bits are dropped unless the file's group is `gid`
 /// (`None`: the files have no one owner or group). Owner and group are best effort:
 /// only a privileged process may give a file away, or to a group it is not in. The
-/// one rule of every sidecar's permissions (backup, session index, search index).
-pub(crate) fn give_like(
-    file: &File,
-    uid: Option<u32>,
-    gid: Option<u32>,
-    mode: u32,
-) -> io::Result<()> {
+/// rule of every sidecar's permissions (backup, session index; the search index
+/// applies it through a path, see `search::index`), its mode part [`mode_like`].
+fn give_like(file: &File, uid: Option<u32>, gid: Option<u32>, mode: u32) -> io::Result<()> {
     let meta = file.metadata()?;
     let wrong_uid = uid.filter(|&u| u != meta.uid());
     let wrong_gid = gid.filter(|&g| g != meta.gid());
@@ -167,10 +173,7 @@ pub(crate) fn give_like(
         let _ = std::os::unix::fs::fchown(file, None, wrong_gid);
     }
     let meta = file.metadata()?;
-    let mut mode = mode & 0o777;
-    if gid != Some(meta.gid()) {
-        mode &= !0o070;
-    }
+    let mode = mode_like(meta.gid(), gid, mode);
     if meta.mode() & 0o777 != mode {
         file.set_permissions(Permissions::from_mode(mode))?;
     }
