@@ -873,3 +873,59 @@ fn a_query_over_the_size_limit_is_refused_with_the_limit() {
     let most = "x".repeat(MAX_QUERY_BYTES);
     assert!(search(&dir, &SearchQuery::new(&most)).is_ok_and(|r| r.hits.is_empty()));
 }
+
+/// Run by `narrowing_the_sidecar_keeps_the_locks_another_connection_holds` in a child
+/// process: tries to take the write lock of the database at `$SEARCH_LOCK_PROBE`
+/// without waiting, and prints what happened.
+#[test]
+#[ignore = "a helper run in a child process"]
+fn lock_probe() {
+    let Ok(path) = std::env::var("SEARCH_LOCK_PROBE") else {
+        return;
+    };
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.busy_timeout(std::time::Duration::ZERO)
+        .expect("no wait");
+    match conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;") {
+        Ok(()) => println!("probe: acquired"),
+        Err(e) => println!("probe: refused: {e}"),
+    }
+}
+
+#[test]
+fn narrowing_the_sidecar_keeps_the_locks_another_connection_holds() {
+    let dir = chapter_dir("search-locks");
+    fs::set_permissions(dir.join("chapter.jsonl"), fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    find(&dir, "tiny-pi");
+    let sidecar = dir.join(SIDECAR);
+    // Another connection of this process holds the write lock (a search in another
+    // thread, mid-update).
+    let holder = rusqlite::Connection::open(&sidecar).expect("open");
+    holder.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let probe = || {
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", "lock_probe", "--ignored", "--nocapture"])
+            .env("SEARCH_LOCK_PROBE", &sidecar)
+            .output()
+            .expect("run the probe");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        probe().contains("probe: refused"),
+        "the lock is held to begin with"
+    );
+    // A search that narrows the sidecar (made wider than the session) and only reads
+    // it (the folder is unchanged, so no update waits for the lock).
+    fs::set_permissions(&sidecar, fs::Permissions::from_mode(0o666)).expect("chmod");
+    let result = find(&dir, "tiny-pi");
+    assert_eq!(result.index, IndexUse::Sidecar);
+    assert_eq!(mode(&sidecar), 0o600, "narrowed");
+    // Another process still cannot write under the holder.
+    assert!(
+        probe().contains("probe: refused"),
+        "the search dropped the lock"
+    );
+    holder.execute_batch("ROLLBACK").expect("unlock");
+    assert!(probe().contains("probe: acquired"));
+}
