@@ -1175,7 +1175,8 @@ SessionStatus session_pg_list_sessions(const char *conninfo,
  * or -shm name, which is then never opened), the search builds a temporary index
  * for this call alone (in memory, spilling to a file of the temporary folder that
  * is deleted), reads every file, and says "index":"temporary"; else "index" is
- * "sidecar".
+ * "sidecar" (also for a sidecar the caller may read but not write, while it is up
+ * to date).
  *
  * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 dir or
  * query_json; an invalid query, one over the limits above included: argument

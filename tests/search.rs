@@ -809,6 +809,15 @@ fn a_folder_the_caller_may_read_but_not_write_is_searched_without_the_sidecar() 
     assert_eq!(text.status.code(), Some(0), "{stderr}");
     assert!(String::from_utf8_lossy(&text.stdout).contains("a-alt"));
     assert!(stderr.contains("searched without the index"), "{stderr}");
+    if root {
+        // An index its owner keeps up to date is read by the others, not rebuilt.
+        assert_eq!(find(&dir, "无法读取").index, IndexUse::Sidecar);
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let again: serde_json::Value =
+            serde_json::from_slice(&run(true).stdout).expect("one JSON object");
+        assert_eq!(again["index"], "sidecar", "{again}");
+        assert_eq!(again["hits"][0]["entryId"], "a-alt");
+    }
 }
 
 #[test]
