@@ -938,3 +938,47 @@ fn narrowing_the_sidecar_keeps_the_locks_another_connection_holds() {
     holder.execute_batch("ROLLBACK").expect("unlock");
     assert!(probe().contains("probe: acquired"));
 }
+
+#[test]
+fn a_searcher_in_the_sessions_group_gives_the_sidecar_and_its_journal_that_group() {
+    use std::os::unix::fs::MetadataExt;
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output();
+    if !is_root() || !setpriv.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: needs root and setpriv to run a search as a member of a group");
+        return;
+    }
+    let dir = chapter_dir("search-group-member");
+    let group = 4242;
+    let session = dir.join("chapter.jsonl");
+    std::os::unix::fs::chown(&session, Some(0), Some(group)).expect("chown");
+    fs::set_permissions(&session, fs::Permissions::from_mode(0o640)).expect("chmod");
+    // The folder is nobody's; nobody reads the session through the group, which is
+    // not its own group but one it is a member of.
+    std::os::unix::fs::chown(&*dir, Some(65534), Some(65534)).expect("chown");
+    fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--groups=4242", "--"])
+        .arg(env!("CARGO_BIN_EXE_session"))
+        .args([
+            "search".as_ref(),
+            dir.as_os_str(),
+            "tiny-pi".as_ref(),
+            "--json".as_ref(),
+        ])
+        .output()
+        .expect("run session");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["index"], "sidecar", "{json}");
+    for name in [SIDECAR.to_owned(), format!("{SIDECAR}-journal")] {
+        let meta = fs::symlink_metadata(dir.join(&name)).expect("made");
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777),
+            (65534, group, 0o640),
+            "{name}"
+        );
+    }
+}

@@ -225,9 +225,9 @@ fn not_regular(path: &Path) -> Error {
 /// used. Nothing but a regular file may be at the sidecar's name or a SQLite side
 /// file's ([`SIDE_FILES`]): SQLite would block on a FIFO there (a journal is opened
 /// to read it), so any other kind, a symbolic link included, is refused without being
-/// opened. A missing sidecar is created (never through a link); it, and a journal
-/// beside it, are given the session files' owner, group and mode ([`Like`]; an
-/// existing one is only narrowed, never widened).
+/// opened. A missing sidecar is created (never through a link) and given the session
+/// files' owner, group and mode ([`Like`]); an existing one is only narrowed, never
+/// widened (its journal: [`narrow_journal`]).
 fn prepare_sidecar(path: &Path, like: &Like) -> Result<(), Error> {
     for suffix in SIDE_FILES {
         let side = side_path(path, suffix);
@@ -249,16 +249,19 @@ fn prepare_sidecar(path: &Path, like: &Like) -> Result<(), Error> {
     );
     match created {
         Ok(()) => narrow(path, like, true)?,
-        Err(rustix::io::Errno::EXIST) => {
-            narrow(path, like, false)?;
-            let journal = side_path(path, SIDE_FILES[0]);
-            if fs::symlink_metadata(&journal).is_ok() {
-                narrow(&journal, like, false)?;
-            }
-        }
+        Err(rustix::io::Errno::EXIST) => narrow(path, like, false)?,
         Err(e) => return Err(io_error(IoOp::Open, path, &e.into())),
     }
     Ok(())
+}
+
+/// Narrows the journal beside the sidecar at `path`, when there is one.
+fn narrow_journal(path: &Path, like: &Like) -> Result<(), Error> {
+    let journal = side_path(path, SIDE_FILES[0]);
+    match fs::symlink_metadata(&journal) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        _ => narrow(&journal, like, false),
+    }
 }
 
 /// Gives the regular file at `path` the owner and group of `like` where the process
@@ -384,7 +387,13 @@ fn with_sidecar(dir: &Path, found: &[Found], query: &SearchQuery) -> Result<Sear
     loop {
         prepare_sidecar(&path, &like)?;
         let outcome = match open_index(&path) {
-            Ok(Some(mut conn)) => run(&mut conn, dir, found, query),
+            // SQLite creates the journal (with the first transaction of a new index)
+            // with the database's mode but the process's group: it is narrowed before
+            // this search writes anything of the conversation through it.
+            Ok(Some(mut conn)) => match narrow_journal(&path, &like) {
+                Ok(()) => run(&mut conn, dir, found, query),
+                Err(e) => Err(Fail::Core(e)),
+            },
             Ok(None) => Err(Fail::Sql(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
                 Some("another schema version".into()),
