@@ -185,6 +185,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_sidecar_keeps_group_bits_only_in_the_session_files_group() {
+        assert_eq!(mode_like(20, Some(20), 0o640), 0o640);
+        assert_eq!(mode_like(0, Some(20), 0o640), 0o600);
+        assert_eq!(mode_like(20, None, 0o664), 0o604);
+        assert_eq!(mode_like(20, Some(20), 0o100_644), 0o644);
+    }
+
+    #[test]
     fn sidecar_names_fit_name_max_and_stay_distinct() {
         let short = sidecar_name(OsStr::new("s.jsonl"), ".", ".repair-1.tmp");
         assert_eq!(short, ".s.jsonl.repair-1.tmp");
