@@ -197,9 +197,10 @@ inline result list_sessions(const std::string &dir, const std::string &options_j
 
 /** session_search: the hits of query_json in the *.jsonl sessions of dir, best first:
  *  {"hits":[{"path","entryId","seq","role","timestamp","snippet","score",
- *  "onLatestPath"}…],"sessions","entries","errors":[…],"bytesRead"}. query_json e.g.
- *  R"({"query":"项目名","limit":5,"roles":["assistant"],"latestPathOnly":true})". The
- *  index is dir/.session-search.db, brought up to date first (only appended bytes read). */
+ *  "onLatestPath"}…],"sessions","entries","errors":[…],"bytesRead","index"}. query_json
+ *  e.g. R"({"query":"项目名","limit":5,"roles":["assistant"],"latestPathOnly":true})". The
+ *  index is dir/.session-search.db, brought up to date first (only appended bytes read);
+ *  "index":"temporary" when it could not be used and a temporary one answered. */
 inline result search(const std::string &dir, const std::string &query_json)
 {
     if (detail::has_nul(dir) || detail::has_nul(query_json)) return detail::nul_argument();

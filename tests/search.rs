@@ -8,10 +8,11 @@ mod common;
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
 use common::{CHAPTER, TempDir, jsonl, temp_dir, user, write_file};
+use session::search::{IndexUse, MAX_QUERY_BYTES, MAX_TERMS};
 use session::{Error, SIDECAR, SearchQuery, SearchResult, search};
 
 fn find(dir: &Path, text: &str) -> SearchResult {
@@ -585,4 +586,399 @@ fn an_unchanged_folder_is_not_read_and_a_changed_one_is() {
     let result = find(&dir, "penguin");
     assert_eq!(ids(&result), ["c-new"]);
     assert_eq!(result.bytes_read, grown);
+}
+
+// Round 4 hardening (issue 33).
+
+/// A session of `n` entries of about 300 bytes each, entry `secret_at` holding `secret`.
+fn long_session(n: usize, secret_at: usize, secret: &str) -> Vec<u8> {
+    let mut lines = vec![user("e-0", None, &"filler words ".repeat(20))];
+    for i in 1..n {
+        let text = if i == secret_at {
+            format!("the key is {secret}, keep it")
+        } else {
+            "filler words ".repeat(20)
+        };
+        lines.push(assistant(&format!("e-{i}"), &format!("e-{}", i - 1), &text));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    jsonl(&lines)
+}
+
+#[test]
+fn a_same_size_edit_in_the_middle_that_keeps_the_mtime_is_read_again() {
+    use std::os::unix::fs::FileExt;
+    let dir = temp_dir("search-edit-middle");
+    let path = dir.join("s.jsonl");
+    let secret = "sk-live-7f3a9c";
+    let bytes = long_session(60, 30, secret);
+    write_file(&path, &bytes);
+    assert_eq!(ids(&find(&dir, secret)), ["e-30"]);
+    let at = bytes
+        .windows(secret.len())
+        .position(|w| w == secret.as_bytes())
+        .expect("the secret is written");
+    // Past the first 4 KiB and well before the last indexed block.
+    assert!(
+        at > 4096 && at + 8192 < bytes.len(),
+        "{at} of {}",
+        bytes.len()
+    );
+    let before = fs::metadata(&path).expect("meta");
+    let file = OpenOptions::new().write(true).open(&path).expect("open");
+    let redacted = "[REDACTED-key]";
+    assert_eq!(redacted.len(), secret.len());
+    file.write_all_at(redacted.as_bytes(), at as u64)
+        .expect("edit");
+    file.set_modified(before.modified().expect("mtime"))
+        .expect("keep the mtime");
+    drop(file);
+    let after = fs::metadata(&path).expect("meta");
+    assert_eq!(after.len(), before.len());
+    assert_eq!(after.modified().ok(), before.modified().ok());
+    let gone = find(&dir, secret);
+    assert!(gone.hits.is_empty(), "{:?}", gone.hits);
+    let found = find(&dir, "REDACTED-key");
+    assert_eq!(ids(&found), ["e-30"]);
+    assert!(found.hits[0].snippet.contains(redacted));
+    assert!(!found.hits[0].snippet.contains(secret));
+}
+
+#[test]
+fn a_longer_rewrite_in_place_with_the_same_head_is_read_again() {
+    let dir = temp_dir("search-edit-longer");
+    let path = dir.join("s.jsonl");
+    let bytes = long_session(60, 30, "sk-live-7f3a9c");
+    write_file(&path, &bytes);
+    assert_eq!(ids(&find(&dir, "sk-live-7f3a9c")), ["e-30"]);
+    // The same inode rewritten with a longer line in the middle: the first 4 KiB are
+    // the same and the file grew, as if lines had been appended.
+    let longer = long_session(60, 30, "[the key was removed from this line]");
+    assert!(longer.len() > bytes.len() && longer[..4096] == bytes[..4096]);
+    OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(&longer))
+        .expect("rewrite");
+    let result = find(&dir, "sk-live-7f3a9c");
+    assert!(result.hits.is_empty(), "{:?}", result.hits);
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    assert_eq!(ids(&find(&dir, "removed from this line")), ["e-30"]);
+    assert_eq!(find(&dir, "filler").entries, 60);
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_at_any_sqlite_side_file_never_blocks_a_search() {
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let dir = chapter_dir("search-side-fifo");
+        // A first search builds the sidecar, so the next one opens a database with pages.
+        assert_eq!(ids(&find(&dir, "无法读取")), ["a-alt"]);
+        let side = dir.join(format!("{SIDECAR}{suffix}"));
+        // The journal is kept between searches: the FIFO takes its place.
+        let _ = fs::remove_file(&side);
+        mkfifo(&side);
+        let target = dir.to_path_buf();
+        let result = common::within_a_minute(&format!("a search beside a FIFO at {suffix}"), {
+            move || search(&target, &SearchQuery::new("无法读取"))
+        });
+        let result = result.unwrap_or_else(|e| panic!("{suffix}: {e}"));
+        assert_eq!(ids(&result), ["a-alt"], "{suffix}");
+        assert_eq!(result.index, IndexUse::Temporary, "{suffix}");
+        assert!(
+            fs::symlink_metadata(&side).is_ok_and(|m| m.file_type().is_fifo()),
+            "{suffix}: the FIFO is left alone"
+        );
+    }
+}
+
+#[test]
+fn a_symbolic_link_at_a_sqlite_side_file_is_never_followed() {
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let dir = chapter_dir("search-side-link");
+        assert_eq!(ids(&find(&dir, "无法读取")), ["a-alt"]);
+        let target = dir.join("elsewhere");
+        write_file(&target, b"untouched");
+        let side = dir.join(format!("{SIDECAR}{suffix}"));
+        let _ = fs::remove_file(&side);
+        std::os::unix::fs::symlink(&target, &side).expect("symlink");
+        let result = find(&dir, "无法读取");
+        assert_eq!(ids(&result), ["a-alt"], "{suffix}");
+        assert_eq!(result.index, IndexUse::Temporary, "{suffix}");
+        assert_eq!(fs::read(&target).expect("read"), b"untouched", "{suffix}");
+    }
+}
+
+/// Whether the tests run as root: the owner of a file they create.
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("search-whoami");
+    write_file(&dir.join("mine"), b"");
+    fs::metadata(dir.join("mine")).is_ok_and(|m| m.uid() == 0)
+}
+
+#[test]
+fn the_sidecar_takes_the_sessions_group_or_drops_the_group_bits() {
+    use std::os::unix::fs::MetadataExt;
+    if !is_root() {
+        eprintln!("skipped: giving a file another group takes root");
+        return;
+    }
+    let dir = chapter_dir("search-group");
+    let session = dir.join("chapter.jsonl");
+    fs::set_permissions(&session, fs::Permissions::from_mode(0o640)).expect("chmod");
+    // A group the searching process (root, group 0) is not running as.
+    let group = 65534;
+    std::os::unix::fs::chown(&session, None, Some(group)).expect("chown");
+    find(&dir, "tiny-pi");
+    let meta = fs::metadata(dir.join(SIDECAR)).expect("sidecar");
+    assert_eq!((meta.gid(), meta.mode() & 0o777), (group, 0o640));
+    for side in fs::read_dir(&*dir).expect("list") {
+        let side = side.expect("entry");
+        let name = side.file_name().to_string_lossy().into_owned();
+        if name.starts_with(SIDECAR) {
+            let meta = side.metadata().expect("meta");
+            assert_eq!((meta.gid(), meta.mode() & 0o777), (group, 0o640), "{name}");
+        }
+    }
+    // Sessions of two groups: no group may read the sidecar.
+    let other = dir.join("other.jsonl");
+    write_file(&other, &jsonl(&[&user("o-1", None, "tiny-pi too")]));
+    fs::set_permissions(&other, fs::Permissions::from_mode(0o640)).expect("chmod");
+    std::os::unix::fs::chown(&other, None, Some(0)).expect("chown");
+    find(&dir, "tiny-pi");
+    assert_eq!(mode(&dir.join(SIDECAR)), 0o600);
+}
+
+#[test]
+fn a_folder_with_a_directory_at_the_sidecar_name_is_searched_without_it() {
+    // Simulates a sidecar that cannot be created or written: the name is taken by a
+    // directory, which SQLite cannot open as a database.
+    let dir = chapter_dir("search-sidecar-dir");
+    fs::create_dir(dir.join(SIDECAR)).expect("mkdir");
+    let result = find(&dir, "无法读取");
+    assert_eq!(ids(&result), ["a-alt"]);
+    assert_eq!(result.index, IndexUse::Temporary);
+    assert_eq!((result.sessions, result.entries), (1, 6));
+    let json: serde_json::Value = serde_json::from_str(&result.to_json()).expect("json");
+    assert_eq!(json["index"], "temporary");
+    assert!(dir.join(SIDECAR).is_dir());
+    assert_eq!(find(&dir, "无法读取").bytes_read, result.bytes_read);
+}
+
+#[test]
+fn a_folder_the_caller_may_read_but_not_write_is_searched_without_the_sidecar() {
+    use std::os::unix::process::CommandExt;
+    let dir = chapter_dir("search-read-only");
+    let root = is_root();
+    if root {
+        // Permission bits do not stop root: the searches run as `nobody`, to whom the
+        // folder (root's, 0755) and its session (0644) are readable, not writable.
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        fs::set_permissions(dir.join("chapter.jsonl"), fs::Permissions::from_mode(0o644))
+            .expect("chmod");
+    } else {
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o555)).expect("chmod");
+    }
+    let run = |json: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_session"));
+        command.args(["search".as_ref(), dir.as_os_str(), "无法读取".as_ref()]);
+        if json {
+            command.arg("--json");
+        }
+        if root {
+            command.uid(65534).gid(65534);
+        }
+        command.output().expect("run session")
+    };
+    let (json, text) = (run(true), run(false));
+    fs::set_permissions(&*dir, fs::Permissions::from_mode(0o700)).expect("chmod back");
+    let stderr = String::from_utf8_lossy(&json.stderr);
+    assert_eq!(json.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    assert_eq!(json["index"], "temporary", "{json}");
+    assert_eq!(json["hits"][0]["entryId"], "a-alt");
+    assert_eq!(json["sessions"], 1);
+    assert!(!dir.join(SIDECAR).exists());
+    // The text form says so on stderr, and still exits 0.
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert_eq!(text.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&text.stdout).contains("a-alt"));
+    assert!(stderr.contains("searched without the index"), "{stderr}");
+    if root {
+        // An index its owner keeps up to date is read by the others, not rebuilt.
+        assert_eq!(find(&dir, "无法读取").index, IndexUse::Sidecar);
+        fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let again: serde_json::Value =
+            serde_json::from_slice(&run(true).stdout).expect("one JSON object");
+        assert_eq!(again["index"], "sidecar", "{again}");
+        assert_eq!(again["hits"][0]["entryId"], "a-alt");
+    }
+}
+
+#[test]
+fn a_query_of_40000_words_answers_with_its_words_deduplicated() {
+    let dir = chapter_dir("search-many-words");
+    // 40,000 words, of which three differ (two only in case).
+    let query = "tiny-pi TINY-PI 项目名 是 ".repeat(10_000);
+    assert_eq!(query.split_whitespace().count(), 40_000);
+    let terms = session::search::text::terms(&query);
+    assert!(
+        terms == ["tiny-pi", "项目名", "是"],
+        "{} terms",
+        terms.len()
+    );
+    let many = find(&dir, &query);
+    assert_eq!(ids(&many), ids(&find(&dir, "tiny-pi 项目名 是")));
+    assert_eq!(ids(&many), ["a-final"]);
+}
+
+#[test]
+fn more_than_a_thousand_short_words_answer_or_are_refused_with_the_limit_never_io() {
+    let dir = chapter_dir("search-short-words");
+    // 1,001 repeats of one short word: one word.
+    let repeated = "是 ".repeat(1001);
+    assert_eq!(ids(&find(&dir, &repeated)), ids(&find(&dir, "是")));
+    // 1,001 different short words: over the limit of distinct words.
+    let distinct: String = (0..1001u32)
+        .filter_map(|i| char::from_u32(0x4e00 + i))
+        .map(|c| format!("{c} "))
+        .collect();
+    let refused = search(&dir, &SearchQuery::new(&distinct));
+    match refused {
+        Err(Error::InvalidOption { message }) => {
+            assert!(message.contains(&MAX_TERMS.to_string()), "{message}")
+        }
+        other => panic!("{:?}", other.map(|r| r.hits.len())),
+    }
+    let json = serde_json::json!({ "query": distinct }).to_string();
+    assert!(matches!(
+        SearchQuery::from_json(&json),
+        Err(Error::InvalidOption { .. })
+    ));
+    // The most distinct words are accepted.
+    let most: String = (0..MAX_TERMS as u32)
+        .filter_map(|i| char::from_u32(0x4e00 + i))
+        .map(|c| format!("{c} "))
+        .collect();
+    assert!(search(&dir, &SearchQuery::new(&most)).is_ok_and(|r| r.hits.is_empty()));
+}
+
+#[test]
+fn a_query_over_the_size_limit_is_refused_with_the_limit() {
+    let dir = chapter_dir("search-huge-query");
+    let huge = "x".repeat(MAX_QUERY_BYTES + 1);
+    match search(&dir, &SearchQuery::new(&huge)) {
+        Err(Error::InvalidOption { message }) => {
+            assert!(message.contains(&MAX_QUERY_BYTES.to_string()), "{message}")
+        }
+        other => panic!("{:?}", other.map(|r| r.hits.len())),
+    }
+    // A query of the most bytes is answered.
+    let most = "x".repeat(MAX_QUERY_BYTES);
+    assert!(search(&dir, &SearchQuery::new(&most)).is_ok_and(|r| r.hits.is_empty()));
+}
+
+/// Run by `narrowing_the_sidecar_keeps_the_locks_another_connection_holds` in a child
+/// process: tries to take the write lock of the database at `$SEARCH_LOCK_PROBE`
+/// without waiting, and prints what happened.
+#[test]
+#[ignore = "a helper run in a child process"]
+fn lock_probe() {
+    let Ok(path) = std::env::var("SEARCH_LOCK_PROBE") else {
+        return;
+    };
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.busy_timeout(std::time::Duration::ZERO)
+        .expect("no wait");
+    match conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;") {
+        Ok(()) => println!("probe: acquired"),
+        Err(e) => println!("probe: refused: {e}"),
+    }
+}
+
+#[test]
+fn narrowing_the_sidecar_keeps_the_locks_another_connection_holds() {
+    let dir = chapter_dir("search-locks");
+    fs::set_permissions(dir.join("chapter.jsonl"), fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    find(&dir, "tiny-pi");
+    let sidecar = dir.join(SIDECAR);
+    // Another connection of this process holds the write lock (a search in another
+    // thread, mid-update).
+    let holder = rusqlite::Connection::open(&sidecar).expect("open");
+    holder.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let probe = || {
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", "lock_probe", "--ignored", "--nocapture"])
+            .env("SEARCH_LOCK_PROBE", &sidecar)
+            .output()
+            .expect("run the probe");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        probe().contains("probe: refused"),
+        "the lock is held to begin with"
+    );
+    // A search that narrows the sidecar (made wider than the session) and only reads
+    // it (the folder is unchanged, so no update waits for the lock).
+    fs::set_permissions(&sidecar, fs::Permissions::from_mode(0o666)).expect("chmod");
+    let result = find(&dir, "tiny-pi");
+    assert_eq!(result.index, IndexUse::Sidecar);
+    assert_eq!(mode(&sidecar), 0o600, "narrowed");
+    // Another process still cannot write under the holder.
+    assert!(
+        probe().contains("probe: refused"),
+        "the search dropped the lock"
+    );
+    holder.execute_batch("ROLLBACK").expect("unlock");
+    assert!(probe().contains("probe: acquired"));
+}
+
+#[test]
+fn a_searcher_in_the_sessions_group_gives_the_sidecar_and_its_journal_that_group() {
+    use std::os::unix::fs::MetadataExt;
+    let setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output();
+    if !is_root() || !setpriv.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: needs root and setpriv to run a search as a member of a group");
+        return;
+    }
+    let dir = chapter_dir("search-group-member");
+    let group = 4242;
+    let session = dir.join("chapter.jsonl");
+    std::os::unix::fs::chown(&session, Some(0), Some(group)).expect("chown");
+    fs::set_permissions(&session, fs::Permissions::from_mode(0o640)).expect("chmod");
+    // The folder is nobody's; nobody reads the session through the group, which is
+    // not its own group but one it is a member of.
+    std::os::unix::fs::chown(&*dir, Some(65534), Some(65534)).expect("chown");
+    fs::set_permissions(&*dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--groups=4242", "--"])
+        .arg(env!("CARGO_BIN_EXE_session"))
+        .args([
+            "search".as_ref(),
+            dir.as_os_str(),
+            "tiny-pi".as_ref(),
+            "--json".as_ref(),
+        ])
+        .output()
+        .expect("run session");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["index"], "sidecar", "{json}");
+    for name in [SIDECAR.to_owned(), format!("{SIDECAR}-journal")] {
+        let meta = fs::symlink_metadata(dir.join(&name)).expect("made");
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777),
+            (65534, group, 0o640),
+            "{name}"
+        );
+    }
 }

@@ -49,12 +49,15 @@ type SearchResult struct {
 	Entries   uint64        `json:"entries"`
 	Errors    []SearchError `json:"errors"`
 	BytesRead uint64        `json:"bytesRead"` // of session files, past what the index held
+	Index     string        `json:"index"`     // "sidecar", or "temporary" when the sidecar could not be used
 }
 
 // Search finds query in the *.jsonl sessions directly in dir, through the index
 // dir/.session-search.db, which it brings up to date first (reading only what was
-// appended since the last search). Fails with ErrInvalidArgument (a bad query) or
-// ErrIO (dir cannot be read, the index cannot be written).
+// appended since the last search); where that index cannot be used (a folder the
+// caller may only read) it searches with a temporary one and says so in Index. Fails
+// with ErrInvalidArgument (a bad query, or one over 1 MiB or 256 different words) or
+// ErrIO (dir cannot be read).
 func Search(dir string, query SearchQuery) (*SearchResult, error) {
 	cd, err := cStringFrom(dir, "dir")
 	if err != nil {

@@ -2,9 +2,10 @@
 //! for what it promises). Tables:
 //!
 //! - `files`: one row per session file indexed: its name, identity (device, inode),
-//!   size and modification time when last seen, the hash and length of its first
-//!   block, the committed bytes and lines indexed, its entry count and the row of its
-//!   last committed entry (its latest leaf);
+//!   size, modification and change times when last seen, the hash and length of its
+//!   first block and the hash of its last indexed block, the committed bytes and lines
+//!   indexed, its entry count and the row of its last committed entry (its latest
+//!   leaf);
 //! - `entries`: every committed entry of those files (id, seq, role, timestamp, the row
 //!   of its parent, whether it is on the latest leaf's path);
 //! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive, no positions:
@@ -15,11 +16,12 @@
 //! A search first brings the index up to date in one `BEGIN IMMEDIATE` transaction (a
 //! second process waits on SQLite's lock, up to [`BUSY_TIMEOUT`]), then queries it. A
 //! sidecar that is corrupt, not a database, or of another schema version is deleted
-//! and built again: it holds nothing that the session files do not.
+//! and built again: it holds nothing that the session files do not. A sidecar that
+//! cannot be used at all gives way to a temporary database ([`with_temporary`]).
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,23 +31,27 @@ use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, TransactionBehavior,
 };
 
-use super::text::{contains, readable, snippet, terms, trigrams};
-use super::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult};
+use super::text::{contains_all, fold_terms, readable, snippet, terms, trigrams};
+use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoFailure, IoOp};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
-use crate::store::open_regular_with;
+use crate::store::{mode_like, open_regular_with};
 
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
 /// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
-/// folder's fingerprint.
-const SCHEMA_VERSION: i64 = 2;
+/// folder's fingerprint. 3: `files` holds the change time and the last indexed
+/// block's hash.
+const SCHEMA_VERSION: i64 = 3;
 /// How long a search waits for another process's update of the index.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
-/// The first block of a file, whose hash tells a replaced file from a grown one.
-const HEAD_BLOCK: u64 = 4096;
+/// The first and the last indexed block of a file, whose hashes tell a replaced or
+/// rewritten file from a grown one.
+const BLOCK: u64 = 4096;
 /// Files are read in pieces of this size.
 const CHUNK: usize = 1 << 20;
+/// The most trigrams of a query looked up in the full-text index.
+const MAX_TRIGRAMS: usize = 64;
 /// At most this many corrupt lines are reported in one result.
 const MAX_ERRORS: i64 = 1000;
 /// The mode of a sidecar when the folder has no session file to take it from.
@@ -55,7 +61,8 @@ const SCHEMA: &str = "
 CREATE TABLE files(
   id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, dev INTEGER NOT NULL,
   ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-  head_hash INTEGER NOT NULL, head_len INTEGER NOT NULL, offset INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL, head_hash INTEGER NOT NULL, head_len INTEGER NOT NULL,
+  tail_hash INTEGER NOT NULL, offset INTEGER NOT NULL,
   lines INTEGER NOT NULL, entries INTEGER NOT NULL, last_row INTEGER);
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
@@ -69,12 +76,13 @@ CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0',
                                       detail = none);
 INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 ";
 
 /// What the index knows of a file, by name (see [`update`]).
-const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, head_hash, head_len, offset, lines,
-                             entries, last_row FROM files WHERE name = ?1";
+const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, ctime_ns, head_hash, head_len,
+                             tail_hash, offset, lines, entries, last_row
+                      FROM files WHERE name = ?1";
 
 /// Why an update or query failed: the database, or the core.
 enum Fail {
@@ -166,42 +174,163 @@ fn walk(dir: &Path) -> Result<(Vec<Found>, Vec<SearchError>), Error> {
     Ok((found, errors))
 }
 
-/// The most restrictive permissions among the session files: only the bits every
-/// one of them has ([`DEFAULT_MODE`] when there is none).
-fn sidecar_mode(found: &[Found]) -> u32 {
-    found
-        .iter()
-        .map(|f| f.meta.mode() & 0o777)
-        .reduce(|a, b| a & b)
-        .unwrap_or(DEFAULT_MODE)
+/// The owner, group and permission bits the sidecar and its journal take from the
+/// session files, never wider than any of them: the owner and group the files share
+/// (`None` when they differ), and only the mode bits every one of them has
+/// ([`DEFAULT_MODE`] when there is none).
+struct Like {
+    uid: Option<u32>,
+    gid: Option<u32>,
+    mode: u32,
 }
 
-/// Creates the sidecar with `mode` if it is missing (never through a symbolic link),
-/// or narrows its permissions to `mode` when they are wider.
-fn prepare_sidecar(path: &Path, mode: u32) -> Result<(), Error> {
-    let created = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path);
+impl Like {
+    fn of(found: &[Found]) -> Like {
+        let shared = |get: fn(&Metadata) -> u32| {
+            let first = found.first().map(|f| get(&f.meta));
+            first.filter(|&v| found.iter().all(|f| get(&f.meta) == v))
+        };
+        Like {
+            uid: shared(MetadataExt::uid),
+            gid: shared(MetadataExt::gid),
+            mode: found
+                .iter()
+                .map(|f| f.meta.mode() & 0o777)
+                .reduce(|a, b| a & b)
+                .unwrap_or(DEFAULT_MODE),
+        }
+    }
+}
+
+/// The files SQLite may open beside the sidecar: its rollback journal, and a
+/// write-ahead log and its shared memory (never made by this index, but opened by
+/// SQLite when present).
+const SIDE_FILES: [&str; 3] = ["-journal", "-wal", "-shm"];
+
+fn side_path(sidecar: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = sidecar.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
+}
+
+fn not_regular(path: &Path) -> Error {
+    let e = io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "not a regular file (a symbolic link, FIFO, directory or device)",
+    );
+    io_error(IoOp::Open, path, &e)
+}
+
+/// Makes the sidecar at `path` ready for SQLite to open, or says why it cannot be
+/// used. Nothing but a regular file may be at the sidecar's name or a SQLite side
+/// file's ([`SIDE_FILES`]): SQLite would block on a FIFO there (a journal is opened
+/// to read it), so any other kind, a symbolic link included, is refused without being
+/// opened. A missing sidecar is created (never through a link) and given the session
+/// files' owner, group and mode ([`Like`]); an existing one is only narrowed, never
+/// widened (its journal: [`narrow_journal`]).
+fn prepare_sidecar(path: &Path, like: &Like) -> Result<(), Error> {
+    for suffix in SIDE_FILES {
+        let side = side_path(path, suffix);
+        match fs::symlink_metadata(&side) {
+            Ok(meta) if meta.file_type().is_file() => {}
+            Ok(_) => return Err(not_regular(&side)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(IoOp::Open, &side, &e)),
+        }
+    }
+    // Created without being opened (`mknod` of a regular file fails on anything at the
+    // name, a link included): see `narrow` for why no descriptor of it is closed here.
+    let created = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::RegularFile,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    );
     match created {
-        Ok(_) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(io_error(IoOp::Open, path, &e)),
+        Ok(()) => narrow(path, like, true)?,
+        Err(rustix::io::Errno::EXIST) => narrow(path, like, false)?,
+        Err(e) => return Err(io_error(IoOp::Open, path, &e.into())),
     }
-    let meta = fs::symlink_metadata(path).map_err(|e| io_error(IoOp::Open, path, &e))?;
-    if !meta.file_type().is_file() {
-        let e = io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
-        return Err(io_error(IoOp::Open, path, &e));
+    Ok(())
+}
+
+/// Narrows the journal beside the sidecar at `path`, when there is one.
+fn narrow_journal(path: &Path, like: &Like) -> Result<(), Error> {
+    let journal = side_path(path, SIDE_FILES[0]);
+    match fs::symlink_metadata(&journal) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        _ => narrow(&journal, like, false),
     }
-    let current = meta.mode() & 0o777;
-    if current & !mode != 0 {
-        fs::set_permissions(path, fs::Permissions::from_mode(current & mode))
+}
+
+/// Gives the regular file at `path` the owner and group of `like` where the process
+/// may, and its mode (`fresh`), or narrows its mode to `like`'s (an existing file,
+/// never widened), with the rule of every sidecar (`store::mode_like`: no group bits
+/// unless the group is the files' one). Anything but a regular file is refused.
+///
+/// Through an `O_PATH` descriptor, never one opened to read or write: SQLite holds
+/// POSIX locks on the database, and closing any ordinary descriptor of the file in
+/// this process drops them all (another search in this process may hold them); the
+/// kernel leaves locks alone when an `O_PATH` descriptor closes. The mode is set
+/// through `/proc/self/fd`, which reaches that very file (no link is followed).
+fn narrow(path: &Path, like: &Like, fresh: bool) -> Result<(), Error> {
+    use rustix::fs::{AtFlags, FileType, OFlags};
+    let fail = |e: rustix::io::Errno| io_error(IoOp::Open, path, &e.into());
+    let fd = rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(fail)?;
+    let stat = rustix::fs::fstat(&fd).map_err(fail)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(not_regular(path));
+    }
+    let wrong_uid = like.uid.filter(|&u| u != stat.st_uid);
+    let wrong_gid = like.gid.filter(|&g| g != stat.st_gid);
+    if wrong_uid.is_some() || wrong_gid.is_some() {
+        let chown = |uid: Option<u32>, gid: Option<u32>| {
+            rustix::fs::chownat(
+                &fd,
+                "",
+                uid.map(rustix::fs::Uid::from_raw_unchecked),
+                gid.map(rustix::fs::Gid::from_raw_unchecked),
+                AtFlags::EMPTY_PATH,
+            )
+        };
+        // Best effort: only a privileged process may give a file away; the group
+        // alone may still be given by a process in it.
+        if chown(wrong_uid, wrong_gid).is_err() && wrong_gid.is_some() {
+            let _ = chown(None, wrong_gid);
+        }
+    }
+    let stat = rustix::fs::fstat(&fd).map_err(fail)?;
+    let current = stat.st_mode & 0o777;
+    let mode = mode_like(
+        stat.st_gid,
+        like.gid,
+        if fresh {
+            like.mode
+        } else {
+            current & like.mode
+        },
+    );
+    if current != mode {
+        use std::os::fd::AsRawFd;
+        let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        fs::set_permissions(&proc, fs::Permissions::from_mode(mode))
             .map_err(|e| io_error(IoOp::Open, path, &e))?;
     }
     Ok(())
+}
+
+/// The settings of every index connection.
+fn tune(conn: &Connection) -> rusqlite::Result<()> {
+    // Disposable: a crash may cost the index, never a session, so no fsync.
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    // A build touches the FTS5 segments over and over: keep them in memory (KiB).
+    conn.pragma_update(None, "cache_size", -65536)
 }
 
 /// Opens the sidecar (creating its tables when they are missing). `Ok(None)`: it is of
@@ -212,10 +341,11 @@ fn open_index(path: &Path) -> Result<Option<Connection>, Fail> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // Disposable: a crash may cost the index, never a session, so no fsync.
-    conn.pragma_update(None, "synchronous", "OFF")?;
-    // A build touches the FTS5 segments over and over: keep them in memory (KiB).
-    conn.pragma_update(None, "cache_size", -65536)?;
+    tune(&conn)?;
+    // The journal is kept between transactions (emptied, not deleted), so it keeps the
+    // owner, group and mode `prepare_sidecar` gave it: SQLite creates a journal with
+    // the database's mode but the process's group.
+    let _: String = conn.pragma_update_and_check(None, "journal_mode", "TRUNCATE", |r| r.get(0))?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == SCHEMA_VERSION {
         return Ok(Some(conn));
@@ -233,16 +363,37 @@ fn open_index(path: &Path) -> Result<Option<Connection>, Fail> {
     Ok(Some(conn))
 }
 
-/// Searches `dir` (see the parent module).
+/// Searches `dir` (see the parent module): with the sidecar, or, when it cannot be
+/// used, with a temporary index built for this search alone.
 pub(super) fn search(dir: &Path, query: &SearchQuery) -> Result<SearchResult, Error> {
     let (found, walk_errors) = walk(dir)?;
+    let mut result = match with_sidecar(dir, &found, query) {
+        Ok(result) => result,
+        // The index is never required: whatever kept the sidecar from being created,
+        // opened, narrowed or written, the search is answered without it.
+        Err(_) => with_temporary(dir, &found, query)?,
+    };
+    let mut errors = walk_errors;
+    errors.append(&mut result.errors);
+    result.errors = errors;
+    Ok(result)
+}
+
+/// Searches with the sidecar, brought up to date (built again once when damaged).
+fn with_sidecar(dir: &Path, found: &[Found], query: &SearchQuery) -> Result<SearchResult, Fail> {
     let path = dir.join(SIDECAR);
-    let mode = sidecar_mode(&found);
+    let like = Like::of(found);
     let mut rebuilt = false;
     loop {
-        prepare_sidecar(&path, mode)?;
+        prepare_sidecar(&path, &like)?;
         let outcome = match open_index(&path) {
-            Ok(Some(mut conn)) => run(&mut conn, dir, &found, query),
+            // SQLite creates the journal (with the first transaction of a new index)
+            // with the database's mode but the process's group: it is narrowed before
+            // this search writes anything of the conversation through it.
+            Ok(Some(mut conn)) => match narrow_journal(&path, &like) {
+                Ok(()) => run(&mut conn, dir, found, query),
+                Err(e) => Err(Fail::Core(e)),
+            },
             Ok(None) => Err(Fail::Sql(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
                 Some("another schema version".into()),
@@ -250,20 +401,37 @@ pub(super) fn search(dir: &Path, query: &SearchQuery) -> Result<SearchResult, Er
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(mut result) => {
-                let mut errors = walk_errors;
-                errors.append(&mut result.errors);
-                result.errors = errors;
-                return Ok(result);
-            }
             Err(Fail::Sql(e)) if is_damaged(&e) && !rebuilt => {
                 rebuilt = true;
-                fs::remove_file(&path).map_err(|e| io_error(IoOp::Write, &path, &e))?;
+                // Its journal too: it belongs to the database removed.
+                for remove in [path.clone(), side_path(&path, SIDE_FILES[0])] {
+                    match fs::remove_file(&remove) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                            return Err(Fail::Core(io_error(IoOp::Write, &remove, &e)));
+                        }
+                        _ => {}
+                    }
+                }
             }
-            Err(Fail::Sql(e)) => return Err(index_error(&e)),
-            Err(Fail::Core(e)) => return Err(e),
+            other => return other,
         }
     }
+}
+
+/// Searches with a private temporary database (SQLite's, in memory until it grows,
+/// then in a file of the temporary folder deleted when it closes): every session file
+/// is read.
+fn with_temporary(dir: &Path, found: &[Found], query: &SearchQuery) -> Result<SearchResult, Error> {
+    let fail = |e: Fail| match e {
+        Fail::Sql(e) => index_error(&e),
+        Fail::Core(e) => e,
+    };
+    let mut conn = Connection::open("").map_err(|e| index_error(&e))?;
+    tune(&conn).map_err(|e| index_error(&e))?;
+    conn.execute_batch(SCHEMA).map_err(|e| index_error(&e))?;
+    let mut result = run(&mut conn, dir, found, query).map_err(fail)?;
+    result.index = IndexUse::Temporary;
+    Ok(result)
 }
 
 fn run(
@@ -323,6 +491,7 @@ fn fingerprint(found: &[Found]) -> i64 {
             bytes.extend_from_slice(&n.to_le_bytes());
         }
         bytes.extend_from_slice(&mtime_ns(&f.meta).to_le_bytes());
+        bytes.extend_from_slice(&ctime_ns(&f.meta).to_le_bytes());
     }
     xxhash_rust::xxh64::xxh64(&bytes, 0) as i64
 }
@@ -413,8 +582,10 @@ struct Known {
     ino: i64,
     size: i64,
     mtime_ns: i64,
+    ctime_ns: i64,
     head_hash: i64,
     head_len: i64,
+    tail_hash: i64,
     offset: i64,
     lines: i64,
     entries: i64,
@@ -427,12 +598,27 @@ fn mtime_ns(meta: &Metadata) -> i64 {
         .saturating_add(meta.mtime_nsec())
 }
 
-fn hash_head(file: &File, len: u64, path: &Path) -> Result<(i64, i64), Error> {
-    let len = len.min(HEAD_BLOCK) as usize;
+/// The change time (ctime): moved by every write, `chmod` and `chown`, and no program
+/// can set it back (unlike the modification time).
+fn ctime_ns(meta: &Metadata) -> i64 {
+    meta.ctime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(meta.ctime_nsec())
+}
+
+/// The hash of `len` bytes (at most [`BLOCK`]) of `file` from `start`, and the length.
+fn hash_block(file: &File, start: u64, len: u64, path: &Path) -> Result<(i64, i64), Error> {
+    let len = len.min(BLOCK) as usize;
     let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, 0)
+    file.read_exact_at(&mut buf, start)
         .map_err(|e| io_error(IoOp::Read, path, &e))?;
     Ok((xxhash_rust::xxh64::xxh64(&buf, 0) as i64, len as i64))
+}
+
+/// The hash of the last indexed block: the [`BLOCK`] bytes (or fewer) before `offset`.
+fn hash_tail(file: &File, offset: u64, path: &Path) -> Result<i64, Error> {
+    let len = offset.min(BLOCK);
+    Ok(hash_block(file, offset - len, len, path)?.0)
 }
 
 /// Brings the index of one file up to date. An error of the file
@@ -454,18 +640,21 @@ fn update(
                 ino: r.get(2)?,
                 size: r.get(3)?,
                 mtime_ns: r.get(4)?,
-                head_hash: r.get(5)?,
-                head_len: r.get(6)?,
-                offset: r.get(7)?,
-                lines: r.get(8)?,
-                entries: r.get(9)?,
-                last_row: r.get(10)?,
+                ctime_ns: r.get(5)?,
+                head_hash: r.get(6)?,
+                head_len: r.get(7)?,
+                tail_hash: r.get(8)?,
+                offset: r.get(9)?,
+                lines: r.get(10)?,
+                entries: r.get(11)?,
+                last_row: r.get(12)?,
             })
         })
         .optional()?;
     let size = meta.size() as i64;
     if let Some(k) = &known
-        && (k.dev, k.ino, k.size, k.mtime_ns) == (dev, ino, size, mtime_ns(meta))
+        && (k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns)
+            == (dev, ino, size, mtime_ns(meta), ctime_ns(meta))
     {
         return Ok(());
     }
@@ -480,17 +669,21 @@ fn update(
         .metadata()
         .map_err(|e| io_error(IoOp::Read, &path, &e))?;
     let (dev, ino, size) = (meta.dev() as i64, meta.ino() as i64, meta.size() as i64);
-    // Grown (or unchanged) when it is the same file, at least as long as what was
-    // indexed, and starts with the same bytes; else it is read again from the start.
+    // Grown when it is the same file, its size changed but not below what was
+    // indexed, and the first and the last indexed blocks hold the same bytes: only
+    // what follows is read. Else it is read again from the start, also when only its
+    // times changed at the same size: a write in place (which moves the change time,
+    // whatever the modification time says) cannot be told from `chmod` or `touch`
+    // without reading it all.
     let resume = match known {
-        Some(k) if (k.dev, k.ino) == (dev, ino) && size >= k.offset => {
-            let (hash, _) = hash_head(&file, k.head_len as u64, &path)?;
-            if hash == k.head_hash {
-                Some(k)
-            } else {
-                clear(tx, k.id)?;
-                None
-            }
+        Some(k)
+            if (k.dev, k.ino) == (dev, ino)
+                && size != k.size
+                && size >= k.offset
+                && hash_block(&file, 0, k.head_len as u64, &path)?.0 == k.head_hash
+                && hash_tail(&file, k.offset as u64, &path)? == k.tail_hash =>
+        {
+            Some(k)
         }
         Some(k) => {
             clear(tx, k.id)?;
@@ -502,9 +695,9 @@ fn update(
         Some(k) => k,
         None => {
             tx.execute(
-                "INSERT INTO files(name, dev, ino, size, mtime_ns, head_hash, head_len, offset,
-                                   lines, entries, last_row)
-                 VALUES(?1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL)
+                "INSERT INTO files(name, dev, ino, size, mtime_ns, ctime_ns, head_hash, head_len,
+                                   tail_hash, offset, lines, entries, last_row)
+                 VALUES(?1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL)
                  ON CONFLICT(name) DO UPDATE SET offset = 0, lines = 0, entries = 0,
                                                  last_row = NULL, head_len = 0",
                 [&found.name],
@@ -518,8 +711,10 @@ fn update(
                 ino,
                 size: 0,
                 mtime_ns: 0,
+                ctime_ns: 0,
                 head_hash: 0,
                 head_len: 0,
+                tail_hash: 0,
                 offset: 0,
                 lines: 0,
                 entries: 0,
@@ -533,11 +728,12 @@ fn update(
         mark_latest(tx, old_last, 0)?;
         mark_latest(tx, state.last_row, 1)?;
     }
-    let (head_hash, head_len) = hash_head(&file, state.offset as u64, &path)?;
+    let (head_hash, head_len) = hash_block(&file, 0, state.offset as u64, &path)?;
+    let tail_hash = hash_tail(&file, state.offset as u64, &path)?;
     tx.execute(
-        "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, head_hash = ?6,
-                          head_len = ?7, offset = ?8, lines = ?9, entries = ?10,
-                          last_row = NULLIF(?11, 0)
+        "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, ctime_ns = ?6,
+                          head_hash = ?7, head_len = ?8, tail_hash = ?9, offset = ?10,
+                          lines = ?11, entries = ?12, last_row = NULLIF(?13, 0)
          WHERE id = ?1",
         rusqlite::params![
             state.id,
@@ -545,8 +741,10 @@ fn update(
             ino,
             size,
             mtime_ns(&meta),
+            ctime_ns(&meta),
             head_hash,
             head_len,
+            tail_hash,
             state.offset,
             state.lines,
             state.entries,
@@ -690,9 +888,20 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
         // `detail=none` keeps no positions, so no phrase query: every trigram of every
         // term must occur (the index's candidates, ranked by bm25), and each candidate's
         // text is then checked for the terms themselves.
-        let fts = long
+        // At most MAX_TRIGRAMS of them: the terms are checked whole afterwards, so
+        // fewer trigrams only let more candidates through, and a long query costs no
+        // more than that.
+        let mut chosen: Vec<String> = Vec::new();
+        for trigram in long.iter().flat_map(|t| trigrams(t)) {
+            if chosen.len() == MAX_TRIGRAMS {
+                break;
+            }
+            if !chosen.contains(&trigram) {
+                chosen.push(trigram);
+            }
+        }
+        let fts = chosen
             .iter()
-            .flat_map(|t| trigrams(t))
             .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
             .collect::<Vec<_>>()
             .join(" AND ");
@@ -728,13 +937,14 @@ fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> 
          WHERE {} ORDER BY {order}",
         filters.join(" AND ")
     );
+    let needles = fold_terms(&long);
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
     let mut hits = Vec::new();
     while hits.len() < query.limit as usize {
         let Some(r) = rows.next()? else { break };
         let text: String = r.get(6)?;
-        if !long.iter().all(|t| contains(&text, t)) {
+        if !contains_all(&text, &needles) {
             continue;
         }
         hits.push(Hit {

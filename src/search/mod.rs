@@ -9,14 +9,24 @@
 //! The index is a SQLite database beside the sessions, [`SIDECAR`], built with FTS5's
 //! trigram tokenizer (ranked by bm25). It is disposable: deleting it loses nothing, the
 //! next search rebuilds it. It is incremental: per file it records the file's identity
-//! (device, inode), its size and modification time, a hash of its first block and the
-//! committed bytes already indexed, so a search reads only the committed bytes
-//! appended since; a replaced or truncated file is read again, a deleted one dropped.
-//! A corrupt line is reported (`errors`) and the rest of the file is still searched.
-//! The sidecar is created with the session files' permissions, never wider (the most
-//! restrictive mode among them; 0600 when there is none), and narrowed if it is wider.
-//! Two processes searching at once serialise on SQLite's lock (a busy timeout, never a
-//! corrupt index).
+//! (device, inode), its size, modification and change times, hashes of its first and
+//! of its last indexed block and the committed bytes already indexed, so a search
+//! reads only the committed bytes appended since; a replaced, truncated or rewritten
+//! file is read again (one whose times changed at the same size too: an edit in
+//! place), a deleted one dropped. A corrupt line is reported (`errors`) and the rest
+//! of the file is still searched. The sidecar and its journal take the session files'
+//! owner and group where the process may set them and only the mode bits all of them
+//! have, never wider (the rule of every sidecar, `store::mode_like`; 0600 when there
+//! is none). Two processes searching at once serialise on SQLite's lock (a busy
+//! timeout, never a corrupt index).
+//!
+//! The index is never required: where it cannot be used (a folder the caller may only
+//! read, a sidecar it cannot open or narrow, anything but a regular file at its name
+//! or a SQLite side file's), the search is answered from a temporary index built for
+//! the call ([`IndexUse::Temporary`]).
+//!
+//! A query is bounded: at most [`MAX_QUERY_BYTES`] bytes and [`MAX_TERMS`] different
+//! words (a repeated word counts once), so its cost is linear in its length.
 //!
 //! Each hit says whether its entry is on the path from the root to the session's
 //! latest leaf (the last committed entry, as `latest_leaf` defines it):
@@ -37,11 +47,17 @@ use crate::error::Error;
 use crate::json::{Object, array};
 
 /// The file name of the search index in a searched folder (with SQLite's
-/// `-journal` beside it while a search writes). It never ends in `.jsonl`.
+/// `-journal` beside it, kept empty between searches). It never ends in `.jsonl`.
 pub const SIDECAR: &str = ".session-search.db";
 
 /// The most hits a query may ask for.
 pub const MAX_LIMIT: u64 = 1000;
+
+/// The longest query, in bytes of UTF-8.
+pub const MAX_QUERY_BYTES: usize = 1 << 20;
+
+/// The most distinct words a query may hold (words that differ only in case are one).
+pub const MAX_TERMS: usize = 256;
 
 fn default_limit() -> u64 {
     20
@@ -75,7 +91,9 @@ impl SearchQuery {
     }
 
     /// The query from JSON (the one options parser), checked: a query with no
-    /// non-space character or a limit outside 1..=1000 is [`Error::InvalidOption`].
+    /// non-space character, longer than [`MAX_QUERY_BYTES`] or of more than
+    /// [`MAX_TERMS`] different words, or a limit outside 1..=1000 is
+    /// [`Error::InvalidOption`].
     pub fn from_json(text: &str) -> Result<SearchQuery, Error> {
         let query: SearchQuery = crate::options::from_json(text)?;
         query.check()?;
@@ -83,10 +101,21 @@ impl SearchQuery {
     }
 
     fn check(&self) -> Result<(), Error> {
-        if text::terms(&self.query).is_empty() {
+        if self.query.len() > MAX_QUERY_BYTES {
+            return Err(crate::options::invalid(&format!(
+                "query must be at most {MAX_QUERY_BYTES} bytes"
+            )));
+        }
+        let terms = text::terms(&self.query).len();
+        if terms == 0 {
             return Err(crate::options::invalid(
                 "query must hold a non-space character",
             ));
+        }
+        if terms > MAX_TERMS {
+            return Err(crate::options::invalid(&format!(
+                "query must hold at most {MAX_TERMS} different words (it holds {terms})"
+            )));
         }
         if !(1..=MAX_LIMIT).contains(&self.limit) {
             return Err(crate::options::invalid("limit must be 1..1000"));
@@ -151,6 +180,27 @@ impl SearchError {
     }
 }
 
+/// Which index a search used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IndexUse {
+    /// The sidecar [`SIDECAR`] in the folder, brought up to date.
+    #[default]
+    Sidecar,
+    /// A temporary index built for this search alone (every file read), because the
+    /// sidecar could not be used: the folder or the sidecar cannot be written, or
+    /// something other than a regular file is at its name or a SQLite side file's.
+    Temporary,
+}
+
+impl IndexUse {
+    fn name(self) -> &'static str {
+        match self {
+            IndexUse::Sidecar => "sidecar",
+            IndexUse::Temporary => "temporary",
+        }
+    }
+}
+
 /// What a search found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchResult {
@@ -162,12 +212,15 @@ pub struct SearchResult {
     pub entries: u64,
     pub errors: Vec<SearchError>,
     /// Bytes of session files read by this search to bring the index up to date (the
-    /// first block of a changed file, checked against its hash, included).
+    /// blocks of a changed file checked against their hashes not counted).
     pub bytes_read: u64,
+    /// Which index answered.
+    pub index: IndexUse,
 }
 
 impl SearchResult {
-    /// `{"hits":[…],"sessions":N,"entries":M,"errors":[…],"bytesRead":B}`.
+    /// `{"hits":[…],"sessions":N,"entries":M,"errors":[…],"bytesRead":B,
+    /// "index":"sidecar"|"temporary"}`.
     pub fn to_json(&self) -> String {
         Object::new()
             .raw("hits", &array(self.hits.iter().map(Hit::to_json)))
@@ -178,6 +231,7 @@ impl SearchResult {
                 &array(self.errors.iter().map(SearchError::to_json)),
             )
             .number("bytesRead", self.bytes_read)
+            .string("index", self.index.name())
             .finish()
     }
 }

@@ -91,9 +91,19 @@ fn block_text(tape: &Tape, block: usize, out: &mut String) {
 }
 
 /// The terms of a query: its whitespace-separated words (each matched as a substring,
-/// all of them required).
+/// all of them required), each once: a word that repeats an earlier one, in any case,
+/// is left out (it requires nothing more). Linear in the query's length.
 pub fn terms(query: &str) -> Vec<&str> {
-    query.split_whitespace().collect()
+    let mut seen = std::collections::HashSet::new();
+    query
+        .split_whitespace()
+        .filter(|word| seen.insert(folded(word)))
+        .collect()
+}
+
+/// `text` folded for case-insensitive matching (see [`fold`]).
+fn folded(text: &str) -> String {
+    text.chars().map(fold).collect()
 }
 
 /// Characters of context kept before the first match in a snippet.
@@ -106,15 +116,15 @@ const SNIPPET_CHARS: usize = 120;
 /// with `…` where it was cut and runs of whitespace shown as one space.
 pub fn snippet(text: &str, terms: &[&str]) -> String {
     let chars: Vec<char> = text.chars().collect();
-    let folded: Vec<char> = chars.iter().map(|&c| fold(c)).collect();
+    let haystack = folded(text);
+    // Folding maps a character to one character, so a byte offset in `haystack` is
+    // found as the same count of characters in `chars`.
     let at = terms
         .iter()
-        .filter_map(|term| {
-            let needle: Vec<char> = term.chars().map(fold).collect();
-            find(&folded, &needle)
-        })
+        .filter(|term| !term.is_empty())
+        .filter_map(|term| haystack.find(&folded(term)))
         .min()
-        .unwrap_or(0);
+        .map_or(0, |byte| haystack[..byte].chars().count());
     let start = at.saturating_sub(SNIPPET_BEFORE);
     let end = (start + SNIPPET_CHARS).min(chars.len());
     let mut out = String::new();
@@ -139,14 +149,22 @@ pub fn snippet(text: &str, terms: &[&str]) -> String {
     out
 }
 
-/// Whether `term` occurs in `text`, case-insensitively (the folding of [`snippet`]).
-pub(crate) fn contains(text: &str, term: &str) -> bool {
-    let needle: Vec<char> = term.chars().map(fold).collect();
-    if needle.is_empty() {
+/// Terms folded once for [`contains_all`].
+pub(crate) fn fold_terms(terms: &[&str]) -> Vec<String> {
+    terms.iter().map(|t| folded(t)).collect()
+}
+
+/// Whether every one of `needles` ([`fold_terms`]) occurs in `text`,
+/// case-insensitively (the folding of [`snippet`]). The text is folded once, and each
+/// lookup is linear in the text and the needle (`str::find`).
+pub(crate) fn contains_all(text: &str, needles: &[String]) -> bool {
+    if needles.iter().all(String::is_empty) {
         return true;
     }
-    let folded: Vec<char> = text.chars().map(fold).collect();
-    find(&folded, &needle).is_some()
+    let haystack = folded(text);
+    needles
+        .iter()
+        .all(|needle| haystack.contains(needle.as_str()))
 }
 
 /// Trigrams (three characters) of `term` that together cover it: the non-overlapping
@@ -156,9 +174,10 @@ pub(crate) fn contains(text: &str, term: &str) -> bool {
 pub(crate) fn trigrams(term: &str) -> Vec<String> {
     let chars: Vec<char> = term.chars().collect();
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut add = |w: &[char]| {
         let t: String = w.iter().collect();
-        if !out.contains(&t) {
+        if seen.insert(t.clone()) {
             out.push(t);
         }
     };
@@ -174,13 +193,6 @@ pub(crate) fn trigrams(term: &str) -> Vec<String> {
 /// A character folded for case-insensitive matching (its first lowercase character).
 fn fold(c: char) -> char {
     c.to_lowercase().next().unwrap_or(c)
-}
-
-fn find(haystack: &[char], needle: &[char]) -> Option<usize> {
-    if needle.is_empty() || needle.len() > haystack.len() {
-        return None;
-    }
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]
@@ -234,12 +246,24 @@ mod tests {
 
     #[test]
     fn a_term_is_found_as_a_substring_in_any_case_and_split_into_trigrams() {
-        assert!(contains("where is the Flamingo config", "flAMINGO"));
-        assert!(!contains("flam ingo", "flamingo"));
-        assert!(contains("项目名是 tiny-pi", "项目名"));
+        let all = |text: &str, terms: &[&str]| contains_all(text, &fold_terms(terms));
+        assert!(all("where is the Flamingo config", &["flAMINGO"]));
+        assert!(!all("flam ingo", &["flamingo"]));
+        assert!(all("项目名是 tiny-pi", &["项目名", "PI"]));
+        assert!(!all("项目名是 tiny-pi", &["项目名", "zebra"]));
         assert_eq!(trigrams("flamingo"), ["fla", "min", "ngo"]);
         assert_eq!(trigrams("abcabc"), ["abc"]);
         assert_eq!(trigrams("项目名"), ["项目名"]);
         assert!(trigrams("ab").is_empty());
+    }
+
+    #[test]
+    fn a_word_repeated_in_any_case_is_one_term() {
+        assert_eq!(
+            terms("Tiny tiny TINY pi 项目 项目 Pi"),
+            ["Tiny", "pi", "项目"]
+        );
+        assert_eq!(terms("  "), Vec::<&str>::new());
+        assert_eq!(terms(&"ab ".repeat(40_000)), ["ab"]);
     }
 }

@@ -140,20 +140,57 @@ pub(crate) fn create_sidecar(path: &Path, like: &Metadata) -> io::Result<File> {
         .mode(0o600)
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)?;
-    // Best effort: only a privileged process may give a file to another owner (or to a
-    // group it is not in).
-    let _ = std::os::unix::fs::fchown(&file, Some(like.uid()), Some(like.gid()));
-    let mut mode = like.mode() & 0o777;
-    if file.metadata()?.gid() != like.gid() {
-        mode &= !0o070;
-    }
-    file.set_permissions(Permissions::from_mode(mode))?;
+    give_like(&file, Some(like.uid()), Some(like.gid()), like.mode())?;
     Ok(file)
+}
+
+/// The permission bits for a file of group `file_gid` that holds bytes derived from
+/// session files whose shared group is `gid` (`None`: no one group) and whose mode
+/// bits are `mode`: those bits, without the group's unless the file's group is `gid`.
+pub(crate) fn mode_like(file_gid: u32, gid: Option<u32>, mode: u32) -> u32 {
+    match gid == Some(file_gid) {
+        true => mode & 0o777,
+        false => mode & 0o707,
+    }
+}
+
+/// Gives `file`, which holds bytes derived from session files, the owner `uid` and the
+/// group `gid` where the process may, then the permission bits `mode`, never wider
+/// than those files: the group bits are dropped unless the file's group is `gid`
+/// (`None`: the files have no one owner or group). Owner and group are best effort:
+/// only a privileged process may give a file away, or to a group it is not in. The
+/// rule of every sidecar's permissions (backup, session index; the search index
+/// applies it through a path, see `search::index`), its mode part [`mode_like`].
+fn give_like(file: &File, uid: Option<u32>, gid: Option<u32>, mode: u32) -> io::Result<()> {
+    let meta = file.metadata()?;
+    let wrong_uid = uid.filter(|&u| u != meta.uid());
+    let wrong_gid = gid.filter(|&g| g != meta.gid());
+    if (wrong_uid.is_some() || wrong_gid.is_some())
+        && std::os::unix::fs::fchown(file, wrong_uid, wrong_gid).is_err()
+        && wrong_gid.is_some()
+    {
+        // Not allowed to give the file away: its group alone, when the process is in it.
+        let _ = std::os::unix::fs::fchown(file, None, wrong_gid);
+    }
+    let meta = file.metadata()?;
+    let mode = mode_like(meta.gid(), gid, mode);
+    if meta.mode() & 0o777 != mode {
+        file.set_permissions(Permissions::from_mode(mode))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sidecar_keeps_group_bits_only_in_the_session_files_group() {
+        assert_eq!(mode_like(20, Some(20), 0o640), 0o640);
+        assert_eq!(mode_like(0, Some(20), 0o640), 0o600);
+        assert_eq!(mode_like(20, None, 0o664), 0o604);
+        assert_eq!(mode_like(20, Some(20), 0o100_644), 0o644);
+    }
 
     #[test]
     fn sidecar_names_fit_name_max_and_stay_distinct() {

@@ -42,6 +42,8 @@ use crate::recover::MAX_LINE_BYTES;
 
 pub use file::SessionFile;
 pub(crate) use file::io_error;
+#[cfg(feature = "search")]
+pub(crate) use file::mode_like;
 pub(crate) use file::sync_dir;
 pub(crate) use file::{create_sidecar, sidecar_name, sync, write_all};
 pub use fuzz::{fuzz_index, index_checksum, reseal_index};

@@ -109,7 +109,8 @@ enum Verb {
     /// case; CJK text matches inside words). A line is PATH, ENTRY, ROLE, * when the
     /// entry is on the session's latest path (else -), and a snippet. The index,
     /// DIR/.session-search.db, is brought up to date first, reading only what was
-    /// appended since the last search; deleting it loses nothing.
+    /// appended since the last search; deleting it loses nothing. Where it cannot be
+    /// written (a folder you may only read), a temporary index is built instead.
     Search {
         /// The folder of sessions.
         dir: PathBuf,

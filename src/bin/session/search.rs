@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use session::search::IndexUse;
 use session::{SearchQuery, search as find};
 
 use crate::exit;
@@ -24,6 +25,12 @@ pub fn search(out: &mut Out, dir: &Path, query: &SearchQuery, json: bool) -> Out
                 if hit.on_latest_path { "*" } else { "-" },
                 term::escape(&term::flatten(&hit.snippet)),
             )?;
+        }
+        if result.index == IndexUse::Temporary {
+            note(&format!(
+                "searched without the index {}: it cannot be used here, so every file was read",
+                dir.join(session::SIDECAR).display()
+            ));
         }
         for error in &result.errors {
             let line = error

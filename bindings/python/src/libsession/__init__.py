@@ -339,10 +339,12 @@ def list_sessions(directory, *, recursive=None, limit=None, sort=None, raw=False
 def search(directory, query, *, limit=None, roles=None, latest_path_only=None, raw=False):
     """The hits of ``query`` in the ``*.jsonl`` sessions of ``directory``, best first:
     ``{"hits": [{"path", "entryId", "seq", "role", "timestamp", "snippet", "score",
-    "onLatestPath"}, ...], "sessions", "entries", "errors", "bytesRead"}``. Every word
-    of ``query`` must occur (a substring, in any case; CJK matches inside words). The
-    index, ``directory/.session-search.db``, is brought up to date first, reading only
-    what was appended since the last search."""
+    "onLatestPath"}, ...], "sessions", "entries", "errors", "bytesRead", "index"}``.
+    Every word of ``query`` must occur (a substring, in any case; CJK matches inside
+    words); at most 1 MiB and 256 different words. The index,
+    ``directory/.session-search.db``, is brought up to date first, reading only what was
+    appended since the last search; ``"index"`` is ``"temporary"`` when it could not be
+    used (a folder the caller may only read) and a temporary one answered."""
     request = {"query": query, "limit": limit, "roles": roles, "latestPathOnly": latest_path_only}
     request = {k: v for k, v in request.items() if v is not None}
     query_json = json.dumps(request, allow_nan=False).encode("utf-8")
