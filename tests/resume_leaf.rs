@@ -272,13 +272,22 @@ fn leaves_marks_the_resume_leaf_and_names_it_in_json() {
 #[test]
 fn another_agents_file_given_to_a_reading_verb_says_how_to_import_it() {
     let pi = common::corpus_files("pi").remove(0);
-    for (file, format) in [
+    let dir = temp_dir("agent-file-hint");
+    for (source, format) in [
         (fixture("claude-code-session.jsonl"), Format::ClaudeCode),
         (fixture("codex-rollout.jsonl"), Format::Codex),
         (pi, Format::Pi),
     ] {
-        for verb in ["show", "context", "leaves", "path"] {
-            let output = session_cli(&[verb.as_ref(), file.as_os_str()]);
+        // A copy: `label` opens its file as a writer.
+        let file = dir.join(source.file_name().unwrap());
+        std::fs::copy(&source, &file).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        for verb in ["show", "context", "leaves", "path", "label"] {
+            let mut args: Vec<&OsStr> = vec![verb.as_ref(), file.as_os_str()];
+            if verb == "label" {
+                args.extend([OsStr::new("u-1"), OsStr::new("x")]);
+            }
+            let output = session_cli(&args);
             assert_eq!(output.status.code(), Some(2), "{verb} {}", file.display());
             let stderr = String::from_utf8_lossy(&output.stderr);
             let expected = format!(
@@ -295,9 +304,13 @@ fn another_agents_file_given_to_a_reading_verb_says_how_to_import_it() {
                 "{stderr}"
             );
         }
+        assert_eq!(
+            std::fs::read(&file).unwrap(),
+            before,
+            "the file is left as it was"
+        );
     }
     // A libsession file damaged further on is reported as before, with no hint.
-    let dir = temp_dir("agent-file-hint");
     let damaged = dir.join("damaged.jsonl");
     std::fs::write(&damaged, user("u-1", None) + "\n{\"type\":\"user\"}\n").unwrap();
     let output = session_cli(&["show".as_ref(), damaged.as_os_str()]);

@@ -114,24 +114,27 @@ pub fn open_with(
         verify,
         ..JsonlOptions::default()
     };
-    let opened = match Store::open_jsonl_with(file, &options) {
-        Ok(opened) => opened,
-        Err(cause @ Error::CorruptLine { line, .. }) => {
-            return Err(match agent_format(file, line) {
-                Some(format) => Failure::AgentFile {
-                    file: file.to_owned(),
-                    format,
-                    cause,
-                },
-                None => Failure::Session(cause),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let opened = Store::open_jsonl_with(file, &options).map_err(|e| opening(file, e))?;
     for warning in &opened.1.warnings {
         note(&format!("warning: {warning}"));
     }
     Ok(opened)
+}
+
+/// Why opening `file` failed: [`Failure::AgentFile`] when its first line is not an
+/// entry and it is another agent's session file, else the library's error.
+pub fn opening(file: &Path, e: Error) -> Failure {
+    match e {
+        Error::CorruptLine { line, .. } => match agent_format(file, line) {
+            Some(format) => Failure::AgentFile {
+                file: file.to_owned(),
+                format,
+                cause: e,
+            },
+            None => Failure::Session(e),
+        },
+        e => Failure::Session(e),
+    }
 }
 
 /// How much of a file's head is read to tell another agent's session file.
