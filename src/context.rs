@@ -759,10 +759,12 @@ fn resolve_profile(root: Option<&PathEntry<'_>>, profile: Profile) -> Option<Pro
     }
 }
 
-/// The agent a session was imported from: its root's `importedFormat`.
+/// The agent a session was imported from: its root's `importedFormat` (an importer's
+/// root is a metadata entry: the root of a native session is not scanned).
 fn imported_format(root: Option<&PathEntry<'_>>) -> Option<Format> {
+    let root = root.filter(|r| matches!(r.facts.body, Body::Metadata { .. }))?;
     let mut tape = Tape::default();
-    json::scan(root?.json, MAX_DEPTH, &mut tape).ok()?;
+    json::scan(root.json, MAX_DEPTH, &mut tape).ok()?;
     let format = tape.get(0, "importedFormat")?;
     Format::from_name(&tape.string(format))
 }
@@ -1222,35 +1224,36 @@ pub(crate) fn build_explained<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
     children: ChildrenOf<'a, '_>,
     estimate: &mut Estimator<'_>,
 ) -> Result<Context, Error> {
-    let imported = imported_format(whole.root.as_ref());
+    let root = whole.root;
+    build(whole, leaf_id, options, position, children, estimate)
+        .map_err(|e| with_hint(e, root.as_ref(), options))
+}
+
+/// `e` with its [`Hint`]: for a session imported from an agent and built without
+/// that agent's rules, the agent's profile when it answers the error (any pairing
+/// defect; a cut the agent takes); for any other pairing defect, `onDefect`.
+fn with_hint(mut e: Error, root: Option<&PathEntry<'_>>, options: &ContextOptions) -> Error {
     // Under its agent's rules (a profile, onDefect "error") a session builds as that
-    // agent sends it; only without them does the agent's profile answer a defect.
-    let agents_rules = resolve_profile(whole.root.as_ref(), options.profile).is_some()
-        && options.on_defect == OnDefect::Error;
-    let hint = |agent_answers: bool| match imported {
-        Some(format) if agent_answers && !agents_rules => Hint::Imported(format),
-        _ => Hint::None,
-    };
-    build(whole, leaf_id, options, position, children, estimate).map_err(|mut e| {
-        match &mut e {
-            Error::ToolPairing { hint: h, .. } => {
-                *h = match hint(true) {
-                    Hint::None => Hint::OnDefect,
-                    imported => imported,
-                }
-            }
-            Error::InvalidCompaction {
-                hint: h, reason, ..
-            } => {
-                *h = hint(matches!(
-                    reason,
-                    CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls
-                ))
-            }
-            _ => {}
+    // agent sends it: only without them does the agent's profile answer a defect.
+    let agents_rules =
+        resolve_profile(root, options.profile).is_some() && options.on_defect == OnDefect::Error;
+    let imported = imported_format(root).filter(|_| !agents_rules);
+    match &mut e {
+        Error::ToolPairing { hint, .. } => {
+            *hint = imported.map_or(Hint::OnDefect, Hint::Imported);
         }
-        e
-    })
+        Error::InvalidCompaction { hint, reason, .. } => {
+            let agent_takes = matches!(
+                reason,
+                CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls
+            );
+            *hint = imported
+                .filter(|_| agent_takes)
+                .map_or(Hint::None, Hint::Imported);
+        }
+        _ => {}
+    }
+    e
 }
 
 /// `build_context` over a checked path, root first: see [`build_explained`].
