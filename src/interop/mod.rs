@@ -103,6 +103,8 @@ pub struct ImportReport {
     /// a conversation entry (a message or a compaction) on its path and no children
     /// but lines kept raw; a line kept raw is never the resume leaf, nor a Claude Code
     /// `progress` or sidechain line (unless every line is one: a subagent's file).
+    /// The output records it too, as its last entry (a `session.resumeLeaf` entry
+    /// under it, counted in `entries_written`).
     pub resume_leaf_id: Option<String>,
     /// Lines of a kind the importer does not know (kept raw, reason
     /// `unknown_kind`), by their source kind.
