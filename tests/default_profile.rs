@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 use common::temp_dir;
 use session::interop::Format;
 use session::{
-    CompactionFault, ContextOptions, Error, Hint, PairingDefect, build_context, parse_entries,
+    CompactionFault, ContextOptions, Error, Hint, PairingDefect, Profile, build_context,
+    parse_entries,
 };
 
 fn session_cli(args: &[&std::ffi::OsStr]) -> Output {
@@ -99,6 +100,39 @@ fn the_default_profile_is_the_imported_agents_and_none_is_the_contracts_own() {
         build_context(&native, "a-1", &ContextOptions::default()),
         Err(Error::ToolPairing { .. })
     ));
+}
+
+#[test]
+fn profile_takes_the_five_names_and_nothing_else() {
+    for (name, profile) in [
+        ("auto", Profile::Auto),
+        ("none", Profile::None),
+        ("pi", Profile::Pi),
+        ("claude-code", Profile::ClaudeCode),
+        ("codex", Profile::Codex),
+    ] {
+        assert_eq!(
+            options(&format!(r#"{{"profile":"{name}"}}"#)).profile,
+            profile
+        );
+    }
+    assert_eq!(ContextOptions::default().profile, Profile::Auto);
+    assert_eq!(options("{}").profile, Profile::Auto);
+    // null meant "no profile" while that was the default: it is refused rather than
+    // read as either.
+    for bad in [
+        r#"{"profile":null}"#,
+        r#"{"profile":"gemini"}"#,
+        r#"{"profile":""}"#,
+    ] {
+        assert!(
+            matches!(
+                ContextOptions::from_json(bad),
+                Err(Error::InvalidOption { .. })
+            ),
+            "{bad}"
+        );
+    }
 }
 
 #[test]
