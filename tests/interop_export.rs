@@ -9,7 +9,7 @@ mod common;
 use std::collections::HashSet;
 use std::path::Path;
 
-use session::context::{ContextOptions, OnDefect, build_context};
+use session::context::{ContextOptions, OnDefect, Profile, build_context};
 use session::interop::{Format, export_pi, import};
 use session::nav::RESUME_LEAF_KEY;
 use session::{Entry, parse_entries};
@@ -20,8 +20,10 @@ fn entries_of(lines: &[String]) -> Vec<Entry> {
 
 /// What the model sees at `leaf`, or why there is nothing.
 fn context(entries: &[Entry], leaf: &str) -> Result<(Vec<String>, bool), String> {
+    // The contract's own rules (no profile), defects kept: what the tree says.
     let options = ContextOptions {
         on_defect: OnDefect::Keep,
+        profile: Profile::None,
         ..ContextOptions::default()
     };
     build_context(entries, leaf, &options)
