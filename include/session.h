@@ -709,21 +709,21 @@ void session_store_close(SessionStore *store);
  * 1e21 up are written with an exponent); "summaryMessage" (default
  * true); "summaryPrefix", "summarySuffix" (text around the summary, default
  * empty); "strictRoles" (default false: reject extension roles and blocks);
- * "profile": "pi", "claude-code", "codex" or "auto" (the agent an imported session
- * came from, none for a native one): messages are what that agent sends for the
- * leaf. pi leaves out assistant messages stopped with "error" or "aborted" and
- * answers a call without a result with "No result provided" after the results of
- * its reply; Claude Code merges the parts of a reply sharing a responseId into one
- * message (parts and results it hung off the path taken back), its results after
- * it, leaves out whitespace-only replies and replies whose calls have no result
- * ("action":"dropped"), sends "No response requested." after a conversation ending
- * on the user's side and old Task calls as Agent; Codex answers a call without an
- * output with "aborted" right after it, drops an output without a call
- * ("action":"dropped"), pairs tool searches the same way and sends a compaction's
- * replacement history in place of its summary. The
- * profile applies only while onDefect is "error"; other defects are kept, and the
- * compaction's own cut is taken even when it is not an interaction start or leaves
- * a call pending, as those agents take it.
+ * "profile": "auto" (the default: the agent an imported session came from, named by
+ * its root's importedFormat, and none for a native session), "none" (no agent's rules,
+ * whatever the origin), "pi", "claude-code" or "codex": messages are what that agent
+ * sends for the leaf. pi leaves out assistant messages stopped with "error" or
+ * "aborted" and answers a call without a result with "No result provided" after the
+ * results of its reply; Claude Code merges the parts of a reply sharing a responseId
+ * into one message (parts and results it hung off the path taken back), its results
+ * after it, leaves out whitespace-only replies and replies whose calls have no result
+ * ("action":"dropped"), sends "No response requested." after a conversation ending on
+ * the user's side and old Task calls as Agent; Codex answers a call without an output
+ * with "aborted" right after it, drops an output without a call ("action":"dropped"),
+ * pairs tool searches the same way and sends a compaction's replacement history in
+ * place of its summary. The profile applies only while onDefect is "error"; other
+ * defects are kept, and the compaction's own cut is taken even when it is not an
+ * interaction start or leaves a call pending, as those agents take it.
  *
  * Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
  * non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,
@@ -731,7 +731,13 @@ void session_store_close(SessionStore *store);
  * SESSION_ERR_UNKNOWN_LEAF; SESSION_ERR_MISSING_PARENT, SESSION_ERR_CYCLE;
  * SESSION_ERR_INVALID_COMPACTION (compactionId, firstKeptEntryId, reason);
  * SESSION_ERR_TOOL_PAIRING (entryId, toolCallId, reason,
- * interactionStartId).
+ * interactionStartId). The message of a tool pairing error ends with the option
+ * that would build the context: for a session imported from an agent and built
+ * without its rules ("profile":"none", or onDefect other than "error"),
+ * "profile":"auto" with onDefect "error"; for a native session, onDefect. The
+ * message of an invalid compaction that the agent's profile would take
+ * (not_interaction_start, pending_tool_calls) on such an imported session names
+ * "profile":"auto" the same way.
  *
  * Ownership: the strings are borrowed for the call. out_json may be NULL;
  * otherwise *out_json is always set, to the result or to {"error":{…}}, and the
@@ -834,9 +840,13 @@ SessionStatus session_memory_store_open_with(const char *options_json, SessionSt
  * entry records it as importedFormat. resumeLeafId is the leaf the source agent
  * resumes: the latest entry in commit order with a message or compaction on its
  * path and no children other than lines kept raw, so a line of an unknown kind
- * (kept raw, hung under the root) is never it. unknownKinds counts the lines kept
- * raw as unknown_kind by their source kind (a Claude Code last-prompt, a Codex
- * world_state, …).
+ * (kept raw, hung under the root) is never it. The session records it too: its
+ * last entry is {"id","parentId":ID,"timestamp","type":"metadata",
+ * "key":"session.resumeLeaf","value":{"leafId":ID}}, a child of that leaf (counted
+ * in entriesWritten), so the session's latest leaf is on the branch the agent
+ * resumes and a reader finds the leaf without the report. unknownKinds counts the
+ * lines kept raw as unknown_kind by their source kind (a Claude Code last-prompt, a
+ * Codex world_state, …).
  *
  * options_json is NULL or {} (no options are defined yet; an unknown member is
  * SESSION_ERR_INVALID_ARGUMENT).

@@ -47,11 +47,13 @@ namespace session {
 
 /** build_context options that send the messages as an agent does when it resumes the
  *  session (docs/contract.md §12): pi, Claude Code, Codex, or the agent an imported
- *  session came from (auto; no agent's rules for a native session). */
+ *  session came from (auto, the default: no agent's rules for a native session);
+ *  profile_none applies no agent's rules, whatever the session's origin. */
 inline constexpr const char *profile_pi = R"({"profile":"pi"})";
 inline constexpr const char *profile_claude_code = R"({"profile":"claude-code"})";
 inline constexpr const char *profile_codex = R"({"profile":"codex"})";
 inline constexpr const char *profile_auto = R"({"profile":"auto"})";
+inline constexpr const char *profile_none = R"({"profile":"none"})";
 
 /** Frees a string returned through out_json. */
 struct string_deleter {
@@ -172,8 +174,9 @@ inline result repair(const std::string &path)
 /** session_build_context over a JSON array of entries, with the default estimator
  *  (ceil(bytes / 4) of each message's JSON): what the model should see for leaf_id.
  *  options_json: e.g. R"({"onDefect":"skip","budget":{"maxTokens":8000}})", or
- *  R"({"profile":"auto"})" to send an imported session as its own agent does
- *  (session::profile_auto); "" for the defaults. The result is the context object of the contract (docs/contract.md, §7.3). */
+ *  R"({"profile":"none"})" (session::profile_none) to turn off the default, which
+ *  sends an imported session as its own agent does; "" for the defaults. The result
+ *  is the context object of the contract (docs/contract.md, §7.3). */
 inline result build_context(const std::string &entries_json, const std::string &leaf_id,
                             const std::string &options_json = std::string())
 {

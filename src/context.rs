@@ -15,7 +15,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde::Deserialize;
 
 use crate::entry::{Body, Entry, EntryParser, ParseOptions, Role, Tools};
-use crate::error::{CompactionFault, Error, PairingDefect};
+use crate::error::{CompactionFault, Error, Hint, PairingDefect};
+use crate::interop::Format;
 use crate::json::Object;
 use crate::json::{self, MAX_DEPTH, Tape};
 use crate::tree::{IdIndex, PathEntry, project_messages};
@@ -42,9 +43,13 @@ pub enum OnDefect {
 }
 
 /// An agent's own send-time rules (the option `profile`, docs/contract.md §12).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// The default is [`Profile::Auto`]: an imported session is sent as its agent sends
+/// it, a native one under the contract's own rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Profile {
+    /// No agent's rules: the contract's own (§7), whatever the session's origin.
+    None,
     /// pi: assistant messages stopped by an error or an abort are left out; a call
     /// without a result gets "No result provided" before the next turn.
     Pi,
@@ -55,18 +60,18 @@ pub enum Profile {
     /// without a call is dropped; a replacement history replaces the summary.
     Codex,
     /// The agent the session was imported from (its root's `importedFormat`); none
-    /// for a session that was not imported.
+    /// for a session that was not imported. The default.
+    #[default]
     Auto,
 }
 
 impl Profile {
-    /// The profile named by an import format (`pi`, `claude-code`, `codex`).
-    fn of_format(name: &str) -> Option<Profile> {
-        match name {
-            "pi" => Some(Profile::Pi),
-            "claude-code" => Some(Profile::ClaudeCode),
-            "codex" => Some(Profile::Codex),
-            _ => None,
+    /// The profile of an import format's agent.
+    fn of_format(format: Format) -> Profile {
+        match format {
+            Format::Pi => Profile::Pi,
+            Format::ClaudeCode => Profile::ClaudeCode,
+            Format::Codex => Profile::Codex,
         }
     }
 }
@@ -88,8 +93,9 @@ pub struct Budget {
 /// Options of `build_context` (docs/contract.md §7), as JSON: `onDefect`, `budget`,
 /// `summaryMessage` (default true), `summaryPrefix`, `summarySuffix` (default empty),
 /// `strictRoles` (default false), `synthesizedText` (default `"aborted"`: the text of
-/// a result `onDefect: "synthesize"` writes), `profile` (absent: none). Unknown members
-/// are an error.
+/// a result `onDefect: "synthesize"` writes), `profile` (default `"auto"`: the rules
+/// of the agent an imported session came from; `"none"`: the contract's own). Unknown
+/// members are an error.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase", default)]
 pub struct ContextOptions {
@@ -100,7 +106,7 @@ pub struct ContextOptions {
     pub summary_suffix: String,
     pub strict_roles: bool,
     pub synthesized_text: String,
-    pub profile: Option<Profile>,
+    pub profile: Profile,
 }
 
 /// The text of a synthesized result when the options name none: what Codex sends for a
@@ -117,7 +123,7 @@ impl Default for ContextOptions {
             summary_suffix: String::new(),
             strict_roles: false,
             synthesized_text: SYNTHESIZED_TEXT.to_owned(),
-            profile: None,
+            profile: Profile::Auto,
         }
     }
 }
@@ -399,7 +405,7 @@ pub(crate) fn build_context_indexed(
         tail,
         above: ancestors,
     };
-    build(
+    build_explained(
         path,
         leaf_id,
         options,
@@ -549,6 +555,7 @@ pub(crate) fn check_compaction<A: Ancestor>(
             compaction_id: compaction_id.to_owned(),
             first_kept_entry_id: first_kept.map(str::to_owned),
             reason,
+            hint: Hint::None,
         })
     };
     let mut reader = ToolReader::default();
@@ -742,18 +749,24 @@ fn act<'o>(
     }
 }
 
-/// The profile in force: the one given, or for `auto` the root's `importedFormat`.
-fn resolve_profile(root: Option<&PathEntry<'_>>, profile: Option<Profile>) -> Option<Profile> {
+/// The profile in force: the one given, or for `auto` the root's `importedFormat`;
+/// `None` for `none`.
+fn resolve_profile(root: Option<&PathEntry<'_>>, profile: Profile) -> Option<Profile> {
     match profile {
-        Some(Profile::Auto) => {
-            let root = root?;
-            let mut tape = Tape::default();
-            json::scan(root.json, MAX_DEPTH, &mut tape).ok()?;
-            let format = tape.get(0, "importedFormat")?;
-            Profile::of_format(&tape.string(format))
-        }
-        other => other,
+        Profile::Auto => imported_format(root).map(Profile::of_format),
+        Profile::None => None,
+        given => Some(given),
     }
+}
+
+/// The agent a session was imported from: its root's `importedFormat` (an importer's
+/// root is a metadata entry: the root of a native session is not scanned).
+fn imported_format(root: Option<&PathEntry<'_>>) -> Option<Format> {
+    let root = root.filter(|r| matches!(r.facts.body, Body::Metadata { .. }))?;
+    let mut tape = Tape::default();
+    json::scan(root.json, MAX_DEPTH, &mut tape).ok()?;
+    let format = tape.get(0, "importedFormat")?;
+    Format::from_name(&tape.string(format))
 }
 
 /// A string member of a message's top-level object.
@@ -1201,7 +1214,49 @@ fn recover_side_results<'a>(
 }
 
 /// `build_context` over a checked path, root first, for the pure function and the
-/// store alike.
+/// store alike: [`build`], a defect error naming in its message the option that
+/// answers it ([`Hint`]).
+pub(crate) fn build_explained<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
+    whole: PathTail<'a, I>,
+    leaf_id: &str,
+    options: &ContextOptions,
+    position: &dyn Fn(&str) -> Option<u64>,
+    children: ChildrenOf<'a, '_>,
+    estimate: &mut Estimator<'_>,
+) -> Result<Context, Error> {
+    let root = whole.root;
+    build(whole, leaf_id, options, position, children, estimate)
+        .map_err(|e| with_hint(e, root.as_ref(), options))
+}
+
+/// `e` with its [`Hint`]: for a session imported from an agent and built without
+/// that agent's rules, the agent's profile when it answers the error (any pairing
+/// defect; a cut the agent takes); for any other pairing defect, `onDefect`.
+fn with_hint(mut e: Error, root: Option<&PathEntry<'_>>, options: &ContextOptions) -> Error {
+    // Under its agent's rules (a profile, onDefect "error") a session builds as that
+    // agent sends it: only without them does the agent's profile answer a defect.
+    let agents_rules =
+        resolve_profile(root, options.profile).is_some() && options.on_defect == OnDefect::Error;
+    let imported = imported_format(root).filter(|_| !agents_rules);
+    match &mut e {
+        Error::ToolPairing { hint, .. } => {
+            *hint = imported.map_or(Hint::OnDefect, Hint::Imported);
+        }
+        Error::InvalidCompaction { hint, reason, .. } => {
+            let agent_takes = matches!(
+                reason,
+                CompactionFault::NotInteractionStart | CompactionFault::PendingToolCalls
+            );
+            *hint = imported
+                .filter(|_| agent_takes)
+                .map_or(Hint::None, Hint::Imported);
+        }
+        _ => {}
+    }
+    e
+}
+
+/// `build_context` over a checked path, root first: see [`build_explained`].
 pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
     whole: PathTail<'a, I>,
     leaf_id: &str,
@@ -1352,6 +1407,7 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
                 tool_call_id: d.tool_call_id.clone(),
                 reason: d.reason,
                 interaction_start_id: d.interaction_start_id.clone(),
+                hint: Hint::None,
             }),
             None => Ok(()),
         }

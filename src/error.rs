@@ -252,19 +252,24 @@ pub enum Error {
     Internal { message: String },
     /// A compaction whose `firstKeptEntryId` is not a valid cut for its path
     /// (docs/contract.md §6.2), found when appending it or when building a context through it.
-    #[error("compaction {compaction_id:?}: {}", .reason.explain(.first_kept_entry_id.as_deref()))]
+    #[error("compaction {compaction_id:?}: {}{}", .reason.explain(.first_kept_entry_id.as_deref()), .hint.compaction())]
     InvalidCompaction {
         compaction_id: String,
         first_kept_entry_id: Option<String>,
         reason: CompactionFault,
+        /// The option that would build the context anyway, said in the message
+        /// ([`Hint::None`] at append).
+        hint: Hint,
     },
     /// A tool call and its result do not pair up within an interaction (docs/contract.md §7.2).
-    #[error("entry {entry_id:?}: {} (tool call {tool_call_id:?}, interaction starting at {interaction_start_id:?})", .reason.explain())]
+    #[error("entry {entry_id:?}: {} (tool call {tool_call_id:?}, interaction starting at {interaction_start_id:?}){}", .reason.explain(), .hint.pairing())]
     ToolPairing {
         entry_id: String,
         tool_call_id: String,
         reason: PairingDefect,
         interaction_start_id: String,
+        /// The option that would build the context anyway, said in the message.
+        hint: Hint,
     },
     /// An import source that is not a session of the format asked for: it looks like
     /// another format (`detected` is not `requested`), or no line of it maps to a
@@ -294,6 +299,56 @@ pub enum Error {
         argument: &'static str,
         message: String,
     },
+}
+
+/// What a caller of `build_context` can change to build a context that failed with
+/// [`Error::ToolPairing`] or [`Error::InvalidCompaction`]: the error's message names
+/// it, so that a person reading it knows the next step (docs/contract.md §7.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// No option answers it (a compaction naming an entry off its path, or any
+    /// error at append).
+    #[default]
+    None,
+    /// The session was imported from this agent and was built without its rules
+    /// (`"profile":"none"`, or an `onDefect` other than `"error"`, under which no
+    /// agent's rules apply): `"profile":"auto"` with `"onDefect":"error"` sends what
+    /// that agent sends.
+    Imported(crate::interop::format::Format),
+    /// A native session: `onDefect` chooses what happens to a defective interaction.
+    OnDefect,
+}
+
+impl Hint {
+    /// The end of a tool pairing error's message.
+    fn pairing(self) -> String {
+        match self {
+            Hint::None => String::new(),
+            Hint::Imported(format) => format!(
+                " (this session was imported from {name}; build it with \"profile\":\"auto\" \
+                 and \"onDefect\":\"error\" \u{2014} CLI --profile auto \u{2014} to send what {name} \
+                 sends, or choose another \"onDefect\")",
+                name = format.name()
+            ),
+            Hint::OnDefect => " (choose \"onDefect\": \"skip\", \"keep\" or \"synthesize\" \
+                 \u{2014} CLI --on-defect \u{2014} to build it anyway)"
+                .to_owned(),
+        }
+    }
+
+    /// The end of an invalid compaction error's message.
+    fn compaction(self) -> String {
+        match self {
+            Hint::Imported(format) => format!(
+                " (this session was imported from {name}, which takes this cut; build it with \
+                 \"profile\":\"auto\" and \"onDefect\":\"error\" \u{2014} CLI --profile auto \u{2014} \
+                 to send what {name} sends)",
+                name = format.name()
+            ),
+            Hint::None | Hint::OnDefect => String::new(),
+        }
+    }
 }
 
 /// Why a compaction's `firstKeptEntryId` is refused.
@@ -426,6 +481,7 @@ mod tests {
             compaction_id: "c-1".to_owned(),
             first_kept_entry_id: first_kept.map(str::to_owned),
             reason,
+            hint: Hint::None,
         }
         .to_string()
     }

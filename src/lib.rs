@@ -70,8 +70,8 @@ pub use entry::{
     parse_entry_with,
 };
 pub use error::{
-    CompactionFault, EntryError, Error, FileChange, IoFailure, IoOp, LineFault, PairingDefect,
-    Warning,
+    CompactionFault, EntryError, Error, FileChange, Hint, IoFailure, IoOp, LineFault,
+    PairingDefect, Warning,
 };
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
 pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};

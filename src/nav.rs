@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-pub use crate::entry::LABEL_KEY;
+pub use crate::entry::{LABEL_KEY, RESUME_LEAF_KEY};
 pub use crate::preview::{escape_controls, preview};
 
 use crate::error::Error;

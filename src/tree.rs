@@ -39,7 +39,7 @@ impl<'a> PathEntry<'a> {
     /// key but the library's own `session.` ones (docs/contract.md §7).
     pub(crate) fn is_replayed_metadata(&self) -> bool {
         matches!(&self.facts.body, crate::entry::Body::Metadata { key, .. }
-            if !key.of(self.json).starts_with("session."))
+            if !key.of(self.json).starts_with(crate::entry::RESERVED_PREFIX))
     }
 }
 

@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use session::{
-    BudgetReason, CompactionFault, Context, ContextOptions, EntryKind, Error, MemoryOptions,
+    BudgetReason, CompactionFault, Context, ContextOptions, EntryKind, Error, Hint, MemoryOptions,
     OnDefect, PairingDefect, Role, Store, build_context, build_context_with, messages_on_path,
     parse_entries, parse_entry, path_to,
 };
@@ -257,10 +257,13 @@ fn appending_c1_keeping_from_an_unknown_id_is_unknown_entry() {
             compaction_id,
             first_kept_entry_id,
             reason,
+            hint,
         }) => {
             assert_eq!(compaction_id, "c-1");
             assert_eq!(first_kept_entry_id.as_deref(), Some("nope"));
             assert_eq!(reason, CompactionFault::UnknownEntry);
+            // An append names no option: none would make it valid.
+            assert_eq!(hint, Hint::None);
         }
         other => panic!("{other:?}"),
     }
@@ -308,7 +311,10 @@ fn orphan_result_fails_pairing_and_skip_drops_its_interaction() {
             tool_call_id,
             reason,
             interaction_start_id,
+            hint,
         }) => {
+            // A native session: onDefect is what answers it.
+            assert_eq!(hint, Hint::OnDefect);
             assert_eq!(entry_id, "r-9");
             assert_eq!(tool_call_id, "call-9");
             assert_eq!(reason, PairingDefect::OrphanResult);
@@ -503,6 +509,7 @@ fn every_pairing_defect_under_each_on_defect() {
                 tool_call_id,
                 reason,
                 interaction_start_id,
+                ..
             }) => {
                 assert_eq!(
                     (entry_id.as_str(), tool_call_id.as_str(), reason),

@@ -372,7 +372,10 @@ fn codex_sends_every_response_item_it_resends_and_ghost_snapshots_stay_metadata(
     assert_eq!(metadata.len(), 2, "{metadata:?}");
     assert!(metadata[0].contains("ghost_snapshot") && metadata[1].contains("future_kind"));
     // Without a profile the same messages are there, with no blocks.
-    let (plain, _) = context_of(&text, &ContextOptions::default());
+    let (plain, _) = context_of(
+        &text,
+        &ContextOptions::from_json(r#"{"profile":"none"}"#).unwrap(),
+    );
     assert_eq!(plain.messages, context.messages);
 
     // Inside a replacement history: the compaction items are sent (an older

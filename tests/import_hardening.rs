@@ -113,7 +113,8 @@ fn an_import_of_300_000_lines_fits_in_96_mib_of_address_space_beside_the_program
     );
     let report: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
     assert_eq!(report["linesRead"], EMPTY_OBJECTS + 1);
-    assert_eq!(report["entriesWritten"], EMPTY_OBJECTS + 2);
+    // The root, a raw entry per line, the message, and the resume-leaf record.
+    assert_eq!(report["entriesWritten"], EMPTY_OBJECTS + 3);
     let (_, open) = session::Store::open_jsonl_with(&out, &read_only()).unwrap();
     assert_eq!(open.state, session::State::Ready);
 }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use session::context::{ContextOptions, OnDefect, build_context};
+use session::context::{ContextOptions, OnDefect, Profile, build_context};
 use session::interop::{Format, export_pi, import};
 use session::{Entry, Error, parse_entries};
 
@@ -160,8 +160,10 @@ fn check_file(path: &Path, figures: &mut Figures, failures: &mut Vec<String>) {
         .collect();
     let pi = pi_view(path);
     let parents: HashSet<&str> = entries.iter().filter_map(Entry::parent_id).collect();
+    // The contract's own rules (no profile), defects kept: compared with pi's own.
     let options = ContextOptions {
         on_defect: OnDefect::Keep,
+        profile: Profile::None,
         ..ContextOptions::default()
     };
     figures.files += 1;

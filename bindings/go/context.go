@@ -48,15 +48,16 @@ const (
 
 // Profile names an agent whose own send-time rules BuildContext follows
 // (docs/contract.md §12): what pi, Claude Code or Codex sends when it resumes the
-// session. It applies while OnDefect is OnDefectError.
+// session. It applies while OnDefect is OnDefectError. The zero value "" is the
+// library's default, ProfileAuto.
 type Profile string
 
 const (
-	ProfileNone       Profile = ""            // no agent's rules (the default)
+	ProfileAuto       Profile = "auto"        // the default: the agent an imported session came from; none for a native one
+	ProfileNone       Profile = "none"        // no agent's rules, whatever the session's origin
 	ProfilePi         Profile = "pi"          // failed replies left out; "No result provided" for a missing result
 	ProfileClaudeCode Profile = "claude-code" // split replies merged by message id; a part whose calls have no result left out
 	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history
-	ProfileAuto       Profile = "auto"        // the agent an imported session came from; none for a native one
 )
 
 // Budget bounds the context's tokens: whole interactions are kept from the newest
@@ -69,7 +70,8 @@ type Budget struct {
 }
 
 // ContextOptions for BuildContext. The zero value is the default: OnDefectError, no
-// budget, a summary message without wrapping text, extension roles accepted.
+// budget, a summary message without wrapping text, extension roles accepted, and
+// ProfileAuto (an imported session is sent as its agent sends it).
 type ContextOptions struct {
 	OnDefect OnDefect // "" is OnDefectError
 	Budget   *Budget  // nil: no budget (and the estimator is never called)
@@ -83,7 +85,8 @@ type ContextOptions struct {
 	// SynthesizedText is the text of the results OnDefectSynthesize writes; "" is
 	// the library's default, "aborted".
 	SynthesizedText string
-	// Profile sends the messages as that agent does; ProfileNone: none.
+	// Profile sends the messages as that agent does; "" is ProfileAuto, ProfileNone
+	// applies no agent's rules.
 	Profile Profile
 }
 

@@ -208,9 +208,36 @@ func TestProfileSendsAsThatAgentDoes(t *testing.T) {
 		len(result.Content) != 1 || result.Content[0].Text != "No result provided" {
 		t.Fatalf("pi: %s", c.Raw)
 	}
-	// A native session has no agent: auto is no profile.
+	// A native session has no agent: auto is no profile, and the error names onDefect.
 	_, err = store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfileAuto}, nil)
-	asError(t, err, session.ErrToolPairing)
+	e := asError(t, err, session.ErrToolPairing)
+	if !strings.Contains(e.Message, `choose "onDefect"`) {
+		t.Fatalf("a native session's pairing error names onDefect: %q", e.Message)
+	}
+}
+
+// The zero value of ContextOptions sends an imported session as its agent does
+// (the library's default profile, auto); ProfileNone turns that off, and the error
+// then names the profile that answers it.
+func TestDefaultProfileIsTheImportedAgents(t *testing.T) {
+	root := `{"id":"root","parentId":null,"timestamp":0,"type":"metadata","key":"pi.session",` +
+		`"value":{},"importedFormat":"pi"}`
+	user := `{"id":"u-1","parentId":"root","timestamp":1,"type":"message","message":{"role":"user","content":"go"}}`
+	call := `{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant",` +
+		`"content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{}}]}}`
+	store := memoryWith(t, []string{root, user, call})
+	c, err := store.BuildContext("a-1", session.ContextOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Messages) != 3 || !strings.Contains(string(c.Messages[2]), "No result provided") {
+		t.Fatalf("default: %s", c.Raw)
+	}
+	_, err = store.BuildContext("a-1", session.ContextOptions{Profile: session.ProfileNone}, nil)
+	e := asError(t, err, session.ErrToolPairing)
+	if !strings.Contains(e.Message, `imported from pi; build it with "profile":"auto"`) {
+		t.Fatalf("the error names the profile: %q", e.Message)
+	}
 }
 
 func TestEstimatorIsCalledOncePerMessageWithItsJSON(t *testing.T) {

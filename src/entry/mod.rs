@@ -124,8 +124,10 @@ pub(crate) enum Body {
     Metadata {
         key: Text,
         value: Span,
-        /// For a `session.label` entry: the `targetId` it labels.
-        label_target: Option<Text>,
+        /// The entry a `session.label` entry labels (its `targetId`) or a
+        /// `session.resumeLeaf` entry names (its `leafId`): it must be committed
+        /// when the entry is appended.
+        target: Option<Text>,
     },
     Compaction {
         /// `None` for a null `firstKeptEntryId` (keep nothing from before it).
@@ -364,6 +366,6 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, Error> {
 mod tests;
 mod validate;
 
-pub use validate::LABEL_KEY;
 use validate::{Check, Segment};
 pub(crate) use validate::{EntryParser, ParseFault};
+pub use validate::{LABEL_KEY, RESERVED_PREFIX, RESUME_LEAF_KEY};

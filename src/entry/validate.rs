@@ -6,8 +6,15 @@ use crate::json::{self, Kind, MAX_DEPTH, Tape};
 
 use super::*;
 
+/// The prefix of the metadata keys reserved for libsession (docs/contract.md §6.3).
+pub const RESERVED_PREFIX: &str = "session.";
+
 /// The metadata key of a label entry (docs/contract.md §6.3).
 pub const LABEL_KEY: &str = "session.label";
+
+/// The metadata key of the entry an import writes to record the leaf its agent
+/// resumes (docs/contract.md §6.3): value `{"leafId": non-empty string}`.
+pub const RESUME_LEAF_KEY: &str = "session.resumeLeaf";
 
 /// Why a text is not an entry: bad JSON, or the wrong shape.
 #[derive(Debug)]
@@ -221,15 +228,17 @@ impl<'t> Check<'t> {
             "metadata" => {
                 let key = self.text(root, "key", base)?;
                 let node = self.required(root, "value")?;
-                let label_target = if key.of(&self.tape.text[base..]) == LABEL_KEY {
-                    Some(self.within(Segment::Key("value"), |c| c.label(node, base))?)
-                } else {
-                    None
+                let target = match key.of(&self.tape.text[base..]) {
+                    LABEL_KEY => Some(self.within(Segment::Key("value"), |c| c.label(node, base))?),
+                    RESUME_LEAF_KEY => {
+                        Some(self.within(Segment::Key("value"), |c| c.resume_leaf(node, base))?)
+                    }
+                    _ => None,
                 };
                 Body::Metadata {
                     key,
                     value: self.span(node, base),
-                    label_target,
+                    target,
                 }
             }
             "compaction" => self.compaction(root, base, &id, parent.is_some())?,
@@ -319,6 +328,13 @@ impl<'t> Check<'t> {
             self.within(Segment::Key("label"), |c| c.text_value(label, base))?;
         }
         Ok(target)
+    }
+
+    /// The value of a `session.resumeLeaf` metadata entry: `{"leafId": non-empty
+    /// string}`; returns the leaf. Other members are kept and ignored.
+    fn resume_leaf(&mut self, value: usize, base: usize) -> Checked<Text> {
+        self.expect(value, Kind::Object)?;
+        self.text(value, "leafId", base)
     }
 
     fn message(&mut self, msg: usize, base: usize) -> Checked<(Role, Tools)> {

@@ -157,6 +157,7 @@ fn core_object(code: &str, e: &Error) -> String {
             compaction_id,
             first_kept_entry_id,
             reason,
+            ..
         } => {
             let object = object.string("compactionId", compaction_id);
             let object = match first_kept_entry_id {
@@ -170,6 +171,7 @@ fn core_object(code: &str, e: &Error) -> String {
             tool_call_id,
             reason,
             interaction_start_id,
+            ..
         } => object
             .string("entryId", entry_id)
             .string("toolCallId", tool_call_id)
@@ -343,17 +345,20 @@ mod tests {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: Some("a-pkg".into()),
                 reason: crate::error::CompactionFault::NotInteractionStart,
+                hint: crate::error::Hint::Imported(crate::interop::Format::Pi),
             },
             Error::InvalidCompaction {
                 compaction_id: "c-1".into(),
                 first_kept_entry_id: None,
                 reason: crate::error::CompactionFault::PendingToolCalls,
+                hint: crate::error::Hint::None,
             },
             Error::ToolPairing {
                 entry_id: "r-9".into(),
                 tool_call_id: "call-9".into(),
                 reason: crate::error::PairingDefect::OrphanResult,
                 interaction_start_id: "u-1".into(),
+                hint: crate::error::Hint::OnDefect,
             },
             Error::Estimator {
                 entry_id: "u-1".into(),

@@ -50,9 +50,13 @@ use crate::interop::{Format, ImportProgress, import_file_with_progress};
 /// entry records it as importedFormat. resumeLeafId is the leaf the source agent
 /// resumes: the latest entry in commit order with a message or compaction on its
 /// path and no children other than lines kept raw, so a line of an unknown kind
-/// (kept raw, hung under the root) is never it. unknownKinds counts the lines kept
-/// raw as unknown_kind by their source kind (a Claude Code last-prompt, a Codex
-/// world_state, …).
+/// (kept raw, hung under the root) is never it. The session records it too: its
+/// last entry is {"id","parentId":ID,"timestamp","type":"metadata",
+/// "key":"session.resumeLeaf","value":{"leafId":ID}}, a child of that leaf (counted
+/// in entriesWritten), so the session's latest leaf is on the branch the agent
+/// resumes and a reader finds the leaf without the report. unknownKinds counts the
+/// lines kept raw as unknown_kind by their source kind (a Claude Code last-prompt, a
+/// Codex world_state, …).
 ///
 /// options_json is NULL or {} (no options are defined yet; an unknown member is
 /// SESSION_ERR_INVALID_ARGUMENT).

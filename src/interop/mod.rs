@@ -29,7 +29,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::context::{ToolFacts, ToolReader};
-use crate::entry::{Body, Role};
+use crate::entry::{Body, RESUME_LEAF_KEY, Role};
 use crate::error::{Error, IoFailure, IoOp, LineFault};
 use crate::json::{Kind, MAX_DEPTH, Object, Tape};
 use crate::recover::MAX_LINE_BYTES;
@@ -103,6 +103,8 @@ pub struct ImportReport {
     /// a conversation entry (a message or a compaction) on its path and no children
     /// but lines kept raw; a line kept raw is never the resume leaf, nor a Claude Code
     /// `progress` or sidechain line (unless every line is one: a subagent's file).
+    /// The output records it too, as its last entry (a `session.resumeLeaf` entry
+    /// under it, counted in `entries_written`).
     pub resume_leaf_id: Option<String>,
     /// Lines of a kind the importer does not know (kept raw, reason
     /// `unknown_kind`), by their source kind.
@@ -765,6 +767,8 @@ pub(crate) struct Builder<'s> {
     tool_reader: ToolReader,
     last: Option<u32>,
     last_timestamp: f64,
+    /// The latest timestamp written (what the resume-leaf record takes).
+    max_timestamp: f64,
     /// The source line being mapped.
     current_line: u64,
     root: Option<u32>,
@@ -805,6 +809,7 @@ impl<'s> Builder<'s> {
             tool_reader: ToolReader::default(),
             last: None,
             last_timestamp: 0.0,
+            max_timestamp: 0.0,
             current_line: 0,
             root: None,
             flags: Vec::new(),
@@ -883,8 +888,9 @@ impl<'s> Builder<'s> {
         .map(drop)
     }
 
-    /// The report, once the compactions written are checked: the cost of each check
-    /// is the messages its walk passes (see [`written`]), never the whole tree.
+    /// The report, once the resume leaf is recorded and the compactions written are
+    /// checked: the cost of each check is the messages its walk passes (see
+    /// [`written`]), never the whole tree.
     fn finish(mut self) -> Result<ImportReport, Error> {
         let pick = |not: u8| {
             self.flags
@@ -894,6 +900,9 @@ impl<'s> Builder<'s> {
         // A transcript that is all sidechain (a subagent's own file) resumes at its end.
         let resume = pick(HAS_CHILD | RAW | ASIDE).or_else(|| pick(HAS_CHILD | RAW));
         self.report.resume_leaf_id = resume.map(|node| self.written.id(node as u32).to_owned());
+        if let Some(leaf) = self.report.resume_leaf_id.clone() {
+            self.record_resume_leaf(&leaf)?;
+        }
         for compaction in &self.compactions {
             if let Err(Error::InvalidCompaction {
                 compaction_id,
@@ -912,6 +921,19 @@ impl<'s> Builder<'s> {
             }
         }
         Ok(self.report)
+    }
+
+    /// Writes, last, the `session.resumeLeaf` entry naming `leaf` (docs/contract.md
+    /// §6.3), as a child of `leaf`: the session's latest entry is then on the branch
+    /// its agent resumes, its path the leaf's plus an entry no context shows, and
+    /// the record stays in force until something else is appended. Its timestamp is
+    /// the latest written: it is made once the source is read.
+    fn record_resume_leaf(&mut self, leaf: &str) -> Result<(), Error> {
+        let id = self.fresh_id("session-resume-leaf");
+        let mut entry = entry_head(&id, Some(leaf), self.max_timestamp, "metadata");
+        entry.insert("key".into(), Value::String(RESUME_LEAF_KEY.to_owned()));
+        entry.insert("value".into(), json!({ "leafId": leaf }));
+        self.push_entry(entry).map(drop)
     }
 
     /// Parses one source line (lone surrogate escapes kept); `None` when it is not JSON.
@@ -1136,6 +1158,7 @@ impl<'s> Builder<'s> {
         );
         self.sink.line(parts)?;
         self.last_timestamp = timestamp;
+        self.max_timestamp = self.max_timestamp.max(timestamp);
         self.report.entries_written += 1;
         *self.report.entry_types.entry(kind).or_default() += 1;
         self.last = Some(node);

@@ -14,12 +14,14 @@
 //! Every entry keeps its id; a pi root (`parentId: null`) hangs under the header's
 //! entry. ISO timestamps become Unix milliseconds, the text kept as `isoTimestamp`.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::lenient::{Lenient, number_value};
 use super::time::{iso_to_millis, millis_to_iso};
 use super::{Builder, Refusal, Source, entry_head, number, timestamp_of};
-use crate::entry::Entry;
+use crate::entry::{Entry, RESUME_LEAF_KEY};
 use crate::error::Error;
 
 /// The session format version pi 0.73.1 writes.
@@ -330,25 +332,52 @@ fn metadata(id: &str, parent: &str, millis: f64, key: &str) -> Map<String, Value
 /// its JSON text; a null `firstKeptEntryId` is left out, which is how pi spells
 /// "keep nothing before it" (its context builder then finds no first kept entry, as
 /// after its own migration of a version 1 compaction that named the header), and
-/// what the import reads back as null.
+/// what the import reads back as null. An import's `session.resumeLeaf` record is
+/// left out (pi resumes at the file's last line, which the leaf is): an entry under
+/// it is written under its parent, and a `leaf` that is one exports its parent.
 pub fn export_pi(entries: &[Entry], leaf: &str) -> Result<String, Error> {
-    let Some(leaf_index) = entries.iter().position(|e| e.id() == leaf) else {
+    if !entries.iter().any(|e| e.id() == leaf) {
         return Err(Error::UnknownLeaf {
             id: leaf.to_owned(),
         });
-    };
+    }
     let joined: Vec<u8> = entries
         .iter()
         .flat_map(|e| e.json().bytes().chain(std::iter::once(b'\n')))
         .collect();
     let lenient = Lenient::for_input(&joined);
     let mut objects = Vec::with_capacity(entries.len());
+    // Each resume record left out, by id: the parent its children take instead.
+    let mut records: HashMap<String, Value> = HashMap::new();
+    let mut leaf = leaf.to_owned();
     for entry in entries {
-        match lenient.parse(entry.json().as_bytes()) {
-            Ok(Value::Object(o)) => objects.push(o),
+        let mut object = match lenient.parse(entry.json().as_bytes()) {
+            Ok(Value::Object(o)) => o,
             _ => return Err(Error::internal("a committed entry is not a JSON object")),
+        };
+        if let Some(Value::String(parent)) = object.get("parentId")
+            && let Some(up) = records.get(parent)
+        {
+            object.insert("parentId".into(), up.clone());
+        }
+        match object.get("parentId") {
+            Some(Value::String(parent))
+                if entry
+                    .metadata()
+                    .is_some_and(|(key, _)| key == RESUME_LEAF_KEY) =>
+            {
+                if entry.id() == leaf {
+                    leaf = parent.clone();
+                }
+                records.insert(entry.id().to_owned(), Value::String(parent.clone()));
+            }
+            _ => objects.push(object),
         }
     }
+    let leaf_index = objects
+        .iter()
+        .position(|o| o.get("id").and_then(Value::as_str) == Some(leaf.as_str()))
+        .ok_or_else(|| Error::internal("the leaf of an export is not among its entries"))?;
     let header_index = objects.iter().position(|o| {
         o.get("parentId").is_some_and(Value::is_null)
             && o.get("type").and_then(Value::as_str) == Some("metadata")

@@ -902,7 +902,7 @@ impl Store {
         };
         self.read_with(|inner| {
             let path = inner.log.path_tail(leaf_id, options.strict_roles)?;
-            context::build(
+            context::build_explained(
                 path,
                 leaf_id,
                 options,
@@ -936,6 +936,15 @@ impl Store {
     /// store is empty. O(1).
     pub fn latest_leaf(&self) -> Result<Option<Node>, Error> {
         self.read_with(|inner| Ok(inner.log.latest_leaf()))
+    }
+
+    /// The leaf the agent of an imported session resumes: the `leafId` of its
+    /// `session.resumeLeaf` entry while that entry is in force (docs/contract.md §6.3:
+    /// the last committed entry, or under it only `session.*` metadata such as
+    /// labels); `None` otherwise, and for a native session. The command line's
+    /// default leaf: this, else the latest leaf.
+    pub fn resume_leaf(&self) -> Result<Option<String>, Error> {
+        self.read_with(|inner| Ok(inner.log.resume_leaf()))
     }
 
     /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
@@ -1047,8 +1056,8 @@ impl Drop for Store {
 }
 
 /// The append-time rules that depend on the committed tree (docs/contract.md §6.2, §6.3): a
-/// compaction's cut, walked up from its parent (cost: the distance walked), and a
-/// label's target, which must be committed.
+/// compaction's cut, walked up from its parent (cost: the distance walked), and the
+/// entry a label or a resume-leaf record names, which must be committed.
 fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {
     match &facts.body {
         Body::Compaction { first_kept, .. } => context::check_compaction(
@@ -1058,7 +1067,7 @@ fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Res
             &|id| log.find(id).is_some(),
         ),
         Body::Metadata {
-            label_target: Some(target),
+            target: Some(target),
             ..
         } => {
             let target = target.of(json);

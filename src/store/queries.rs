@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use super::index::{NONE, ORPHAN};
 use super::log::Log;
 use super::nav::Links;
+use crate::entry::{Body, RESERVED_PREFIX, RESUME_LEAF_KEY};
 use crate::error::Error;
 use crate::nav::{Label, Leaves, Node, Place, TreeOptions, TreePage};
 use crate::tree::PathEntry;
@@ -109,6 +110,30 @@ impl Log {
             latest_by_timestamp,
             leaves,
         }
+    }
+
+    /// The leaf the agent of an imported session resumes (docs/contract.md §6.3): the
+    /// `leafId` of the `session.resumeLeaf` entry met walking up from the last
+    /// committed entry over `session.*` metadata only. An import writes that entry
+    /// last; a label appended since leaves it in force, any other entry (a message a
+    /// host appended) ends it. `None` when there is none or its leaf is not
+    /// committed. O(entries walked).
+    pub(crate) fn resume_leaf(&self) -> Option<String> {
+        let last = u32::try_from(self.len().checked_sub(1)?).ok()?;
+        for entry in self.ancestors(last) {
+            let Body::Metadata { key, target, .. } = &entry.facts.body else {
+                return None;
+            };
+            let key = key.of(entry.json);
+            if key == RESUME_LEAF_KEY {
+                let leaf = target.as_ref()?.of(entry.json);
+                return self.find(leaf).map(|_| leaf.to_owned());
+            }
+            if !key.starts_with(RESERVED_PREFIX) {
+                return None;
+            }
+        }
+        None
     }
 
     /// The node of the last committed entry. O(1).

@@ -39,9 +39,11 @@ static void imports_pi_and_reports_every_line(void)
     st = session_import("pi", src, out, NULL, &json);
     CHECK_STATUS(st, SESSION_OK, json, "import");
     CHECK_JSON(json, "linesRead", "5", "five physical lines");
-    CHECK_JSON(json, "entriesWritten", "5", "header root, three entries, the raw line");
+    CHECK_JSON(json, "entriesWritten", "6",
+               "header root, three entries, the raw line, the resume-leaf record");
     CHECK_JSON(json, "entryTypes.message", "2", "two messages");
-    CHECK_JSON(json, "entryTypes.metadata", "3", "pi.session, pi.model_change, pi.unmapped");
+    CHECK_JSON(json, "entryTypes.metadata", "4",
+               "pi.session, pi.model_change, pi.unmapped, session.resumeLeaf");
     CHECK_JSON(json, "unmapped.0.line", "5", "the torn line is listed by number");
     CHECK_JSON(json, "unmapped.0.reason", "\"invalid_json\"", "as invalid JSON");
     CHECK_JSON(json, "unmapped.0.entryId", "\"pi-line-5\"", "with the entry that keeps it");
@@ -60,6 +62,13 @@ static void imports_pi_and_reports_every_line(void)
     CHECK_JSON(json, "1.timestamp", "1735689601000", "ISO time as Unix milliseconds");
     CHECK_JSON(json, "1.isoTimestamp", "\"2025-01-01T00:00:01.000Z\"", "the text kept");
     CHECK_JSON(json, "2.key", "\"pi.model_change\"", "model_change as pi.* metadata");
+    session_string_free(json);
+
+    SECTION("the session records the leaf pi resumes: its last entry, under that leaf");
+    st = session_store_latest_leaf(store, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "latest leaf");
+    CHECK_JSON(json, "key", "\"session.resumeLeaf\"", "the record is the last entry");
+    CHECK_JSON(json, "parentId", "\"a-1\"", "under the leaf pi resumes");
     session_string_free(json);
     session_store_close(store);
 

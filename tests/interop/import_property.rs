@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use session::interop::{Format, export_pi, import};
+use session::nav::RESUME_LEAF_KEY;
 use session::{Error, parse_entries, recover_jsonl};
 
 pub const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
@@ -99,10 +100,16 @@ pub fn check_import_as(format: Format, data: &[u8]) {
     if let Some(last) = entries.last() {
         let text = export_pi(&entries, last.id()).expect("export of an imported tree");
         // A header line (the imported one, or a new one), then one line per entry
-        // but the imported header's.
+        // but the imported header's and the record of the resume leaf.
         let count = text.lines().count();
+        let records = entries
+            .iter()
+            .filter(|e| e.metadata().is_some_and(|(key, _)| key == RESUME_LEAF_KEY))
+            .count();
+        let exported = entries.len() - records;
+        assert_eq!(records, 1, "{format:?}: an import records its resume leaf");
         assert!(
-            count == entries.len() || count == entries.len() + 1,
+            count == exported || count == exported + 1,
             "{format:?}: {count} lines for {} entries",
             entries.len()
         );

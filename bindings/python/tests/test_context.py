@@ -106,6 +106,25 @@ def test_profile_codex_answers_aborted_and_drops_an_output_without_a_call():
         libsession.build_context(entries, "r-9", profile="gemini")
 
 
+def test_an_imported_session_is_sent_as_its_agent_sends_it_by_default():
+    # A session imported from Codex: its root records the format.
+    entries = [
+        {"id": "root", "parentId": None, "timestamp": 0, "type": "metadata", "key": "codex.session",
+         "value": None, "importedFormat": "codex"},
+        {"id": "u-1", "parentId": "root", "timestamp": 1, "type": "message",
+         "message": {"role": "user", "content": "go"}},
+        {"id": "a-1", "parentId": "u-1", "timestamp": 2, "type": "message",
+         "message": {"role": "assistant",
+                     "content": [{"type": "toolCall", "id": "call-1", "name": "bash", "arguments": {}}]}},
+    ]
+    ctx = libsession.build_context(entries, "a-1")
+    assert ctx["messages"][2]["content"][0]["text"] == "aborted"
+    assert ctx == libsession.build_context(entries, "a-1", profile="auto")
+    with pytest.raises(libsession.ToolPairing) as raised:
+        libsession.build_context(entries, "a-1", profile="none")
+    assert 'imported from codex; build it with "profile":"auto"' in str(raised.value)
+
+
 def test_the_estimator_gets_each_message_once_and_prices_the_budget(store):
     seen = []
 

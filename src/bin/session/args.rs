@@ -14,7 +14,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 const AFTER_HELP: &str = "\
 Every verb but repair and label opens FILE read-only (import, export and view -o
 create a new OUT and never overwrite one; search writes only its index,
-DIR/.session-search.db). Where LEAF is optional it defaults to the latest leaf.
+DIR/.session-search.db). Where LEAF is optional it defaults to the leaf the agent
+of an imported session resumes (recorded by import), else to the latest leaf.
 Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
 JSON output stays JSON.
 
@@ -56,7 +57,8 @@ enum Verb {
     /// Every branch as a tree, LEAF and its path marked.
     ///
     /// A run of only children is drawn as a chain and indentation is capped, so the
-    /// output stays linear in the file. LEAF defaults to the latest leaf.
+    /// output stays linear in the file. LEAF defaults to the leaf an imported
+    /// session's agent resumes, else the latest leaf.
     Tree {
         /// The session file.
         file: PathBuf,
@@ -82,10 +84,14 @@ enum Verb {
         /// The entry whose children are listed.
         id: OsString,
     },
-    /// Every leaf, with the latest by commit and by time.
+    /// Every leaf, with the latest by commit and by time, and the leaf an imported
+    /// session's agent resumes.
     Leaves {
         /// The session file.
         file: PathBuf,
+        /// Print one JSON object: the library's leaves, plus resumeLeafId.
+        #[arg(long)]
+        json: bool,
     },
     /// The sessions in DIR: modified, entries, state, first user text.
     ///
@@ -149,7 +155,8 @@ enum Verb {
     Context {
         /// The session file.
         file: PathBuf,
-        /// The leaf (default: the latest leaf).
+        /// The leaf (default: the leaf an imported session's agent resumes, else the
+        /// latest leaf).
         leaf: Option<OsString>,
         /// The model's context window, in tokens: turns on the budget.
         #[arg(long, value_name = "N", value_parser = tokens)]
@@ -163,8 +170,10 @@ enum Verb {
         /// What to do with an interaction whose tool calls and results do not pair.
         #[arg(long, value_enum, value_name = "WHAT")]
         on_defect: Option<OnDefect>,
-        /// Send as this agent does (auto: the agent an imported session came from).
-        #[arg(long, value_name = "AGENT", value_parser = ["pi", "claude-code", "codex", "auto"])]
+        /// Send as this agent does: auto (the default) the agent an imported session
+        /// came from, none for the library's own rules.
+        #[arg(long, value_name = "AGENT",
+              value_parser = ["auto", "none", "pi", "claude-code", "codex"])]
         profile: Option<String>,
     },
     /// State, entry count and warnings (every line checked).
@@ -186,7 +195,8 @@ enum Verb {
     ///
     /// The page works offline (no request of any kind) and shows session text as
     /// text, never as markup or script. Any node can be chosen in the page. LEAF
-    /// defaults to the latest leaf; without -o the page goes to stdout.
+    /// defaults to the leaf an imported session's agent resumes, else the latest
+    /// leaf; without -o the page goes to stdout.
     View {
         /// The session file.
         file: PathBuf,
@@ -242,7 +252,8 @@ enum Verb {
 struct FileLeaf {
     /// The session file.
     file: PathBuf,
-    /// The leaf (default: the latest leaf).
+    /// The leaf (default: the leaf an imported session's agent resumes, else the
+    /// latest leaf).
     leaf: Option<OsString>,
 }
 
@@ -282,7 +293,7 @@ fn tokens(text: &str) -> Result<f64, String> {
 }
 
 /// What the command line asks for. FILE is any path (on Unix, any bytes); LEAF is an
-/// entry id, which is always UTF-8 text; `None` asks for the latest leaf.
+/// entry id, which is always UTF-8 text; `None` asks for the default leaf (`output::default_leaf`).
 pub enum Command {
     Show {
         file: PathBuf,
@@ -306,6 +317,7 @@ pub enum Command {
     },
     Leaves {
         file: PathBuf,
+        json: bool,
     },
     Ls {
         dir: PathBuf,
@@ -449,7 +461,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             file,
             id: utf8(id, "ID is not UTF-8 text, so it cannot be an entry id")?,
         },
-        Verb::Leaves { file } => Command::Leaves { file },
+        Verb::Leaves { file, json } => Command::Leaves { file, json },
         Verb::Ls {
             dir,
             recursive,
@@ -562,7 +574,7 @@ fn utf8(text: OsString, reason: &'static str) -> Result<String, &'static str> {
 /// The options of `tree`.
 #[derive(Default)]
 pub struct TreeArgs {
-    /// The entry whose path is marked; default the latest leaf.
+    /// The entry whose path is marked; default the default leaf.
     pub leaf: Option<String>,
     /// Hide entries deeper than this.
     pub depth: Option<u64>,

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use session::{BudgetReason, Context, ContextOptions, Defect};
 
 use crate::exit;
-use crate::output::{Out, Outcome, latest_or, note, open};
+use crate::output::{Out, Outcome, leaf_or_default, note, open};
 use crate::term;
 
 /// `session context FILE [LEAF] [options]`, parsed.
 pub struct Request {
     pub file: PathBuf,
-    /// The leaf; `None` for the latest leaf.
+    /// The leaf; `None` for the default leaf (`output::default_leaf`).
     pub leaf: Option<String>,
     /// The library's options object, built from the flags as JSON so that the
     /// library's own checks and defaults apply.
@@ -58,7 +58,7 @@ pub fn context(out: &mut Out, request: &Request) -> Outcome {
     let options =
         ContextOptions::from_json(&serde_json::Value::from(request.options.clone()).to_string())?;
     let (store, report) = open(&request.file, false)?;
-    let leaf = latest_or(&store, request.leaf.as_deref())?;
+    let leaf = leaf_or_default(&store, request.leaf.as_deref())?;
     let context = store.build_context(&leaf, &options, None)?;
     writeln!(out, "{}", term::json(&context.to_json()))?;
     out.flush()?;

@@ -50,21 +50,16 @@ pub fn finish(outcome: Outcome) -> ExitCode {
         Ok(code) => return code,
         Err(failure) => failure,
     };
-    ExitCode::from(match failure {
-        Failure::Session(e) => {
-            note(&e.to_string());
-            for_error(&e)
-        }
-        Failure::Request(reason) => {
-            note(reason);
-            FAILED
-        }
-        Failure::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe => CLOSED_PIPE,
-        Failure::Stdout(e) => {
-            note(&format!("cannot write the output: {e}"));
-            IO
-        }
-    })
+    let code = match &failure {
+        Failure::Session(e) => for_error(e),
+        Failure::Request(_) | Failure::AgentFile { .. } => FAILED,
+        Failure::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe => return CLOSED_PIPE.into(),
+        Failure::Stdout(_) => IO,
+    };
+    for line in failure.lines() {
+        note(&line);
+    }
+    ExitCode::from(code)
 }
 
 /// 3 for an I/O error, 4 for a file locked by a writer, 2 for anything else.

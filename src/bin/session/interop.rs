@@ -8,7 +8,7 @@ use session::Error;
 use session::interop::{Format, export_pi_file, import_file_with_progress};
 
 use crate::exit;
-use crate::output::{Outcome, latest_or, note, open};
+use crate::output::{Outcome, leaf_or_default, note, open};
 use crate::progress::Progress;
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
@@ -48,7 +48,7 @@ pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
 /// (default: the latest leaf).
 pub fn export_pi(file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
     let (store, _) = open(file, false)?;
-    let leaf = &latest_or(&store, leaf)?;
+    let leaf = &leaf_or_default(&store, leaf)?;
     let entries = store.entries()?;
     export_pi_file(&entries, leaf, out)?;
     Ok(ExitCode::SUCCESS)

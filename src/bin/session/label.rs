@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use session::{Error, Store, json::push_string};
 
 use crate::exit;
-use crate::output::{Out, Outcome, open};
+use crate::output::{Out, Outcome, open, opening};
 use crate::term;
 
 pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
@@ -19,7 +19,7 @@ pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
     if std::fs::symlink_metadata(file).is_err() {
         open(file, false)?;
     }
-    let (store, report) = Store::open_jsonl(file)?;
+    let (store, report) = Store::open_jsonl(file).map_err(|e| opening(file, e))?;
     // The target must exist (also checked at append by the entry rules).
     store.children(target)?;
     let Some(latest) = store.latest_leaf()? else {

@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Command::Messages { file, leaf } => read::messages(&mut out, &file, leaf.as_deref()),
         Command::Tree { file, options } => tree::tree(&mut out, &file, &options),
         Command::Children { file, id } => children::children(&mut out, &file, &id),
-        Command::Leaves { file } => leaves::leaves(&mut out, &file),
+        Command::Leaves { file, json } => leaves::leaves(&mut out, &file, json),
         Command::Ls { dir, options } => ls::ls(&mut out, &dir, &options),
         Command::Label { file, target, text } => label::label(&mut out, &file, &target, &text),
         Command::Search { dir, query, json } => search::search(&mut out, &dir, &query, json),

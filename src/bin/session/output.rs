@@ -1,10 +1,11 @@
 //! What every verb shares: the buffered stdout, notes on stderr, opening a file
 //! read-only and printing JSON lines.
 
-use std::io::{self, BufWriter, Stdout, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, Read, Stdout, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use session::interop::Format;
 use session::{Error, JsonlOptions, OpenReport, Store, Verify};
 
 use crate::term;
@@ -17,6 +18,39 @@ pub enum Failure {
     Request(&'static str),
     /// Writing stdout failed; `BrokenPipe` when the reader went away (`| head -1`).
     Stdout(io::Error),
+    /// FILE is another agent's session file, not a libsession one: `cause` is what
+    /// reading it as one said; the next step is `session import`.
+    AgentFile {
+        file: PathBuf,
+        format: Format,
+        cause: Error,
+    },
+}
+
+impl Failure {
+    /// What is said on stderr, one line each.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            Failure::Session(e) => vec![e.to_string()],
+            Failure::Request(reason) => vec![(*reason).to_owned()],
+            Failure::Stdout(e) => vec![format!("cannot write the output: {e}")],
+            Failure::AgentFile {
+                file,
+                format,
+                cause,
+            } => vec![
+                format!(
+                    "{} is a {}, not a libsession session: import it first with \
+                     `session import --from {} {} OUT.jsonl`",
+                    file.display(),
+                    format.description(),
+                    format.name(),
+                    file.display()
+                ),
+                format!("(read as a libsession session: {cause})"),
+            ],
+        }
+    }
 }
 
 impl From<Error> for Failure {
@@ -61,36 +95,88 @@ pub fn note(text: &str) {
     let _ = writeln!(io::stderr().lock(), "session: {}", term::escape(text));
 }
 
-/// Opens a file read-only (never creating or locking it), noting its warnings.
-pub fn open(file: &Path, salvage: bool) -> Result<(Store, OpenReport), Error> {
+/// Opens a file read-only (never creating or locking it), noting its warnings. A
+/// file whose first line is not an entry but which another agent's format detection
+/// recognises fails with [`Failure::AgentFile`], which says to import it.
+pub fn open(file: &Path, salvage: bool) -> Result<(Store, OpenReport), Failure> {
     open_with(file, salvage, Verify::default())
 }
 
 /// [`open`], checking the lines a session index covers as `verify` says.
-pub fn open_with(file: &Path, salvage: bool, verify: Verify) -> Result<(Store, OpenReport), Error> {
+pub fn open_with(
+    file: &Path,
+    salvage: bool,
+    verify: Verify,
+) -> Result<(Store, OpenReport), Failure> {
     let options = JsonlOptions {
         read_only: true,
         salvage,
         verify,
         ..JsonlOptions::default()
     };
-    let opened = Store::open_jsonl_with(file, &options)?;
+    let opened = Store::open_jsonl_with(file, &options).map_err(|e| opening(file, e))?;
     for warning in &opened.1.warnings {
         note(&format!("warning: {warning}"));
     }
     Ok(opened)
 }
 
-/// `leaf`, or the store's latest leaf when none was given.
-pub fn latest_or(store: &Store, leaf: Option<&str>) -> Result<String, Failure> {
+/// Why opening `file` failed: [`Failure::AgentFile`] when its first line is not an
+/// entry and it is another agent's session file, else the library's error.
+pub fn opening(file: &Path, e: Error) -> Failure {
+    match e {
+        Error::CorruptLine { line, .. } => match agent_format(file, line) {
+            Some(format) => Failure::AgentFile {
+                file: file.to_owned(),
+                format,
+                cause: e,
+            },
+            None => Failure::Session(e),
+        },
+        e => Failure::Session(e),
+    }
+}
+
+/// How much of a file's head is read to tell another agent's session file.
+const HEAD_BYTES: u64 = 64 << 10;
+
+/// The agent whose session file `file` is, when its first non-blank line is `line`
+/// (the one that is not an entry) and the import's format detection recognises its
+/// head. Only the first line counts: a libsession file with a damaged line further on
+/// has entries before it, which detection could take for pi's.
+fn agent_format(file: &Path, line: u64) -> Option<Format> {
+    if !std::fs::metadata(file).ok()?.is_file() {
+        return None;
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .ok()?;
+    let first = head
+        .split(|&b| b == b'\n')
+        .position(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+    (first as u64 + 1 == line).then(|| Format::detect(&head))?
+}
+
+/// The leaf a verb reads when none is given: the leaf the agent of an imported
+/// session resumes, while the import's record of it is in force
+/// ([`Store::resume_leaf`]), else the latest leaf; `None` for an empty session.
+pub fn default_leaf(store: &Store) -> Result<Option<String>, Error> {
+    match store.resume_leaf()? {
+        Some(leaf) => Ok(Some(leaf)),
+        None => Ok(store.latest_leaf()?.map(|node| node.id)),
+    }
+}
+
+/// `leaf`, or the [`default_leaf`] when none was given.
+pub fn leaf_or_default(store: &Store, leaf: Option<&str>) -> Result<String, Failure> {
     match leaf {
         Some(leaf) => Ok(leaf.to_owned()),
-        None => store
-            .latest_leaf()?
-            .map(|node| node.id)
-            .ok_or(Failure::Request(
-                "the session has no entries, so it has no latest leaf",
-            )),
+        None => default_leaf(store)?.ok_or(Failure::Request(
+            "the session has no entries, so it has no latest leaf",
+        )),
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use session::{Entry, EntryKind, OpenReport, State};
 
 use crate::exit;
-use crate::output::{Out, Outcome, latest_or, note, open, print_lines};
+use crate::output::{Out, Outcome, leaf_or_default, note, open, print_lines};
 use crate::term;
 
 fn describe(entry: &Entry) -> String {
@@ -61,7 +61,7 @@ fn compaction_in_force(path: &[Entry]) -> Option<String> {
 
 pub fn show(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
     let (store, report) = open(file, false)?;
-    let leaf = &latest_or(&store, leaf)?;
+    let leaf = &leaf_or_default(&store, leaf)?;
     let path = store.path_to(leaf)?;
     let messages = store.messages_on_path(leaf)?;
     writeln!(out, "state: {}", report.state.as_str())?;
@@ -83,7 +83,7 @@ pub fn show(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
 
 pub fn path(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
     let (store, report) = open(file, false)?;
-    let leaf = &latest_or(&store, leaf)?;
+    let leaf = &leaf_or_default(&store, leaf)?;
     let path = store.path_to(leaf)?;
     print_lines(out, path.iter().map(Entry::json))?;
     Ok(finish_read(out, file, &report)?)
@@ -91,7 +91,7 @@ pub fn path(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
 
 pub fn messages(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
     let (store, report) = open(file, false)?;
-    let leaf = &latest_or(&store, leaf)?;
+    let leaf = &leaf_or_default(&store, leaf)?;
     let messages = store.messages_on_path(leaf)?;
     print_lines(out, messages.iter().map(|m| m.json()))?;
     Ok(finish_read(out, file, &report)?)

@@ -16,7 +16,7 @@ use session::{Node, TreeOptions};
 use crate::args::TreeArgs;
 use crate::exit;
 use crate::node::{PREVIEW_CHARS, line};
-use crate::output::{Out, Outcome, open};
+use crate::output::{Out, Outcome, default_leaf, open};
 use crate::term;
 
 /// Nodes asked for per page.
@@ -30,7 +30,7 @@ pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs) -> Outcome {
     let (store, report) = open(file, false)?;
     let leaf = match &args.leaf {
         Some(leaf) => Some(leaf.clone()),
-        None => store.latest_leaf()?.map(|node| node.id),
+        None => default_leaf(&store)?,
     };
     let Some(leaf) = leaf else {
         if args.json {

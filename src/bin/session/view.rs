@@ -6,14 +6,18 @@ use std::path::Path;
 use session::view::{ViewOptions, render_html, write_html_file};
 
 use crate::exit;
-use crate::output::{Out, Outcome, open};
+use crate::output::{Out, Outcome, default_leaf, open};
 
-/// The page of `file` opening on `leaf`'s branch (default: the latest leaf), titled
-/// with the file's name; written to `to` (a new file) or to stdout.
+/// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
+/// one an imported session's agent resumes, else the latest), titled with the file's
+/// name; written to `to` (a new file) or to stdout.
 pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
     let (store, report) = open(file, false)?;
     let options = ViewOptions {
-        leaf,
+        leaf: match leaf {
+            Some(leaf) => Some(leaf),
+            None => default_leaf(&store)?,
+        },
         title: file
             .file_name()
             .map(|name| name.to_string_lossy().into_owned()),

@@ -199,7 +199,7 @@ pub(crate) fn encode_facts(facts: &Facts) -> [u8; FACTS] {
         Body::Metadata {
             key,
             value,
-            label_target: None,
+            target: None,
         } => Some((1, 0, 0, in_json(key), value.parts())),
         Body::Metadata { .. } | Body::Compaction { .. } => None,
     };
@@ -271,7 +271,7 @@ pub(crate) fn decode_facts(
         (1, 0) if role == 0 => Body::Metadata {
             key: text(a)?,
             value: span(b),
-            label_target: None,
+            target: None,
         },
         _ => return None,
     };

@@ -320,8 +320,10 @@ def build_context(
     ``{"maxTokens", "reservedOutput", "safetyMargin"}``; ``on_defect`` is ``"error"``,
     ``"skip"``, ``"keep"`` or ``"synthesize"`` (each unanswered call gets an error result
     whose text is ``synthesized_text``, ``"aborted"`` by default). ``profile`` is
-    ``"pi"``, ``"claude-code"``, ``"codex"`` or ``"auto"`` (the agent an imported session
-    came from): the messages that agent sends when it resumes the session."""
+    ``"auto"`` (the library's default, used when it is None: the agent an imported
+    session came from, none for a native one), ``"none"`` (no agent's rules), ``"pi"``,
+    ``"claude-code"`` or ``"codex"``: the messages that agent sends when it resumes the
+    session."""
     options = _context_options(
         budget, on_defect, summary_message, summary_prefix, summary_suffix, strict_roles, synthesized_text, profile
     )

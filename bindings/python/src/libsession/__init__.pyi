@@ -10,7 +10,7 @@ _EntryArg = Union[Mapping[str, Any], _Text]
 _PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Budget = Union[float, Mapping[str, float]]
 _OnDefect = Literal["error", "skip", "keep", "synthesize"]
-_Profile = Literal["pi", "claude-code", "codex", "auto"]
+_Profile = Literal["auto", "none", "pi", "claude-code", "codex"]
 
 __version__: str
 STATUS: Dict[str, int]
