@@ -6,10 +6,11 @@ use std::path::Path;
 use session::view::{ViewOptions, render_html, write_html_file};
 
 use crate::exit;
-use crate::output::{Out, Outcome, open};
+use crate::output::{Out, Outcome, Source, open, outputs_no_wider_than};
 
 /// The page of `file` opening on `leaf`'s branch (default: the latest leaf), titled
-/// with the file's name; written to `to` (a new file) or to stdout.
+/// with the file's name; written to `to` (a new file, no wider in mode than `file`) or
+/// to stdout.
 pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
     let (store, report) = open(file, false)?;
     let options = ViewOptions {
@@ -19,7 +20,10 @@ pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>)
             .map(|name| name.to_string_lossy().into_owned()),
     };
     match to {
-        Some(to) => write_html_file(&store, &options, to)?,
+        Some(to) => {
+            outputs_no_wider_than(Source::File(file));
+            write_html_file(&store, &options, to)?
+        }
         None => out.write_all(render_html(&store, &options)?.as_bytes())?,
     }
     Ok(exit::for_state(report.state))
