@@ -306,11 +306,11 @@ fn a_copy_to_a_file_that_fails_mid_write_leaves_no_file_and_the_retry_succeeds()
 }
 
 #[test]
-fn an_entry_that_appending_would_refuse_fails_the_copy_before_anything_is_written() {
+fn an_entry_that_appending_would_refuse_fails_the_copy_and_leaves_nothing() {
     // Rule (§14): a copy holds exactly what appending its entries would commit. A
     // source line that an append refuses (a compaction whose cut §6.2 refuses, written
     // into the file by another tool) fails the copy in either direction, with that
-    // error, before anything is written.
+    // error, and leaves nothing: no session row, no file.
     if !common::pg::available() {
         return;
     }

@@ -1,13 +1,15 @@
 //! A store's committed entries written whole into a new JSONL file or a new or empty
 //! PostgreSQL session (`session copy`, docs/contract.md §14): all of it or nothing.
 //!
-//! Both directions first check the entries as appends to an empty store would, in
-//! commit order (ids, parents, the compaction and label rules, `strictRoles` of the
+//! Both directions check each entry as an append to an empty store would, in commit
+//! order (ids, parents, the compaction and label rules, `strictRoles` of the
 //! destination), through a memory store: the one implementation of those rules. So the
 //! destination holds exactly what appending the entries one by one would have
 //! committed, at the same seqs; and an entry that appending would refuse fails the copy
-//! before anything is written. Then a file is written beside its name and renamed into
-//! place (never replacing anything); a database session in one transaction.
+//! with that error. Each entry is checked just before it is written, so the checks run
+//! while the server takes the rows before it; what was written is then dropped, as for
+//! any other failure: a file is written beside its name and renamed into place at the
+//! end (never replacing anything), a database session in one transaction.
 
 use std::path::Path;
 
@@ -36,10 +38,12 @@ impl Store {
         out: &Path,
         progress: &mut dyn FnMut(CopyProgress),
     ) -> Result<u64, Error> {
-        let entries = self.entries_as_appended(false)?;
+        let entries = self.entries()?;
+        let check = AsAppended::new(false);
         let total = entries.len() as u64;
         crate::interop::write_new_file(out, |sink| {
             for (done, entry) in entries.iter().enumerate() {
+                check.entry(entry)?;
                 sink.line(&[entry.json().as_bytes()])?;
                 if (done + 1) % PROGRESS_STEP == 0 {
                     progress(CopyProgress {
@@ -64,8 +68,8 @@ impl Store {
     /// with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`), with
     /// [`Error::Io`] of kind `AlreadyExists` when the session has entries, or with
     /// [`Error::Io`] (the server cannot be reached, refuses a row, or the connection is
-    /// lost): in each case nothing is written, no session created. A failed commit (op
-    /// `sync`) is ambiguous: the session then holds all of the copy or none of it.
+    /// lost): in each case nothing is committed, no session created. A failed commit
+    /// (op `sync`) is ambiguous: the session then holds all of the copy or none of it.
     pub fn copy_to_pg(
         &self,
         conninfo: &str,
@@ -74,23 +78,33 @@ impl Store {
         progress: &mut dyn FnMut(CopyProgress),
     ) -> Result<u64, Error> {
         pg::check_session_id(session_id)?;
-        let entries = self.entries_as_appended(options.strict_roles)?;
+        let entries = self.entries()?;
+        let check = AsAppended::new(options.strict_roles);
         let total = entries.len() as u64;
-        pg::copy_in(conninfo, session_id, options, &entries, &mut |done| {
-            progress(CopyProgress { done, total })
-        })?;
+        pg::copy_in(
+            conninfo,
+            session_id,
+            options,
+            &entries,
+            &mut |entry| check.entry(entry),
+            &mut |done| progress(CopyProgress { done, total }),
+        )?;
         Ok(total)
     }
+}
 
-    /// The committed entries, each checked as an append to an empty store would check
-    /// it, in commit order.
-    fn entries_as_appended(&self, strict_roles: bool) -> Result<Vec<Entry>, Error> {
-        let entries = self.entries()?;
-        let scratch = Store::memory_with(&MemoryOptions { strict_roles });
-        for entry in &entries {
-            scratch.append_entry(entry.clone())?;
-        }
-        Ok(entries)
+/// Checks entries as appends to an empty store would, in the order given: a memory
+/// store they are appended to.
+struct AsAppended(Store);
+
+impl AsAppended {
+    fn new(strict_roles: bool) -> AsAppended {
+        AsAppended(Store::memory_with(&MemoryOptions { strict_roles }))
+    }
+
+    /// The error appending `entry` after the entries checked before it would give.
+    fn entry(&self, entry: &Entry) -> Result<(), Error> {
+        self.0.append_entry(entry.clone()).map(|_| ())
     }
 }
 

@@ -571,6 +571,7 @@ mod disabled {
         session_id: &str,
         _: &PgOptions,
         _: &[crate::entry::Entry],
+        _: &mut dyn FnMut(&crate::entry::Entry) -> Result<(), Error>,
         _: &mut dyn FnMut(u64),
     ) -> Result<(), Error> {
         check_session_id(session_id)?;

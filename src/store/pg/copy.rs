@@ -6,8 +6,8 @@
 //! that already has entries before writing a row; it streams the rows with the `COPY`
 //! protocol (binary), at `seq` 0, 1, … in the order given, and sets the session's count
 //! and latest entry as that many appends would; then it commits. Any failure on the way
-//! (a refused row, a lost connection, a server that stops) rolls all of it back, the
-//! session's new row included.
+//! (an entry the tree rules refuse, a row the server refuses, a lost connection, a
+//! server that stops) rolls all of it back, the session's new row included.
 
 use std::io;
 
@@ -24,19 +24,21 @@ use super::{PgOptions, check_session_id, now_ms};
 const PROGRESS_STEP: usize = 4096;
 
 /// Writes `entries`, in their order, as the whole of session `session_id`, which must
-/// not exist or have no entries, in one transaction; `progress` is told how many rows
-/// are written, every few thousand and at the end. The caller has checked the entries
-/// against the tree rules, in that order (as appends would).
+/// not exist or have no entries, in one transaction. `check` is called on each entry
+/// just before its row is sent (the tree rules, as appends would apply them); its error
+/// ends the copy. `progress` is told how many rows are written, every few thousand and
+/// at the end.
 ///
 /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
-/// [`Error::Io`] of kind `AlreadyExists` when the session has entries (nothing is
-/// written), or [`Error::Io`] for a failure of the server or the connection: nothing
-/// is written, except when the commit itself failed (op `sync`), which is ambiguous.
+/// [`Error::Io`] of kind `AlreadyExists` when the session has entries, `check`'s error,
+/// or [`Error::Io`] for a failure of the server or the connection: nothing is
+/// committed, except when the commit itself failed (op `sync`), which is ambiguous.
 pub(crate) fn copy_in(
     conninfo: &str,
     session_id: &str,
     options: &PgOptions,
     entries: &[Entry],
+    check: &mut dyn FnMut(&Entry) -> Result<(), Error>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), Error> {
     check_session_id(session_id)?;
@@ -74,6 +76,9 @@ pub(crate) fn copy_in(
     let types = [Type::TEXT, Type::INT8, Type::BYTEA, Type::BYTEA, Type::TEXT];
     let mut sink = BinaryCopyInWriter::new(sink, &types);
     for (seq, entry) in entries.iter().enumerate() {
+        // An error returns with the copy unfinished: dropped, it is aborted, and the
+        // transaction rolled back.
+        check(entry)?;
         let number = i64::try_from(seq).unwrap_or(i64::MAX);
         let parent = entry.parent_id().map(str::as_bytes);
         sink.write(&[
