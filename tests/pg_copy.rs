@@ -379,11 +379,46 @@ fn copying_from_a_session_or_file_that_does_not_exist_fails_and_creates_nothing(
         create: false,
         ..PgOptions::default()
     };
+    assert_eq!(PgOptions::from_json(r#"{"create":false}"#).unwrap(), reader);
+    assert!(PgOptions::from_json("{}").unwrap().create);
     match Store::open_pg(&cluster().conninfo(), &missing, &reader) {
         Err(Error::Io(failure)) => assert_eq!(failure.kind, std::io::ErrorKind::NotFound),
         other => panic!("{:?}", other.map(|_| ())),
     }
     assert_eq!(stored("postgres", &missing), (String::new(), String::new()));
+}
+
+#[test]
+fn a_copy_shows_its_progress_on_a_terminal_and_only_there() {
+    // Rule: long work shows a progress line on stderr when it is a terminal (here a
+    // pseudo-terminal made by util-linux `script`); to a pipe, only the count.
+    if !common::pg::available() {
+        return;
+    }
+    let dir = temp_dir("pg-copy-progress");
+    let source = dir.join("source.jsonl");
+    write_chain(&source, 10_000);
+    let uri = format!("{}#{}", cluster().uri(), session_id("progress"));
+    let line = format!(
+        "{} copy {} '{uri}'",
+        env!("CARGO_BIN_EXE_session"),
+        source.display()
+    );
+    let shown = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .expect("this test needs `script` (util-linux) for a pseudo-terminal");
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("copying"), "{shown:?}");
+    assert!(shown.contains("/10,000 entries"), "{shown:?}");
+    assert!(shown.contains("copied 10000 entries"), "{shown:?}");
+    let back = dir.join("back.jsonl");
+    let piped = session_cli(&["copy", &uri, back.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&piped.stderr),
+        "session: copied 10000 entries\n"
+    );
 }
 
 #[test]
