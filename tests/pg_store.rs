@@ -512,6 +512,25 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
                 .unwrap();
         }
     }
+    // A role that may use the tables but does not own them cannot upgrade them: `io`,
+    // saying so, and the tables stay at version 1.
+    let role = session_id("user").replace('-', "_");
+    c.sql(
+        &db,
+        &format!(
+            "CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'; \
+             GRANT SELECT ON libsession_schema TO {role}; \
+             GRANT SELECT, INSERT, UPDATE ON libsession_sessions TO {role}; \
+             GRANT SELECT, INSERT ON libsession_entries TO {role}"
+        ),
+    );
+    let user_conninfo = conninfo.replace("user=postgres", &format!("user={role}"));
+    let error = Store::open_pg(&user_conninfo, "old", &PgOptions::default())
+        .err()
+        .unwrap();
+    assert!(matches!(error, Error::Io(_)), "{error:?}");
+    assert!(error.to_string().contains("needs their owner"), "{error}");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "1\n");
     let memory = Store::memory();
     for line in CHAPTER {
         memory.append(line).unwrap();
@@ -564,6 +583,14 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
     assert_eq!(
         duplicate.code(),
         Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+    );
+    // Upgraded once: the role now opens the session without DDL.
+    let as_user = Store::open_pg(&user_conninfo, "old", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        as_user.entries_json().unwrap(),
+        memory.entries_json().unwrap()
     );
 }
 
