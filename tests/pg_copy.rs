@@ -174,6 +174,21 @@ fn a_copy_into_the_database_makes_the_rows_and_counts_that_appending_makes() {
     );
     assert_eq!(stored("postgres", &copied), stored("postgres", &appended));
     assert!(stored("postgres", &copied).1.lines().count() == example().len());
+    // Onto a session with entries: refused before any write (kind AlreadyExists).
+    let file = Store::open_jsonl(&source).unwrap().0;
+    let before = stored("postgres", &copied);
+    match file.copy_to_pg(
+        &cluster().conninfo(),
+        &copied,
+        &PgOptions::default(),
+        &mut |_| {},
+    ) {
+        Err(Error::Io(failure)) => {
+            assert_eq!(failure.kind, std::io::ErrorKind::AlreadyExists, "{failure}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(stored("postgres", &copied), before);
     // And the copy takes appends after it, at the next seq.
     assert_eq!(
         open(&copied)
