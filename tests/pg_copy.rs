@@ -173,7 +173,10 @@ fn a_copy_into_the_database_makes_the_rows_and_counts_that_appending_makes() {
         format!("session: copied {} entries\n", example().len())
     );
     assert_eq!(stored("postgres", &copied), stored("postgres", &appended));
-    assert!(stored("postgres", &copied).1.lines().count() == example().len());
+    assert_eq!(
+        stored("postgres", &copied).1.lines().count(),
+        example().len()
+    );
     // Onto a session with entries: refused before any write (kind AlreadyExists).
     let file = Store::open_jsonl(&source).unwrap().0;
     let before = stored("postgres", &copied);

@@ -1,7 +1,7 @@
 //! `copy`: a session between a JSONL file and a PostgreSQL database (docs/contract.md
-//! §14), either way, all or nothing: the library checks every entry as an append
-//! would, then writes a file beside its name and renames it into place, or a database
-//! session in one transaction. Byte for byte, in commit order (seq).
+//! §14), either way, all or nothing: the library checks each entry as an append would
+//! as it writes it, into a file beside DST renamed into place at the end, or into a
+//! database session in one transaction. Byte for byte, in commit order (seq).
 
 use std::io::ErrorKind;
 use std::process::ExitCode;
