@@ -1042,13 +1042,21 @@ SessionStatus session_list_sessions(const char *dir,
  * every session_store_* function accepts, with the JSONL store's meaning. The result
  * is {"state":"ready","warnings":[]}.
  *
- * The first use of a database creates its tables (libsession_schema,
- * libsession_sessions, libsession_entries), under an advisory lock; a database
- * whose schema version is newer than this library's is refused
- * (SESSION_ERR_IO), never written. A new session_id creates the session. Each
- * entry is stored as its line, the normalised entry JSON, as text byte for byte.
- * Session ids and entries are only ever bound parameters; a store reads and writes
- * its own session only.
+ * An open reads the version of the database's libsession tables (libsession_schema,
+ * libsession_sessions, libsession_entries) and runs no DDL when they are at this
+ * library's version (2). Only when they are missing or older does it take an
+ * advisory lock and create them, or upgrade version 1 in place keeping every row; a
+ * version newer than this library's is refused (SESSION_ERR_IO), never written. A
+ * role that only uses the tables therefore needs no CREATE on the schema (which
+ * PostgreSQL 15 gives no role but the schema's owner): USAGE on the schema, SELECT
+ * on libsession_schema, SELECT, INSERT and UPDATE on libsession_sessions, SELECT and
+ * INSERT on libsession_entries. Creating the tables needs CREATE on the schema, and
+ * upgrading them their owner; the error then says which. A new session_id creates
+ * the session (unless "create" is false). Each entry is stored as its line, the
+ * normalised entry JSON, as text byte for byte; its id and parent id as their UTF-8
+ * bytes, so an id holding NUL or of any length is stored as a JSONL store stores it,
+ * unique per session by its SHA-256. Session ids and entries are only ever bound
+ * parameters; a store reads and writes its own session only.
  *
  * Any number of stores in any number of processes and machines may append to one
  * session. Before each call a store reads what the others committed since its last
@@ -1066,7 +1074,10 @@ SessionStatus session_list_sessions(const char *dir,
  * through a new store returns the receipt of the committed one ({"id","seq"}), and
  * commits it when it was not; an entry with that id and other bytes is
  * SESSION_ERR_DUPLICATE_ID. This holds for every append: an identical entry already
- * committed is accepted as itself.
+ * committed is accepted as itself. An append that runs into a row whose id column
+ * does not hold its line's id (a row changed outside libsession) fails with
+ * SESSION_ERR_CORRUPT_LINE naming that row (line = seq + 1, pointer /id) rather
+ * than trying again; the store stays usable.
  *
  * options_json is NULL or a JSON object (unknown members are an error):
  *
@@ -1075,13 +1086,16 @@ SessionStatus session_list_sessions(const char *dir,
  *   commits, never part of one). "fsync" or "fsync_batch": on (flushed; the
  *   server groups concurrent flushes). Absent (default): the server's setting.
  * - "strictRoles" (default false): as for session_jsonl_store_open_with.
+ * - "create" (default true): false opens only a session that exists; one that does
+ *   not is SESSION_ERR_IO (op open) and nothing is created (for a reader).
  *
  * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string,
  * bad options, a conninfo that does not parse, a session_id that is empty, longer
  * than 1024 bytes, with argument naming it; also when the library was built without
  * its postgres feature, with "feature":"postgres", as session_search does without
  * its search feature); SESSION_ERR_IO (the server cannot be reached, refuses the
- * login, or holds a newer schema); SESSION_ERR_CORRUPT_LINE,
+ * login, holds a newer schema or tables the role may not create or upgrade, or has
+ * no such session under "create":false); SESSION_ERR_CORRUPT_LINE,
  * SESSION_ERR_DUPLICATE_ID or SESSION_ERR_MISSING_PARENT (line = seq + 1) when a
  * stored row does not replay. No error message ever holds the password of
  * conninfo. TLS follows sslmode and sslrootcert as libpq does (disable, prefer

@@ -4,7 +4,9 @@
 //! The store's contract is checked against a memory store fed the same appends: every
 //! read of the one must equal the other's. Then what only a shared store has: handles
 //! in several processes, a client killed mid-append, a server restart, scoping by
-//! session id, and no password in any error.
+//! session id, and no password in any error; and the tables: ids a `text` column or an
+//! index row cannot hold, a role without CREATE, a row changed outside libsession, a
+//! database written by version 1. `session copy`: tests/pg_copy.rs.
 
 // The whole file needs the store's feature (and the bench its client crate).
 #![cfg(feature = "postgres")]
@@ -14,25 +16,9 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use common::pg::{PASSWORD, cluster, session_id};
+use common::pg::{PASSWORD, cluster, example, session_id};
 use common::*;
 use session::{ContextOptions, Error, PgListOptions, PgOptions, Store, TreeOptions};
-
-const U2: &str = r#"{"id":"u-2","parentId":"meta-cwd","timestamp":7,"type":"message","message":{"role":"user","content":"再读 package.json，告诉我版本"}}"#;
-const A_PKG: &str = r#"{"id":"a-pkg","parentId":"u-2","timestamp":8,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-2","name":"read","arguments":{"path":"package.json"}}]}}"#;
-const R_PKG: &str = r#"{"id":"r-pkg","parentId":"a-pkg","timestamp":9,"type":"message","message":{"role":"toolResult","toolCallId":"call-2","toolName":"read","content":[{"type":"text","text":"{\"version\":\"0.1.0\"}"}],"isError":false}}"#;
-const A_VER: &str = r#"{"id":"a-ver","parentId":"r-pkg","timestamp":10,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"版本是 0.1.0"}]}}"#;
-const C1: &str = r#"{"id":"c-1","parentId":"a-ver","timestamp":11,"type":"compaction","summary":"User asked for the project name; it is tiny-pi.","firstKeptEntryId":"u-2","tokensBefore":1200}"#;
-const U3: &str = r#"{"id":"u-3","parentId":"c-1","timestamp":12,"type":"message","message":{"role":"user","content":"还有什么依赖？"}}"#;
-const LABEL: &str = r#"{"id":"l-1","parentId":"u-3","timestamp":13,"type":"metadata","key":"session.label","value":{"targetId":"a-alt","label":"alt"}}"#;
-/// Key order and escapes that a jsonb column would not keep.
-const ODD: &str = r#"{"timestamp":14,"type":"metadata","parentId":"l-1","id":"odd","key":"z","value":{"b":1,"a":"\ud83d \u0000","a2":1.50}}"#;
-
-fn example() -> Vec<&'static str> {
-    let mut lines = CHAPTER.to_vec();
-    lines.extend([U2, A_PKG, R_PKG, A_VER, C1, U3, LABEL, ODD]);
-    lines
-}
 
 fn open(session: &str) -> Store {
     Store::open_pg(&cluster().conninfo(), session, &PgOptions::default())
@@ -277,13 +263,335 @@ fn a_schema_newer_than_the_library_is_refused() {
     let conninfo = c.fresh_db();
     let db = conninfo.rsplit("dbname=").next().unwrap().to_owned();
     drop(Store::open_pg(&conninfo, "s", &PgOptions::default()).unwrap());
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "1\n");
-    c.sql(&db, "UPDATE libsession_schema SET version = 2");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "2\n");
+    c.sql(&db, "UPDATE libsession_schema SET version = 3");
     let error = Store::open_pg(&conninfo, "s", &PgOptions::default())
         .err()
         .unwrap();
     assert!(matches!(error, Error::Io(_)), "{error:?}");
-    assert!(error.to_string().contains("version 2"), "{error}");
+    assert!(error.to_string().contains("version 3"), "{error}");
+}
+
+/// The database name of a connection string made by the cluster.
+fn db_name(conninfo: &str) -> String {
+    conninfo.rsplit("dbname=").next().unwrap().to_owned()
+}
+
+/// `len` characters of base64's alphabet from a fixed xorshift sequence: text that
+/// does not compress.
+fn noise(len: usize) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(ALPHABET[(x % 64) as usize])
+        })
+        .collect()
+}
+
+#[test]
+fn ids_with_nul_or_longer_than_an_index_row_are_accepted_as_in_a_jsonl_store() {
+    // Rule (§14): the store accepts the entries a JSONL store accepts. An id may hold
+    // NUL (`\u0000` in its JSON), which a `text` column cannot, and be longer than the
+    // ~2.7 KB a B-tree row of PostgreSQL holds.
+    if !common::pg::available() {
+        return;
+    }
+    // Incompressible ids: PostgreSQL compresses an index row before it checks its size.
+    let (long, huge) = (noise(3_000), noise(200_000));
+    let lines = [
+        user("root", None, "root"),
+        user(&long, Some("root"), "an id over an index row"),
+        user(&huge, Some(&long), "an id of 200 KB"),
+        user("a\0b", Some(&huge), "an id holding NUL"),
+        user("child", Some("a\0b"), "a parent id holding NUL"),
+        user("a\0b\0", Some("child"), "another id holding NUL"),
+    ];
+    let dir = common::temp_dir("pg-ids");
+    let file = Store::open_jsonl(dir.join("s.jsonl")).unwrap().0;
+    let session = session_id("ids");
+    let pg = open(&session);
+    for line in &lines {
+        assert_eq!(
+            file.append(line).unwrap(),
+            pg.append(line).unwrap(),
+            "{line}"
+        );
+    }
+    // The same id again is a duplicate in both; other bytes are refused, the same bytes
+    // accepted as that entry.
+    let again = user("a\0b", Some("root"), "other bytes");
+    assert!(matches!(pg.append(&again), Err(Error::DuplicateId { id, .. }) if id == "a\0b"));
+    assert!(matches!(
+        file.append(&again),
+        Err(Error::DuplicateId { .. })
+    ));
+    assert_eq!(pg.append(&lines[3]).unwrap().seq, 3);
+    let leaves = ["a\0b\0", "child", huge.as_str()];
+    assert_eq!(reads(&file, &leaves), reads(&pg, &leaves));
+    let reopened = open(&session);
+    assert_eq!(reads(&file, &leaves), reads(&reopened, &leaves));
+    let listed = session::list_pg_sessions(&cluster().conninfo(), &PgListOptions::default())
+        .unwrap()
+        .into_iter()
+        .find(|s| s.session_id == session)
+        .unwrap();
+    assert_eq!(listed.entries, 6);
+    assert_eq!(listed.latest_leaf_id.as_deref(), Some("a\0b\0"));
+    assert!(session::pg_sessions_json(&[listed]).contains(r#""latestLeafId":"a\u0000b\u0000""#));
+}
+
+#[test]
+fn a_role_that_may_only_read_and_write_the_tables_opens_appends_copies_and_lists() {
+    // Rule (§14): an open of a database whose tables are up to date runs no DDL, so a
+    // role with the documented grants and no CREATE on the schema (PostgreSQL 15's
+    // default for a role that does not own it) uses every function; creating the
+    // tables needs CREATE, and the refusal says so.
+    if !common::pg::available() {
+        return;
+    }
+    let c = cluster();
+    let owner = c.fresh_db();
+    let db = db_name(&owner);
+    drop(Store::open_pg(&owner, "made-by-the-owner", &PgOptions::default()).unwrap());
+    let role = session_id("agent").replace('-', "_");
+    c.sql(
+        &db,
+        &format!(
+            "REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+             CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'; \
+             GRANT SELECT ON libsession_schema TO {role}; \
+             GRANT SELECT, INSERT, UPDATE ON libsession_sessions TO {role}; \
+             GRANT SELECT, INSERT ON libsession_entries TO {role}"
+        ),
+    );
+    let agent = owner.replace("user=postgres", &format!("user={role}"));
+    let store = Store::open_pg(&agent, "s", &PgOptions::default())
+        .unwrap()
+        .0;
+    for line in CHAPTER {
+        store.append(line).unwrap();
+    }
+    let again = Store::open_pg(&agent, "s", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(again.entries_json().unwrap(), store.entries_json().unwrap());
+    assert_eq!(
+        store
+            .copy_to_pg(&agent, "copied", &PgOptions::default(), &mut |_| {})
+            .unwrap(),
+        6
+    );
+    let copied = Store::open_pg(&agent, "copied", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        copied.entries_json().unwrap(),
+        store.entries_json().unwrap()
+    );
+    let listed = session::list_pg_sessions(&agent, &PgListOptions::default()).unwrap();
+    assert_eq!(listed.len(), 3);
+    // In a database without the tables the same role cannot make them: `io`, saying
+    // what is needed.
+    let empty = c.fresh_db();
+    c.sql(
+        &db_name(&empty),
+        "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+    );
+    let agent_in_empty = empty.replace("user=postgres", &format!("user={role}"));
+    let error = Store::open_pg(&agent_in_empty, "s", &PgOptions::default())
+        .err()
+        .unwrap();
+    assert!(matches!(error, Error::Io(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("needs CREATE on the schema"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_row_whose_id_column_disagrees_with_its_line_is_named_not_retried_forever() {
+    // Rule (§14): an append that runs into a row the store cannot explain (its id
+    // column is not its line's id, changed outside libsession) stops with
+    // `corrupt_line` naming the row (line = seq + 1) instead of retrying without end;
+    // the store stays usable.
+    if !common::pg::available() {
+        return;
+    }
+    let session = session_id("lying-row");
+    let store = open(&session);
+    for line in CHAPTER {
+        store.append(line).unwrap();
+    }
+    cluster().sql(
+        "postgres",
+        &format!(
+            "UPDATE libsession_entries SET id = convert_to('zzz', 'UTF8') \
+             WHERE session_id = '{session}' AND seq = 2"
+        ),
+    );
+    let (store, result) = common::within_a_minute("an append that runs into the row", move || {
+        let result = store.append(user("zzz", Some("u-1"), "runs into seq 2"));
+        (store, result)
+    });
+    match result {
+        Err(Error::CorruptLine { line, fault }) => {
+            assert_eq!(line, 3);
+            assert_eq!(fault.pointer(), Some("/id"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.append(user("fine", Some("u-1"), "x")).unwrap().seq, 6);
+}
+
+/// Version 1 of the tables, as the round-3 library created them (the test writes a
+/// database as that library did, then opens it with this one).
+const VERSION_1_TABLES: &str = "
+    CREATE TABLE libsession_schema (version integer NOT NULL);
+    CREATE TABLE libsession_sessions (
+        session_id text PRIMARY KEY,
+        entries bigint NOT NULL DEFAULT 0,
+        latest_leaf_id text,
+        created_ms bigint NOT NULL,
+        modified_ms bigint NOT NULL
+    );
+    CREATE TABLE libsession_entries (
+        session_id text NOT NULL REFERENCES libsession_sessions (session_id),
+        seq bigint NOT NULL,
+        id text NOT NULL,
+        parent_id text,
+        line text NOT NULL,
+        CONSTRAINT libsession_entries_seq PRIMARY KEY (session_id, seq),
+        CONSTRAINT libsession_entries_id UNIQUE (session_id, id)
+    );
+    INSERT INTO libsession_schema (version) VALUES (1);";
+
+#[test]
+fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
+    // Rule (§14): opening a database written by version 1 upgrades its tables to this
+    // library's version in place (ids as bytes, unique by their SHA-256), once, keeping
+    // every row: the sessions read as before, take appends (ids holding NUL too), and
+    // an id is still unique per session.
+    if !common::pg::available() {
+        return;
+    }
+    let c = cluster();
+    let conninfo = c.fresh_db();
+    let db = db_name(&conninfo);
+    let mut client = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+    client.batch_execute(VERSION_1_TABLES).unwrap();
+    // Rows as version 1 wrote them: two sessions, each line with its id and parent id
+    // as text, the session's count and latest entry.
+    for (session, lines) in [("old", &CHAPTER[..]), ("other", &CHAPTER[..2])] {
+        client
+            .execute(
+                "INSERT INTO libsession_sessions VALUES ($1, $2, $3, 1, 2)",
+                &[
+                    &session,
+                    &(lines.len() as i64),
+                    &session::parse_entry(lines[lines.len() - 1]).unwrap().id(),
+                ],
+            )
+            .unwrap();
+        for (seq, line) in lines.iter().enumerate() {
+            let entry = session::parse_entry(line).unwrap();
+            client
+                .execute(
+                    "INSERT INTO libsession_entries VALUES ($1, $2, $3, $4, $5)",
+                    &[
+                        &session,
+                        &(seq as i64),
+                        &entry.id(),
+                        &entry.parent_id(),
+                        &entry.json(),
+                    ],
+                )
+                .unwrap();
+        }
+    }
+    // A role that may use the tables but does not own them cannot upgrade them: `io`,
+    // saying so, and the tables stay at version 1.
+    let role = session_id("user").replace('-', "_");
+    c.sql(
+        &db,
+        &format!(
+            "CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}'; \
+             GRANT SELECT ON libsession_schema TO {role}; \
+             GRANT SELECT, INSERT, UPDATE ON libsession_sessions TO {role}; \
+             GRANT SELECT, INSERT ON libsession_entries TO {role}"
+        ),
+    );
+    let user_conninfo = conninfo.replace("user=postgres", &format!("user={role}"));
+    let error = Store::open_pg(&user_conninfo, "old", &PgOptions::default())
+        .err()
+        .unwrap();
+    assert!(matches!(error, Error::Io(_)), "{error:?}");
+    assert!(error.to_string().contains("needs their owner"), "{error}");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "1\n");
+    let memory = Store::memory();
+    for line in CHAPTER {
+        memory.append(line).unwrap();
+    }
+    let store = Store::open_pg(&conninfo, "old", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        store.entries_json().unwrap(),
+        memory.entries_json().unwrap()
+    );
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "2\n");
+    assert_eq!(
+        c.sql(
+            &db,
+            "SELECT data_type FROM information_schema.columns \
+             WHERE table_name = 'libsession_entries' AND column_name IN ('id', 'parent_id')"
+        ),
+        "bytea\nbytea\n"
+    );
+    let nul = user("n\0l", Some("meta-cwd"), "after the upgrade");
+    assert_eq!(store.append(&nul).unwrap().seq, 6);
+    assert_eq!(memory.append(&nul).unwrap().seq, 6);
+    let other = Store::open_pg(&conninfo, "other", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(other.len().unwrap(), 2);
+    assert_eq!(other.append(R_READ).unwrap().seq, 2);
+    let reopened = Store::open_pg(&conninfo, "old", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        reopened.entries_json().unwrap(),
+        memory.entries_json().unwrap()
+    );
+    let listed = session::list_pg_sessions(&conninfo, &PgListOptions::default()).unwrap();
+    let old = listed.iter().find(|s| s.session_id == "old").unwrap();
+    assert_eq!(
+        (old.entries, old.latest_leaf_id.as_deref()),
+        (7, Some("n\0l"))
+    );
+    // The migrated rows are unique by id: a second row with a migrated id is refused
+    // by the database itself.
+    let duplicate = client
+        .execute(
+            "INSERT INTO libsession_entries VALUES ('old', 99, convert_to('u-1', 'UTF8'), NULL, '{}')",
+            &[],
+        )
+        .unwrap_err();
+    assert_eq!(
+        duplicate.code(),
+        Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+    );
+    // Upgraded once: the role now opens the session without DDL.
+    let as_user = Store::open_pg(&user_conninfo, "old", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        as_user.entries_json().unwrap(),
+        memory.entries_json().unwrap()
+    );
 }
 
 #[test]
@@ -663,74 +971,6 @@ fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
         assert!(matches!(error, Error::Io(_)), "{error:?}");
         assert!(!error.to_string().contains(PASSWORD), "{error}");
     }
-}
-
-// --- session copy -----------------------------------------------------------------------------
-
-fn session_cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_session"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// What a reader of the session sees on every leaf: the path's messages and the context.
-fn every_leaf(store: &Store) -> Vec<String> {
-    let leaves = store.leaves().unwrap().leaves;
-    assert!(leaves.len() > 1);
-    let mut out = vec![String::from_utf8(store.entries_json().unwrap()).unwrap()];
-    for leaf in leaves {
-        out.push(String::from_utf8(store.messages_on_path_json(&leaf.id).unwrap()).unwrap());
-        out.push(
-            store
-                .build_context(&leaf.id, &ContextOptions::default(), None)
-                .map_or_else(|e| format!("{e:?}"), |c| c.to_json()),
-        );
-    }
-    out
-}
-
-#[test]
-fn session_copy_is_lossless_from_a_file_to_postgres_and_back() {
-    if !common::pg::available() {
-        return;
-    }
-    let dir = common::temp_dir("pg-copy");
-    let source = dir.join("source.jsonl");
-    {
-        let store = Store::open_jsonl(&source).unwrap().0;
-        for line in example() {
-            store.append(line).unwrap();
-        }
-    }
-    let session = session_id("copy");
-    let uri = format!("{}#{session}", cluster().uri());
-    let back = dir.join("back.jsonl");
-    let there = session_cli(&["copy", source.to_str().unwrap(), &uri]);
-    assert!(there.status.success(), "{there:?}");
-    let again = session_cli(&["copy", back.to_str().unwrap(), &uri]);
-    assert!(!again.status.success(), "a missing source file is an error");
-    let home = session_cli(&["copy", &uri, back.to_str().unwrap()]);
-    assert!(home.status.success(), "{home:?}");
-    assert_eq!(
-        std::fs::read(&source).unwrap(),
-        std::fs::read(&back).unwrap()
-    );
-    let (file, pg, copied) = (
-        Store::open_jsonl(&source).unwrap().0,
-        open(&session),
-        Store::open_jsonl(&back).unwrap().0,
-    );
-    assert_eq!(every_leaf(&file), every_leaf(&pg));
-    assert_eq!(every_leaf(&file), every_leaf(&copied));
-    // Never onto something: an existing file, a session that has entries.
-    let onto_file = session_cli(&["copy", &uri, back.to_str().unwrap()]);
-    assert_eq!(onto_file.status.code(), Some(2), "{onto_file:?}");
-    let onto_session = session_cli(&["copy", source.to_str().unwrap(), &uri]);
-    assert_eq!(onto_session.status.code(), Some(2), "{onto_session:?}");
-    assert_eq!(pg.len().unwrap(), example().len());
-    let no_session = session_cli(&["copy", source.to_str().unwrap(), &cluster().uri()]);
-    assert_eq!(no_session.status.code(), Some(64), "{no_session:?}");
 }
 
 // --- Benchmark (on demand) ------------------------------------------------------------------

@@ -424,7 +424,7 @@ impl Sink for FileSink<'_> {
 /// Writes a new file at `path` through `fill`: into a temporary file beside it,
 /// synced, then renamed to `path` unless `path` exists (an import never overwrites a
 /// file). On any failure the temporary file is removed and `path` left alone.
-fn write_new_file<T>(
+pub(crate) fn write_new_file<T>(
     path: &Path,
     fill: impl FnOnce(&mut dyn Sink) -> Result<T, Error>,
 ) -> Result<T, Error> {

@@ -14,6 +14,7 @@
 //! an unterminated tail opens as `needs_repair` and refuses appends until the caller
 //! runs [`crate::repair_jsonl`].
 
+mod copy;
 mod fifo;
 mod file;
 mod fuzz;
@@ -40,6 +41,7 @@ use crate::json::Object;
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
+pub use copy::CopyProgress;
 pub use file::SessionFile;
 pub(crate) use file::io_error;
 #[cfg(feature = "search")]
@@ -62,6 +64,10 @@ use log::Log;
 
 /// The most appends one group commit takes (`Durability::FsyncBatch`).
 const MAX_GROUP: usize = 256;
+
+/// The most inserts in a row one PostgreSQL append tries after running into rows that
+/// another writer added without the session's lock (each try first reads them).
+const MAX_RACES: u32 = 16;
 
 /// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -372,16 +378,19 @@ impl Store {
     }
 
     /// Opens session `session_id` of the PostgreSQL database `conninfo` names (a
-    /// libpq-style connection string or URI), creating the schema on first use and the
-    /// session if it is new (docs/contract.md §14). The store has the meaning of a JSONL
-    /// store; any number of stores in any number of processes may append to one
-    /// session, and `seq` is that session's commit order, the same for every reader.
-    /// Every call first reads what other stores committed since its last call.
+    /// libpq-style connection string or URI), creating the tables on first use (an open
+    /// of tables at this library's version runs no DDL) and the session if it is new,
+    /// unless [`PgOptions::create`] is off (docs/contract.md §14). The store has the
+    /// meaning of a JSONL store; any number of stores in any number of processes may
+    /// append to one session, and `seq` is that session's commit order, the same for
+    /// every reader. Every call first reads what other stores committed since its last
+    /// call.
     ///
     /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
-    /// [`Error::Io`] (the server cannot be reached, refuses the login, or holds a
-    /// newer schema), or, for rows that do not replay, as a file's open would. No
-    /// message holds the password.
+    /// [`Error::Io`] (the server cannot be reached, refuses the login, holds a newer
+    /// schema or tables this role may not create or upgrade, or, without `create`, has
+    /// no such session: kind `NotFound`), or, for rows that do not replay, as a file's
+    /// open would. No message holds the password.
     pub fn open_pg(
         conninfo: &str,
         session_id: &str,
@@ -466,6 +475,7 @@ impl Store {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let text = crate::entry::utf8(json)?;
+        let mut races = 0;
         loop {
             let begun = match &mut inner.pg {
                 Some(sink) => sink.begin(),
@@ -506,7 +516,16 @@ impl Store {
             };
             let written = match sink.insert(seq, id, parent_id, text) {
                 Ok(pg::Inserted::Committed) => sink.commit(),
-                Ok(pg::Inserted::Raced) => continue,
+                Ok(pg::Inserted::Raced) => {
+                    races += 1;
+                    match sink.conflict(seq, id) {
+                        Ok(found) => {
+                            Self::unexplained(found, seq, races)?;
+                            continue;
+                        }
+                        Err(failure) => Err(failure),
+                    }
+                }
                 Err(failure) => Err(failure),
             };
             if let Err(failure) = written {
@@ -515,6 +534,38 @@ impl Store {
             let id = id.to_owned();
             let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
             return Ok(Receipt { id, seq });
+        }
+    }
+
+    /// [`Store::commit_pg`]'s answer to an insert that ran into a row: `found`, the row
+    /// at the insert's `seq` or one whose id column holds the entry's id. A row before
+    /// `seq` was caught up, and its line's id is not the entry's (the tree rules would
+    /// have refused the entry): its id column disagrees with its line, which no retry
+    /// mends, so it is named as a corrupt line. A row at or after `seq` (or none any
+    /// more) came from a writer that did not take the session's lock: catching up
+    /// explains it, so the append tries again, at most [`MAX_RACES`] times in a row.
+    fn unexplained(found: Option<u64>, seq: u64, races: u32) -> Result<(), Error> {
+        match found {
+            Some(row) if row < seq => Err(Error::CorruptLine {
+                line: row.saturating_add(1),
+                fault: crate::error::LineFault::Entry(EntryError {
+                    pointer: "/id".to_owned(),
+                    message: "the row's id column does not hold its line's id (the row was \
+                              changed outside libsession)"
+                        .to_owned(),
+                }),
+            }),
+            _ if races >= MAX_RACES => Err(Error::Io(Arc::new(IoFailure {
+                op: crate::error::IoOp::Write,
+                kind: std::io::ErrorKind::Other,
+                os_error: None,
+                message: format!(
+                    "PostgreSQL: {races} inserts in a row ran into rows written without the \
+                     session's lock; nothing was written"
+                ),
+                change: None,
+            }))),
+            _ => Ok(()),
         }
     }
 

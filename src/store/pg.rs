@@ -9,7 +9,10 @@
 //! time, in any process), catch up, check the tree rules against the caught-up log,
 //! insert the line with `seq` = the session's count, commit. The stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
-//! keys). Session ids and lines are bound parameters, never SQL text.
+//! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
+//! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
+//! parameters, never SQL text. The tables and their versions: [`schema`]; a whole
+//! session written in one transaction (`session copy`): [`copy`].
 //!
 //! Error messages never hold the password of the connection string: every message
 //! made from a client error passes through [`Secret::scrub`].
@@ -19,16 +22,12 @@ use crate::json::Object;
 
 use super::Durability;
 
-/// The schema version this library writes and reads. A database whose version is
-/// higher was set up by a newer libsession: it is refused, never written.
-#[cfg(feature = "postgres")]
-pub(crate) const SCHEMA_VERSION: i32 = 1;
-
 /// The longest session id, in bytes.
 pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
-/// Options of a PostgreSQL store, as JSON: `{"durability":…,"strictRoles":bool}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+/// Options of a PostgreSQL store, as JSON:
+/// `{"durability":…,"strictRoles":bool,"create":bool}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PgOptions {
     /// What a successful append promises, as the server's `synchronous_commit` for this
@@ -39,6 +38,20 @@ pub struct PgOptions {
     pub durability: Option<Durability>,
     /// Reject extension roles and blocks (docs/contract.md §6.1). Default: off.
     pub strict_roles: bool,
+    /// Create the session when it does not exist (default). `false`: a session that
+    /// does not exist is [`Error::Io`] of kind `NotFound`, and nothing is created (a
+    /// reader, such as the source of `session copy`).
+    pub create: bool,
+}
+
+impl Default for PgOptions {
+    fn default() -> PgOptions {
+        PgOptions {
+            durability: None,
+            strict_roles: false,
+            create: true,
+        }
+    }
 }
 
 impl PgOptions {
@@ -136,7 +149,14 @@ impl Secret {
 }
 
 #[cfg(feature = "postgres")]
+mod copy;
+#[cfg(feature = "postgres")]
+mod schema;
+#[cfg(feature = "postgres")]
 mod tls;
+
+#[cfg(feature = "postgres")]
+pub(crate) use copy::copy_in;
 
 #[cfg(feature = "postgres")]
 pub(crate) use enabled::*;
@@ -154,28 +174,6 @@ mod enabled {
     use postgres::{Client, Config, Statement};
 
     use super::*;
-
-    /// The advisory lock key under which the schema is created (any fixed number;
-    /// "libsess" in ASCII).
-    const SCHEMA_LOCK: i64 = 0x006c_6962_7365_7373;
-
-    const SCHEMA: &str = "
-        CREATE TABLE IF NOT EXISTS libsession_sessions (
-            session_id text PRIMARY KEY,
-            entries bigint NOT NULL DEFAULT 0,
-            latest_leaf_id text,
-            created_ms bigint NOT NULL,
-            modified_ms bigint NOT NULL
-        );
-        CREATE TABLE IF NOT EXISTS libsession_entries (
-            session_id text NOT NULL REFERENCES libsession_sessions (session_id),
-            seq bigint NOT NULL,
-            id text NOT NULL,
-            parent_id text,
-            line text NOT NULL,
-            CONSTRAINT libsession_entries_seq PRIMARY KEY (session_id, seq),
-            CONSTRAINT libsession_entries_id UNIQUE (session_id, id)
-        );";
 
     /// What an insert found.
     pub(crate) enum Inserted {
@@ -199,7 +197,7 @@ mod enabled {
 
     /// A failed database operation as the store's I/O failure, with the password
     /// taken out of its message.
-    fn failure(secret: &Secret, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
+    pub(super) fn failure(secret: &Secret, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
         let mut message = format!("PostgreSQL: {what} failed: {e}");
         let mut source = e.source();
         let mut os: Option<&io::Error> = None;
@@ -223,8 +221,39 @@ mod enabled {
         }
     }
 
-    /// Connects and makes sure the schema is there, at a version this library knows.
-    fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
+    /// Creates the session's row unless it exists: `$1` the session id, `$2` the time.
+    pub(super) const CREATE_SESSION: &str = "INSERT INTO libsession_sessions \
+        (session_id, entries, created_ms, modified_ms) VALUES ($1, 0, $2, $2) \
+        ON CONFLICT (session_id) DO NOTHING";
+
+    /// A session that is not in the database, opened without `create`.
+    fn no_such_session(session_id: &str) -> IoFailure {
+        IoFailure {
+            op: IoOp::Open,
+            kind: io::ErrorKind::NotFound,
+            os_error: None,
+            message: format!("PostgreSQL: the database has no session {session_id:?}"),
+            change: None,
+        }
+    }
+
+    /// [`connect`], then the connection's `synchronous_commit` as `options` says.
+    pub(super) fn connect_with(
+        conninfo: &str,
+        options: &PgOptions,
+    ) -> Result<(Client, Secret), Error> {
+        let (mut client, secret) = connect(conninfo)?;
+        match options.durability {
+            Some(Durability::None) => client.batch_execute("SET synchronous_commit = off"),
+            Some(_) => client.batch_execute("SET synchronous_commit = on"),
+            None => Ok(()),
+        }
+        .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "open", &e).into()))?;
+        Ok((client, secret))
+    }
+
+    /// Connects and makes sure the schema is there, at this library's version.
+    pub(super) fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
         // `sslmode` and `sslrootcert` are read here: the client crate's parser knows
         // neither verify-ca/verify-full nor a root file.
         let (conninfo, tls) = tls::split(conninfo)?;
@@ -247,77 +276,36 @@ mod enabled {
         let mut client = config
             .connect(tls::connector(&tls, &secret)?)
             .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "connect", &e).into()))?;
-        ensure_schema(&mut client, &secret)?;
+        super::schema::ensure(&mut client, &secret)?;
         Ok((client, secret))
     }
 
-    /// Creates the tables on first use, under an advisory lock so that two first
-    /// users do not race, and refuses a schema newer than this library's.
-    fn ensure_schema(client: &mut Client, secret: &Secret) -> Result<(), Error> {
-        let io = |e: &postgres::Error| Error::Io(failure(secret, IoOp::Open, "schema", e).into());
-        let mut tx = client.transaction().map_err(|e| io(&e))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
-            .map_err(|e| io(&e))?;
-        tx.batch_execute("CREATE TABLE IF NOT EXISTS libsession_schema (version integer NOT NULL)")
-            .map_err(|e| io(&e))?;
-        let version: Option<i32> = tx
-            .query_opt("SELECT max(version) FROM libsession_schema", &[])
-            .map_err(|e| io(&e))?
-            .and_then(|row| row.get(0));
-        match version {
-            Some(v) if v > SCHEMA_VERSION => {
-                return Err(Error::Io(
-                    IoFailure {
-                        op: IoOp::Open,
-                        kind: io::ErrorKind::Unsupported,
-                        os_error: None,
-                        message: format!(
-                            "PostgreSQL: the database's libsession schema is version {v}; \
-                             this library knows version {SCHEMA_VERSION} at most: upgrade libsession"
-                        ),
-                        change: None,
-                    }
-                    .into(),
-                ));
-            }
-            Some(_) => {}
-            None => {
-                tx.batch_execute(SCHEMA).map_err(|e| io(&e))?;
-                tx.execute(
-                    "INSERT INTO libsession_schema (version) VALUES ($1)",
-                    &[&SCHEMA_VERSION],
-                )
-                .map_err(|e| io(&e))?;
-            }
-        }
-        tx.commit().map_err(|e| io(&e))
-    }
-
     impl PgSink {
-        /// Connects, creates the schema on first use and the session's row if it is new.
+        /// Connects, creates the schema on first use and the session's row if it is new
+        /// (or, with `create` off, fails when there is no such session).
         pub(crate) fn open(
             conninfo: &str,
             session_id: &str,
             options: &PgOptions,
         ) -> Result<PgSink, Error> {
             check_session_id(session_id)?;
-            let (mut client, secret) = connect(conninfo)?;
+            let (mut client, secret) = connect_with(conninfo, options)?;
             let io =
                 |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
-            match options.durability {
-                Some(Durability::None) => client.batch_execute("SET synchronous_commit = off"),
-                Some(_) => client.batch_execute("SET synchronous_commit = on"),
-                None => Ok(()),
-            }
-            .map_err(|e| io(&e))?;
-            let now = now_ms();
-            client
-                .execute(
-                    "INSERT INTO libsession_sessions (session_id, entries, created_ms, modified_ms) \
-                     VALUES ($1, 0, $2, $2) ON CONFLICT (session_id) DO NOTHING",
-                    &[&session_id, &now],
+            if options.create {
+                client
+                    .execute(CREATE_SESSION, &[&session_id, &now_ms()])
+                    .map_err(|e| io(&e))?;
+            } else if client
+                .query_opt(
+                    "SELECT 1 FROM libsession_sessions WHERE session_id = $1",
+                    &[&session_id],
                 )
-                .map_err(|e| io(&e))?;
+                .map_err(|e| io(&e))?
+                .is_none()
+            {
+                return Err(Error::Io(no_such_session(session_id).into()));
+            }
             let rows = client
                 .prepare(
                     "SELECT seq, line FROM libsession_entries \
@@ -392,8 +380,8 @@ mod enabled {
 
         /// Inserts the entry at `seq`, and the session's count, inside the open
         /// transaction. A unique violation means the rows were written outside this
-        /// protocol (the lock makes it impossible otherwise): roll back, catch up and
-        /// check again.
+        /// protocol (the lock makes it impossible otherwise): roll back, and let the
+        /// caller find the row it ran into ([`PgSink::conflict`]).
         pub(crate) fn insert(
             &mut self,
             seq: u64,
@@ -403,6 +391,7 @@ mod enabled {
         ) -> Result<Inserted, IoFailure> {
             let seq = i64::try_from(seq).unwrap_or(i64::MAX);
             let now = now_ms();
+            let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
             match self.client.execute(
                 &self.insert,
                 &[&self.session_id, &seq, &id, &parent_id, &line, &now],
@@ -413,6 +402,30 @@ mod enabled {
                     Ok(Inserted::Raced)
                 }
                 Err(e) => Err(self.fail(IoOp::Write, "insert", &e)),
+            }
+        }
+
+        /// The first row of the session that an insert of `id` at `seq` ran into: the
+        /// row at that seq, or one whose id column holds `id`. `None` when there is none
+        /// (any more). Outside a transaction.
+        pub(crate) fn conflict(&mut self, seq: u64, id: &str) -> Result<Option<u64>, IoFailure> {
+            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+            let row = self
+                .client
+                .query_opt(
+                    "SELECT seq FROM libsession_entries WHERE session_id = $1 \
+                     AND (seq = $2 OR sha256(id) = sha256($3)) ORDER BY seq LIMIT 1",
+                    &[&self.session_id, &seq, &id.as_bytes()],
+                )
+                .map_err(|e| self.fail(IoOp::Read, "finding the conflicting row", &e))?;
+            match row {
+                None => Ok(None),
+                Some(row) => {
+                    let seq: i64 = row
+                        .try_get(0)
+                        .map_err(|e| self.fail(IoOp::Read, "finding the conflicting row", &e))?;
+                    Ok(Some(u64::try_from(seq).unwrap_or(u64::MAX)))
+                }
             }
         }
 
@@ -438,6 +451,24 @@ mod enabled {
         }
     }
 
+    /// An id read back from a `bytea` column: the UTF-8 bytes the store wrote.
+    fn id_text(bytes: Vec<u8>) -> Result<String, Error> {
+        String::from_utf8(bytes).map_err(|_| {
+            Error::Io(
+                IoFailure {
+                    op: IoOp::Read,
+                    kind: io::ErrorKind::InvalidData,
+                    os_error: None,
+                    message: "PostgreSQL: an id column holds bytes that are not UTF-8 \
+                              (written outside libsession)"
+                        .to_owned(),
+                    change: None,
+                }
+                .into(),
+            )
+        })
+    }
+
     /// Every session of the database, most recently modified first.
     pub(crate) fn list(
         conninfo: &str,
@@ -461,7 +492,11 @@ mod enabled {
             out.push(PgSessionInfo {
                 session_id: row.try_get(0).map_err(get)?,
                 entries: u64::try_from(entries).unwrap_or(0),
-                latest_leaf_id: row.try_get(2).map_err(get)?,
+                latest_leaf_id: row
+                    .try_get::<_, Option<Vec<u8>>>(2)
+                    .map_err(get)?
+                    .map(id_text)
+                    .transpose()?,
                 modified_ms: u64::try_from(modified).unwrap_or(0),
             });
         }
@@ -521,9 +556,25 @@ mod disabled {
         pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
             match *self {}
         }
+
+        pub(crate) fn conflict(&mut self, _: u64, _: &str) -> Result<Option<u64>, IoFailure> {
+            match *self {}
+        }
     }
 
     pub(crate) fn list(_: &str, _: &PgListOptions) -> Result<Vec<PgSessionInfo>, Error> {
+        Err(unsupported())
+    }
+
+    pub(crate) fn copy_in(
+        _: &str,
+        session_id: &str,
+        _: &PgOptions,
+        _: &[crate::entry::Entry],
+        _: &mut dyn FnMut(&crate::entry::Entry) -> Result<(), Error>,
+        _: &mut dyn FnMut(u64),
+    ) -> Result<(), Error> {
+        check_session_id(session_id)?;
         Err(unsupported())
     }
 }

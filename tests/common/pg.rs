@@ -451,3 +451,23 @@ pub fn session_id(name: &str) -> String {
 pub fn inside(cluster: &Cluster, path: &Path) -> bool {
     path.starts_with(&cluster.root)
 }
+
+// --- The session the PostgreSQL tests write ---------------------------------------------------
+
+pub const U2: &str = r#"{"id":"u-2","parentId":"meta-cwd","timestamp":7,"type":"message","message":{"role":"user","content":"再读 package.json，告诉我版本"}}"#;
+pub const A_PKG: &str = r#"{"id":"a-pkg","parentId":"u-2","timestamp":8,"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-2","name":"read","arguments":{"path":"package.json"}}]}}"#;
+pub const R_PKG: &str = r#"{"id":"r-pkg","parentId":"a-pkg","timestamp":9,"type":"message","message":{"role":"toolResult","toolCallId":"call-2","toolName":"read","content":[{"type":"text","text":"{\"version\":\"0.1.0\"}"}],"isError":false}}"#;
+pub const A_VER: &str = r#"{"id":"a-ver","parentId":"r-pkg","timestamp":10,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"版本是 0.1.0"}]}}"#;
+pub const C1: &str = r#"{"id":"c-1","parentId":"a-ver","timestamp":11,"type":"compaction","summary":"User asked for the project name; it is tiny-pi.","firstKeptEntryId":"u-2","tokensBefore":1200}"#;
+pub const U3: &str = r#"{"id":"u-3","parentId":"c-1","timestamp":12,"type":"message","message":{"role":"user","content":"还有什么依赖？"}}"#;
+pub const LABEL: &str = r#"{"id":"l-1","parentId":"u-3","timestamp":13,"type":"metadata","key":"session.label","value":{"targetId":"a-alt","label":"alt"}}"#;
+/// Key order and escapes that a jsonb column would not keep.
+pub const ODD: &str = r#"{"timestamp":14,"type":"metadata","parentId":"l-1","id":"odd","key":"z","value":{"b":1,"a":"\ud83d \u0000","a2":1.50}}"#;
+
+/// The chapter's tree and more: a compaction, a label, Chinese text, and key order and
+/// escapes that a `jsonb` column would not keep.
+pub fn example() -> Vec<&'static str> {
+    let mut lines = super::CHAPTER.to_vec();
+    lines.extend([U2, A_PKG, R_PKG, A_VER, C1, U3, LABEL, ODD]);
+    lines
+}

@@ -237,7 +237,8 @@ enum Verb {
     /// PostgreSQL database.
     ///
     /// SRC and DST are each a JSONL path or postgres://…#SESSION_ID (a connection URI,
-    /// the session id after #). DST must be a new file or an empty session.
+    /// the session id after #). DST must be a new file or an empty session. All or
+    /// nothing: a failure leaves DST as it was.
     #[command(override_usage = "session copy SRC DST")]
     Copy {
         /// The source: a JSONL file or postgres://…#SESSION_ID.

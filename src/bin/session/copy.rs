@@ -1,51 +1,65 @@
 //! `copy`: a session between a JSONL file and a PostgreSQL database (docs/contract.md
-//! §14), either way, entry for entry: each entry's line is appended as it is stored, so
-//! the copy is byte for byte and keeps the commit order (seq).
+//! §14), either way, all or nothing: the library checks each entry as an append would
+//! as it writes it, into a file beside DST renamed into place at the end, or into a
+//! database session in one transaction. Byte for byte, in commit order (seq).
 
-use std::fs::OpenOptions;
+use std::io::ErrorKind;
 use std::process::ExitCode;
 
-use session::{PgOptions, Store};
+use session::{Error, PgOptions, Store};
 
 use crate::args::Place;
 use crate::exit;
-use crate::output::{Outcome, note, open};
+use crate::output::{Outcome, Source, note, open, outputs_no_wider_than};
+use crate::progress::Progress;
 
-/// Copies every entry of `src` into `dst`, a new file or an empty session; says
-/// how many on stderr.
+/// Copies every entry of `src` into `dst`, a new file or a new or empty session; says
+/// how many on stderr. A source that does not exist (a file, or a session: it is never
+/// created) fails before anything is written; so does a destination that exists or
+/// has entries (exit 2).
 pub fn copy(src: &Place, dst: &Place) -> Outcome {
     let source = match src {
-        Place::File(path) => open(path, false)?.0,
-        Place::Postgres {
-            conninfo,
-            session_id,
-        } => Store::open_pg(conninfo, session_id, &PgOptions::default())?.0,
-    };
-    let entries = source.entries()?;
-    let target = match dst {
         Place::File(path) => {
-            // A new file only: create_new refuses an existing one without touching it.
-            if let Err(e) = OpenOptions::new().write(true).create_new(true).open(path) {
-                note(&format!("cannot create {}: {e}", path.display()));
-                return Ok(ExitCode::from(match e.kind() {
-                    std::io::ErrorKind::AlreadyExists => exit::FAILED,
-                    _ => exit::IO,
-                }));
-            }
-            Store::open_jsonl(path)?.0
+            outputs_no_wider_than(Source::File(path));
+            open(path, false)?.0
         }
         Place::Postgres {
             conninfo,
             session_id,
-        } => Store::open_pg(conninfo, session_id, &PgOptions::default())?.0,
+        } => {
+            outputs_no_wider_than(Source::Database);
+            let reader = PgOptions {
+                create: false,
+                ..PgOptions::default()
+            };
+            Store::open_pg(conninfo, session_id, &reader)?.0
+        }
     };
-    if !target.is_empty()? {
-        note("the destination session is not empty: copy writes to an empty session only");
-        return Ok(ExitCode::from(exit::FAILED));
+    let progress = Progress::entries("copying");
+    let copied = match dst {
+        Place::File(path) => source.copy_to_jsonl(path, &mut |p| progress.copied(p)),
+        Place::Postgres {
+            conninfo,
+            session_id,
+        } => source.copy_to_pg(conninfo, session_id, &PgOptions::default(), &mut |p| {
+            progress.copied(p)
+        }),
+    };
+    drop(progress);
+    match copied {
+        Ok(count) => {
+            note(&format!("copied {count} entries"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(Error::Io(failure)) if failure.kind == ErrorKind::AlreadyExists => {
+            let rule = match dst {
+                Place::File(_) => "; copy writes to a new file only",
+                // The library's message says it for a session.
+                Place::Postgres { .. } => "",
+            };
+            note(&format!("{failure}{rule}"));
+            Ok(ExitCode::from(exit::FAILED))
+        }
+        Err(e) => Err(e.into()),
     }
-    for entry in &entries {
-        target.append(entry.json())?;
-    }
-    note(&format!("copied {} entries", entries.len()));
-    Ok(ExitCode::SUCCESS)
 }

@@ -8,15 +8,17 @@ use session::Error;
 use session::interop::{Format, export_pi_file, import_file_with_progress};
 
 use crate::exit;
-use crate::output::{Outcome, leaf_or_default, note, open};
+use crate::output::{Outcome, Source, leaf_or_default, note, open, outputs_no_wider_than};
 use crate::progress::Progress;
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
 /// file `out` (never overwriting one); the report goes to stderr as one JSON line.
-/// `format` `None` detects it. A source that looks like another format than the one
-/// given fails (exit 2) naming the one to use; nothing is written. A progress line
-/// shows on stderr while it reads, when stderr is a terminal.
+/// `format` `None` detects it; `out` is no wider in mode than `source`. A source that
+/// looks like another format than the one given fails (exit 2) naming the one to use;
+/// nothing is written. A progress line shows on stderr while it reads, when stderr is
+/// a terminal.
 pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
+    outputs_no_wider_than(Source::File(source));
     let progress = Progress::bytes("importing");
     let imported = import_file_with_progress(format, source, out, &mut |p| progress.import(p));
     drop(progress);
@@ -45,8 +47,9 @@ pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
 }
 
 /// Writes the tree of `file` as a new pi session file `out` that resumes at `leaf`
-/// (default: the latest leaf).
+/// (default: the latest leaf), no wider in mode than `file`.
 pub fn export_pi(file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
+    outputs_no_wider_than(Source::File(file));
     let (store, _) = open(file, false)?;
     let leaf = &leaf_or_default(&store, leaf)?;
     let entries = store.entries()?;

@@ -121,6 +121,37 @@ pub fn open_with(
     Ok(opened)
 }
 
+/// What an output file is made from.
+pub enum Source<'a> {
+    /// A file: a session, or another agent's session file.
+    File(&'a Path),
+    /// A session in a database, which has no file mode: owner only.
+    Database,
+}
+
+/// Makes every file this process creates from now on no wider than `source`: an output
+/// (an HTML view, a copy, an import, an export) holds the session's text, so its
+/// permission bits are those the umask allows and the source has (a database source
+/// counts as 0600). Done through the umask, which the OS applies at each creation, so
+/// that no output, nor the temporary file it is written through, is ever wider for a
+/// moment. A source that cannot be read leaves the umask as it is: the verb then fails
+/// on opening it, before it creates anything.
+pub fn outputs_no_wider_than(source: Source<'_>) {
+    use rustix::fs::Mode;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match source {
+        Source::File(path) => match std::fs::metadata(path) {
+            Ok(meta) => meta.permissions().mode() & 0o777,
+            Err(_) => return,
+        },
+        Source::Database => 0o600,
+    };
+    // umask(2) sets and returns the mask in one call: set it back, then narrow it.
+    let current = rustix::process::umask(Mode::empty());
+    let narrowed = current | Mode::from_bits_truncate(!mode & 0o777);
+    rustix::process::umask(narrowed);
+}
+
 /// Why opening `file` failed: [`Failure::AgentFile`] when its first line is not an
 /// entry and it is another agent's session file, else the library's error.
 pub fn opening(file: &Path, e: Error) -> Failure {

@@ -1,4 +1,4 @@
-//! The progress line of long work (import, verify, repair): on stderr, and only when
+//! The progress line of long work (import, verify, repair, copy): on stderr, and only when
 //! stderr is a terminal, so a pipe, a file or a test never sees it. The library prints
 //! nothing; it reports figures through `import_file_with_progress`.
 
@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use session::CopyProgress;
 use session::interop::ImportProgress;
 
 /// A progress line that clears itself when dropped; nothing when stderr is not a
@@ -25,6 +26,30 @@ impl Progress {
                 .with_style(style)
                 .with_prefix(what.to_owned())
         }))
+    }
+
+    /// A bar of entries written, for a copy.
+    pub fn entries(what: &str) -> Progress {
+        Progress(on_terminal(|| {
+            let style = ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {human_pos}/{human_len} entries {elapsed}",
+            )
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            ProgressBar::no_length()
+                .with_style(style)
+                .with_prefix(what.to_owned())
+        }))
+    }
+
+    /// Shows a copy's report.
+    pub fn copied(&self, p: CopyProgress) {
+        if let Some(bar) = &self.0 {
+            if bar.length() != Some(p.total) {
+                bar.set_length(p.total);
+            }
+            bar.set_position(p.done);
+        }
     }
 
     /// A spinner with elapsed time, for work the library reports no figures for.

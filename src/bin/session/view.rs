@@ -6,11 +6,11 @@ use std::path::Path;
 use session::view::{ViewOptions, render_html, write_html_file};
 
 use crate::exit;
-use crate::output::{Out, Outcome, default_leaf, open};
+use crate::output::{Out, Outcome, Source, default_leaf, open, outputs_no_wider_than};
 
 /// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
 /// one an imported session's agent resumes, else the latest), titled with the file's
-/// name; written to `to` (a new file) or to stdout.
+/// name; written to `to` (a new file, no wider in mode than `file`) or to stdout.
 pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
     let (store, report) = open(file, false)?;
     let options = ViewOptions {
@@ -23,7 +23,10 @@ pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>)
             .map(|name| name.to_string_lossy().into_owned()),
     };
     match to {
-        Some(to) => write_html_file(&store, &options, to)?,
+        Some(to) => {
+            outputs_no_wider_than(Source::File(file));
+            write_html_file(&store, &options, to)?
+        }
         None => out.write_all(render_html(&store, &options)?.as_bytes())?,
     }
     Ok(exit::for_state(report.state))

@@ -1,0 +1,159 @@
+//! The PostgreSQL store's tables and their versions (docs/contract.md §14).
+//!
+//! `libsession_schema` holds the version of a database's libsession tables. An open
+//! first reads it, with no DDL and no lock: a database that is up to date is opened by
+//! a role that may only read and write the tables (without CREATE on the schema, the
+//! default for a role that does not own it since PostgreSQL 15). Only when the tables
+//! are missing or older does the open take the advisory lock and, in one transaction,
+//! read the version again, create version 1 if there is nothing, and apply every
+//! migration after the version found, in order. A new database and an upgraded one
+//! therefore go through the same statements and end the same.
+//!
+//! To add version N + 1: append to [`MIGRATIONS`] the statements that turn version N
+//! into N + 1 in place, keeping every row ([`SCHEMA_VERSION`] follows from the list), and
+//! test it on a database written by version N (`tests/pg_store.rs` does so for 1 → 2).
+//! A library never writes to a database whose version is newer than its own.
+
+use std::io;
+
+use postgres::Client;
+use postgres::error::SqlState;
+
+use crate::error::{Error, IoFailure, IoOp};
+
+use super::Secret;
+use super::enabled::failure;
+
+/// The schema version this library writes and reads: 1, plus one per migration.
+pub(crate) const SCHEMA_VERSION: i32 = 1 + MIGRATIONS.len() as i32;
+
+/// The advisory lock key under which the schema is created or upgraded (any fixed
+/// number; "libsess" in ASCII).
+const SCHEMA_LOCK: i64 = 0x006c_6962_7365_7373;
+
+/// Version 1, as round 3 created it (and still the first step of every new database).
+const VERSION_1: &str = "
+    CREATE TABLE IF NOT EXISTS libsession_schema (version integer NOT NULL);
+    CREATE TABLE IF NOT EXISTS libsession_sessions (
+        session_id text PRIMARY KEY,
+        entries bigint NOT NULL DEFAULT 0,
+        latest_leaf_id text,
+        created_ms bigint NOT NULL,
+        modified_ms bigint NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS libsession_entries (
+        session_id text NOT NULL REFERENCES libsession_sessions (session_id),
+        seq bigint NOT NULL,
+        id text NOT NULL,
+        parent_id text,
+        line text NOT NULL,
+        CONSTRAINT libsession_entries_seq PRIMARY KEY (session_id, seq),
+        CONSTRAINT libsession_entries_id UNIQUE (session_id, id)
+    );";
+
+/// `MIGRATIONS[k]` turns version k + 1 into version k + 2.
+const MIGRATIONS: [&str; 1] = [
+    // 1 → 2: entry ids as bytes. A `text` value cannot hold NUL, which a JSON id may
+    // (`"a\u0000b"`), and a B-tree row holds at most about 2.7 KB, which an id may
+    // exceed: ids (and parent ids, and a session's latest leaf id) become `bytea`, the
+    // id's UTF-8 bytes, and the id's uniqueness is kept by a unique index on its
+    // SHA-256 (32 bytes whatever the id's length).
+    "
+    ALTER TABLE libsession_entries DROP CONSTRAINT libsession_entries_id;
+    ALTER TABLE libsession_entries
+        ALTER COLUMN id TYPE bytea USING convert_to(id, 'UTF8'),
+        ALTER COLUMN parent_id TYPE bytea USING convert_to(parent_id, 'UTF8');
+    CREATE UNIQUE INDEX libsession_entries_id ON libsession_entries (session_id, sha256(id));
+    ALTER TABLE libsession_sessions
+        ALTER COLUMN latest_leaf_id TYPE bytea USING convert_to(latest_leaf_id, 'UTF8');",
+];
+
+/// Makes sure the tables are there at [`SCHEMA_VERSION`]: reads the version and, only
+/// when it is missing or older, creates or upgrades the tables. A newer version is
+/// refused (`io`, kind `Unsupported`), never written.
+pub(crate) fn ensure(client: &mut Client, secret: &Secret) -> Result<(), Error> {
+    let io = |e: &postgres::Error| Error::Io(failure(secret, IoOp::Open, "schema", e).into());
+    match read_version(client).map_err(|e| io(&e))? {
+        Some(version) if version == SCHEMA_VERSION => Ok(()),
+        Some(version) if version > SCHEMA_VERSION => Err(newer(version)),
+        found => upgrade(client, secret, found),
+    }
+}
+
+/// The version of the tables, `None` when there are none.
+fn read_version(client: &mut Client) -> Result<Option<i32>, postgres::Error> {
+    match client.query_one("SELECT max(version) FROM libsession_schema", &[]) {
+        Ok(row) => row.try_get(0),
+        // Outside a transaction: the failed statement leaves the connection as it was.
+        Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates version 1 when `found` is `None`, then applies the migrations after it, in
+/// one transaction under the advisory lock; the version is read again under the lock,
+/// as another process may have done it meanwhile.
+fn upgrade(client: &mut Client, secret: &Secret, found: Option<i32>) -> Result<(), Error> {
+    let io = |e: &postgres::Error| {
+        let mut failure = failure(secret, IoOp::Open, "schema", e);
+        failure.message.push_str(&match found {
+            None => "; creating the libsession tables needs CREATE on the schema: \
+                     open the database once as a role that has it"
+                .to_owned(),
+            Some(v) => format!(
+                "; the libsession tables are at version {v} and upgrading them to version \
+                 {SCHEMA_VERSION} needs their owner: open the database once as that role"
+            ),
+        });
+        Error::Io(failure.into())
+    };
+    let mut tx = client.transaction().map_err(|e| io(&e))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+        .map_err(|e| io(&e))?;
+    let version = match tx.query_one("SELECT to_regclass('libsession_schema') IS NOT NULL", &[]) {
+        Ok(row) if row.try_get::<_, bool>(0).map_err(|e| io(&e))? => tx
+            .query_one("SELECT max(version) FROM libsession_schema", &[])
+            .and_then(|row| row.try_get::<_, Option<i32>>(0))
+            .map_err(|e| io(&e))?,
+        Ok(_) => None,
+        Err(e) => return Err(io(&e)),
+    };
+    let from = match version {
+        Some(v) if v > SCHEMA_VERSION => return Err(newer(v)),
+        Some(v) if v == SCHEMA_VERSION => return tx.commit().map_err(|e| io(&e)),
+        Some(v) => v,
+        None => {
+            tx.batch_execute(VERSION_1).map_err(|e| io(&e))?;
+            tx.execute("INSERT INTO libsession_schema (version) VALUES (1)", &[])
+                .map_err(|e| io(&e))?;
+            1
+        }
+    };
+    let done = usize::try_from(from - 1).unwrap_or(0);
+    for migration in MIGRATIONS.iter().skip(done) {
+        tx.batch_execute(migration).map_err(|e| io(&e))?;
+    }
+    tx.execute(
+        "UPDATE libsession_schema SET version = $1",
+        &[&SCHEMA_VERSION],
+    )
+    .map_err(|e| io(&e))?;
+    tx.commit().map_err(|e| io(&e))
+}
+
+/// Tables made by a newer libsession: never written by this one.
+fn newer(version: i32) -> Error {
+    Error::Io(
+        IoFailure {
+            op: IoOp::Open,
+            kind: io::ErrorKind::Unsupported,
+            os_error: None,
+            message: format!(
+                "PostgreSQL: the database's libsession schema is version {version}; \
+                 this library knows version {SCHEMA_VERSION} at most: upgrade libsession"
+            ),
+            change: None,
+        }
+        .into(),
+    )
+}
