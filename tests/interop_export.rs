@@ -156,63 +156,18 @@ fn pi_reads_an_exported_compaction_that_keeps_nothing_as_libsession_does() {
     assert!(checked > 0, "a leaf under the compaction is checked");
 }
 
-/// The documented conversion's order: a message of a role the agent lacks that comes
-/// between tool calls and their results is moved after the results.
-fn documented_order(messages: &[String], target: Format) -> Vec<serde_json::Value> {
-    let has_role = |role: &str| match role {
-        "user" | "assistant" | "toolResult" => true,
-        "developer" | "system" => target == Format::Codex,
-        _ => false,
-    };
-    let mut out = Vec::new();
-    let mut deferred = Vec::new();
-    let mut pending = HashSet::new();
-    for text in messages {
-        let m: serde_json::Value = serde_json::from_str(text).unwrap();
-        let role = m["role"].as_str().unwrap_or("").to_owned();
-        match role.as_str() {
-            "assistant" => {
-                for b in m["content"].as_array().into_iter().flatten() {
-                    if b["type"] == "toolCall" {
-                        pending.insert(b["id"].as_str().unwrap_or("").to_owned());
-                    }
-                }
-                out.push(m);
-            }
-            "toolResult" => {
-                pending.remove(m["toolCallId"].as_str().unwrap_or(""));
-                out.push(m);
-                if pending.is_empty() {
-                    out.append(&mut deferred);
-                }
-            }
-            "user" => {
-                pending.clear();
-                out.append(&mut deferred);
-                out.push(m);
-            }
-            r if !has_role(r) && !pending.is_empty() => deferred.push(m),
-            _ => out.push(m),
-        }
-    }
-    out.append(&mut deferred);
-    out
-}
-
 /// One thing the model sees, in a form every agent's file can carry: the role it is
 /// sent under, the kind, and what it holds.
-fn seen_items(messages: &[String], target: Format) -> Vec<serde_json::Value> {
+fn seen_items(messages: &[serde_json::Value], target: Format) -> Vec<serde_json::Value> {
     use serde_json::{Value, json};
     let mut items = Vec::new();
-    for m in documented_order(messages, target) {
+    for m in messages {
         let role = m["role"].as_str().unwrap_or("").to_owned();
         // A Codex item no block holds (a search, …) is written back as it is.
         if let Some(item) = m.get("codexItem")
             && m["content"] == json!([])
         {
-            if target == Format::Codex {
-                items.push(json!({"codexItem": item}));
-            }
+            items.push(json!({"codexItem": item}));
             continue;
         }
         let blocks = match &m["content"] {
@@ -242,30 +197,13 @@ fn seen_items(messages: &[String], target: Format) -> Vec<serde_json::Value> {
                     items.push(item);
                 }
             }
-            "developer" | "system" if target == Format::Codex => {
+            // Codex's own roles (developer, system).
+            _ => {
                 for b in &blocks {
                     items.push(json!({"role": role, "text": b["text"]}));
                 }
             }
-            // The documented conversion: a role the agent does not have is sent as user
-            // text (its text blocks, or its summary).
-            _ => {
-                let text: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
-                let text = match text.join("\n") {
-                    t if t.is_empty() => m["summary"].as_str().unwrap_or("").to_owned(),
-                    t => t,
-                };
-                items.push(json!({"role": "user", "text": text}));
-            }
         }
-    }
-    // Claude Code's rule applies to what is left once the conversions are made: a
-    // conversation that ends on the user's side gets "No response requested.".
-    let user_side = items
-        .last()
-        .is_some_and(|i| i["role"] == "user" || i.get("result").is_some());
-    if target == Format::ClaudeCode && user_side {
-        items.push(json!({"role": "assistant", "text": "No response requested."}));
     }
     items
 }
@@ -305,10 +243,13 @@ fn every_corpus_session_exported_and_imported_again_gives_the_same_context() {
                 assert_eq!(resume, leaf, "{name}: pi resumes the exported leaf");
                 assert_eq!(got.messages, expected.messages, "{name} to pi and back");
             } else {
-                let (got, expected) = (
-                    seen_items(&got.messages, target),
-                    seen_items(&expected.messages, target),
-                );
+                let got: Vec<serde_json::Value> = got
+                    .messages
+                    .iter()
+                    .map(|m| serde_json::from_str(m).unwrap())
+                    .collect();
+                let expected = common::export::as_exported(&expected.messages, target.name());
+                let (got, expected) = (seen_items(&got, target), seen_items(&expected, target));
                 if got != expected {
                     let at = got
                         .iter()

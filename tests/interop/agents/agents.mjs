@@ -300,7 +300,8 @@ function ourCodexItems(messages) {
     }
     for (const b of blocks(m.content)) {
       if (b.type === 'toolCall') out.push({ role: 'assistant', kind: 'toolCall', id: b.id, name: b.name, arguments: b.rawArguments ?? JSON.stringify(b.arguments) });
-      else if (b.type === 'thinking') out.push({ role: 'assistant', kind: 'reasoning', summary: [b.thinking] });
+      // A thinking block becomes a reasoning item without encrypted content.
+      else if (b.type === 'thinking') out.push({ role: 'assistant', kind: 'reasoning', summary: [b.thinking], encrypted: digest('') });
       else if (b.type === 'image') out.push({ role: m.role, kind: 'image', data: digest(`data:${b.mimeType};base64,${b.data}`) });
       else if (b.type === 'input_image') out.push({ role: m.role, kind: 'image', data: digest(b.image_url ?? '') });
       else out.push({ role: m.role, kind: 'text', text: b.text });
