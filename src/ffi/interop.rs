@@ -178,11 +178,12 @@ pub unsafe extern "C" fn session_import_with_progress(
 /// what that agent sends for the leaf, the messages of session_build_context with the
 /// profile of that agent, each as the line the agent writes (a compaction as a Claude
 /// Code compact boundary and its summary line, or as a Codex compacted line whose
-/// replacement history is what Codex sends). What the agent's format cannot carry is
+/// replacement history is the summary message, the other items after it). What the agent's format cannot carry is
 /// converted or left out and listed in the report: a message of a role the agent
 /// lacks (pi's custom, branchSummary, bashExecution; Codex's developer for Claude Code)
 /// is sent as user text, after the results of tool calls pending before it; a
-/// thinking block to Codex becomes a reasoning item with the text as its summary; an
+/// thinking block to Codex becomes a reasoning item with the text as its summary, and
+/// one without a signature is left out for Claude Code (which sends none); an
 /// error flag on a result to Codex is not carried; a Codex item with no Claude Code
 /// equivalent (a web or tool search) is left out for Claude Code; metadata, labels,
 /// other branches and messages before the compaction are not written. The session's

@@ -239,21 +239,22 @@ fn assistant(out: &mut Lines<'_>, item: &Item, tally: &mut Tally) {
     let tape = &item.tape;
     let content = blocks(tape).into_iter().filter_map(|block| match block {
         Block::Text(text) => Some(text_block(&text)),
-        Block::Thinking { text, signature } => {
-            if signature.is_none() {
-                tally.converted(
-                    "thinking",
-                    "a thinking block without a signature is written with an empty one",
-                );
-            }
-            Some(
+        Block::Thinking { text, signature } => match signature.filter(|s| !s.is_empty()) {
+            Some(signature) => Some(
                 Object::new()
                     .string("type", "thinking")
                     .string("thinking", &text)
-                    .string("signature", signature.as_deref().unwrap_or(""))
+                    .string("signature", &signature)
                     .finish(),
-            )
-        }
+            ),
+            None => {
+                tally.dropped(
+                    "thinking",
+                    "a thinking block without a signature: Claude Code does not send it",
+                );
+                None
+            }
+        },
         Block::ToolCall {
             id,
             name,
@@ -283,16 +284,22 @@ fn assistant(out: &mut Lines<'_>, item: &Item, tally: &mut Tally) {
         }
     });
     let content = crate::json::array(content);
-    if tape.get(0, "codexItem").is_some() && content == "[]" {
-        // A Codex item no block holds (a web or tool search): nothing Claude Code sends.
-        let kind = tape
+    if content == "[]" {
+        // Nothing Claude Code sends: a Codex item no block holds (a web or tool
+        // search), or a reply whose only blocks were left out.
+        match tape
             .get(0, "codexItem")
             .and_then(|c| string_member(tape, c, "type"))
-            .unwrap_or_default();
-        tally.dropped(
-            &format!("codexItem:{kind}"),
-            "a Codex item with no Claude Code equivalent",
-        );
+        {
+            Some(kind) => tally.dropped(
+                &format!("codexItem:{kind}"),
+                "a Codex item with no Claude Code equivalent",
+            ),
+            None => tally.dropped(
+                "message",
+                "a reply with nothing Claude Code sends (no block left)",
+            ),
+        }
         return;
     }
     let id = out.id(item.entry_id.as_deref());

@@ -10,10 +10,11 @@
 //! | `developer`, `system` | `message` of that role |
 //! | another role (pi's `custom`, `branchSummary`, `bashExecution`) | `message` user, its text (converted) |
 //!
-//! The first line is a `session_meta`. When the context starts from a compaction, the
-//! items are written as one `compacted` line: `message` the summary, and
-//! `replacement_history` the items (the summary message first, as a user message),
-//! which is the history Codex resumes from.
+//! The first line is a `session_meta`. When the context starts from a compaction, a
+//! `compacted` line comes next: `message` the summary, `replacement_history` the summary
+//! message as a user message (or, for a session whose Codex history already replaced
+//! the summary, that history's first item); the other items follow it, which is how
+//! Codex resumes: the replacement history, then what follows.
 
 use super::export::{Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, text_of};
 use crate::error::Error;
@@ -52,25 +53,31 @@ pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error
             items.push((item.millis, written));
         }
     }
+    // Codex resumes from a compaction's replacement history and the items after it (a
+    // compacted line with nothing after it is not read back): the history is the
+    // summary message, or the first item when Codex's own history replaced it.
     match &plan.summary {
-        Some(summary) => {
+        Some(summary) if items.len() > 1 => {
             let text = summary
                 .summary
                 .as_deref()
                 .or(summary.message.as_deref())
                 .unwrap_or("");
-            let history = crate::json::array(items.iter().map(|(_, item)| item));
             let payload = Object::new()
                 .string("message", text)
-                .raw("replacement_history", &history)
+                .raw("replacement_history", &crate::json::array(std::iter::once(&items[0].1)))
                 .finish();
             lines.push(line(&iso(summary.millis), "compacted", &payload));
+            items.remove(0);
         }
-        None => {
-            for (millis, item) in &items {
-                lines.push(line(&iso(*millis), "response_item", item));
-            }
-        }
+        Some(_) => tally.converted(
+            "compaction",
+            "a compaction with nothing after its summary is written as the summary message alone: Codex reads no compacted line that ends the rollout",
+        ),
+        None => {}
+    }
+    for (millis, item) in &items {
+        lines.push(line(&iso(*millis), "response_item", item));
     }
     Ok(lines)
 }

@@ -19,8 +19,9 @@ fn has_role(target: &str, role: &str) -> bool {
 /// `messages` (a context's, JSON texts) as the export to `target` writes them: a message
 /// of a role the agent lacks is user text (its text blocks joined by newlines, or its
 /// `summary`), moved after the results of the tool calls pending before it; for Claude
-/// Code, a Codex item no block holds is left out, and a conversation that then ends on
-/// the user's side gets Claude Code's "No response requested.".
+/// Code, a thinking block without a signature is left out, and so is a reply left
+/// without blocks (a Codex item no block holds, reasoning alone), and a conversation
+/// that then ends on the user's side gets Claude Code's "No response requested.".
 pub fn as_exported(messages: &[String], target: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut deferred = Vec::new();
@@ -28,8 +29,20 @@ pub fn as_exported(messages: &[String], target: &str) -> Vec<Value> {
     for text in messages {
         let mut m: Value = serde_json::from_str(text).unwrap();
         let role = m["role"].as_str().unwrap_or("").to_owned();
-        if target == "claude-code" && m.get("codexItem").is_some() && m["content"] == json!([]) {
-            continue;
+        if target == "claude-code" && role == "assistant" {
+            // Claude Code sends no thinking block without a signature, and no reply
+            // left without blocks (a Codex item no block holds, reasoning alone).
+            if let Some(Value::Array(blocks)) = m.get_mut("content") {
+                blocks.retain(|b| {
+                    b["type"] != "thinking"
+                        || b["thinkingSignature"]
+                            .as_str()
+                            .is_some_and(|s| !s.is_empty())
+                });
+                if blocks.is_empty() {
+                    continue;
+                }
+            }
         }
         match role.as_str() {
             "assistant" => {

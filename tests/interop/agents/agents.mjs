@@ -294,8 +294,12 @@ function ourCodexItems(messages) {
       continue;
     }
     if (m.role === 'toolResult') {
-      const text = blocks(m.content).map((b) => b.text ?? '').join('');
-      out.push({ role: 'user', kind: 'toolResult', id: m.toolCallId, output: text });
+      const parts = blocks(m.content);
+      // With an image, the output is Codex's list of parts; else the text.
+      const output = parts.some((b) => b.type === 'image')
+        ? JSON.stringify(parts.map((b) => (b.type === 'image' ? { type: 'input_image', image_url: `data:${b.mimeType};base64,${b.data}` } : { type: 'input_text', text: b.text ?? '' })))
+        : parts.map((b) => b.text ?? '').join('');
+      out.push({ role: 'user', kind: 'toolResult', id: m.toolCallId, output });
       continue;
     }
     for (const b of blocks(m.content)) {
