@@ -242,13 +242,34 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// Issue 35, docs/contract.md "Export to every agent", checked against the agents
+/// Exports whose request differs from libsession's context for a reason of the agent's
+/// own that no profile models, and the reason; the test checks that they still differ.
+const EXPORT_DIFFERS: &[(&str, &str)] = &[
+    (
+        "claude-code/spotter-258c7280/subagents/agent-a881341.jsonl → codex",
+        "Codex cuts a tool output longer than its limit in the middle when it sends it \
+         (\"…7561 tokens truncated…\"); its own rollouts hold outputs already cut",
+    ),
+    (
+        "codex/agentsessions-codex-small.jsonl → codex",
+        "Codex sends a compaction item without its id; this file (trimmed by its owner) \
+         is the only one whose compaction items carry one",
+    ),
+    (
+        "pi/pimono-large-session.jsonl → claude-code",
+        "Claude Code sends a thinking block only in a reply of the model it runs \
+         (claude-opus-4-6 by default): this reply came from claude-sonnet-4-5",
+    ),
+];
+
+/// Issue 35, docs/contract.md §15, checked against the agents
 /// themselves: every file of the corpus (pi, Claude Code and Codex), imported, exported
 /// to Claude Code and to Codex at its resume leaf, is resumed by that agent's own CLI,
 /// and what the agent sends equals libsession's context of the source under the
 /// agent's profile, with the documented conversion applied (`common::export`: roles the
-/// agent lacks as user text after the pending results, Codex-only items left out for
-/// Claude Code). `EXPORT_ORACLE_ONLY=TEXT` limits the run to the files whose name holds
+/// agent lacks as user text after the pending results, Codex-only items and unsigned
+/// thinking left out for Claude Code), except the files of [`EXPORT_DIFFERS`].
+/// `EXPORT_ORACLE_ONLY=TEXT` limits the run to the files whose name holds
 /// TEXT. `-- --nocapture` prints the table (file, agent, outcome).
 #[test]
 fn claude_code_and_codex_resume_what_libsession_exports_to_them() {
@@ -308,8 +329,14 @@ fn claude_code_and_codex_resume_what_libsession_exports_to_them() {
         let name = result["name"].as_str().unwrap();
         let status = result["status"].as_str().unwrap_or("error");
         let items = result["agentItems"].as_array().map_or(0, Vec::len);
-        let cell = match status {
-            "equal" => "equal to libsession's context".to_owned(),
+        let known = EXPORT_DIFFERS.iter().find(|(n, _)| *n == name);
+        let cell = match (status, known) {
+            ("equal", None) => "equal to libsession's context".to_owned(),
+            ("differs", Some((_, why))) => format!("differs: {why}"),
+            ("equal", Some(_)) => {
+                failures.push(format!("{name}: listed as differing, but equal"));
+                "equal, listed as differing".to_owned()
+            }
             _ => {
                 let mut detail = format!("{} {}", result["firstDifference"], result["note"]);
                 if let Some((cut, _)) = detail.char_indices().nth(1500) {

@@ -15,7 +15,7 @@
 use std::collections::HashSet;
 
 use super::export::{
-    Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, text_of, uuid_from,
+    Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, text_of, user_text, uuid_from,
 };
 use crate::error::Error;
 use crate::json::{Kind, Object};
@@ -30,6 +30,11 @@ struct Lines<'p> {
     parent: Option<String>,
     used: HashSet<String>,
     lines: Vec<String>,
+    /// The `message.id` of the line just written when it is an assistant line: a reply
+    /// that follows it at once is written under the same id, so that Claude Code reads
+    /// them as one reply (its calls answered by the results after it, as Codex's
+    /// parallel calls, one item each, are).
+    reply: Option<String>,
 }
 
 impl Lines<'_> {
@@ -57,6 +62,7 @@ impl Lines<'_> {
     fn push(&mut self, id: String, line: String) {
         self.lines.push(line);
         self.parent = Some(id);
+        self.reply = None;
     }
 
     fn user(&mut self, entry: Option<&str>, millis: f64, content: &str, extra: &[(&str, &str)]) {
@@ -92,6 +98,7 @@ pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error
         parent: None,
         used: HashSet::new(),
         lines: Vec::new(),
+        reply: None,
     };
     if let Some(summary) = &plan.summary
         && let Some(text) = &summary.message
@@ -179,17 +186,19 @@ fn write_item(out: &mut Lines<'_>, item: &Item, tally: &mut Tally) {
             let content = crate::json::array(std::iter::once(result.finish()));
             out.user(entry, item.millis, &content, &[]);
         }
-        other => {
-            tally.converted(
+        other => match user_text(tape) {
+            Some(text) => {
+                tally.converted(
+                    &format!("role:{other}"),
+                    "sent as user text, as pi sends it (a bash execution as its command and output, a branch summary wrapped, others their text or summary): Claude Code has no such role",
+                );
+                out.user(entry, item.millis, &json_string(&text), &[]);
+            }
+            None => tally.dropped(
                 &format!("role:{other}"),
-                "sent as a user message (its text, or its summary): Claude Code has no such role",
-            );
-            let text = match text_of(tape) {
-                t if t.is_empty() => string_member(tape, 0, "summary").unwrap_or_default(),
-                t => t,
-            };
-            out.user(entry, item.millis, &json_string(&text), &[]);
-        }
+                "excluded from the context by pi (excludeFromContext)",
+            ),
+        },
     }
 }
 
@@ -303,8 +312,11 @@ fn assistant(out: &mut Lines<'_>, item: &Item, tally: &mut Tally) {
         return;
     }
     let id = out.id(item.entry_id.as_deref());
-    let response = string_member(tape, 0, "responseId")
-        .unwrap_or_else(|| format!("msg_{}", id.replace('-', "")));
+    let response = match out.reply.take() {
+        Some(previous) => previous,
+        None => string_member(tape, 0, "responseId")
+            .unwrap_or_else(|| format!("msg_{}", id.replace('-', ""))),
+    };
     let mut message = Object::new()
         .string("id", &response)
         .string("type", "message")
@@ -333,4 +345,5 @@ fn assistant(out: &mut Lines<'_>, item: &Item, tally: &mut Tally) {
         .string("timestamp", &iso(item.millis))
         .finish();
     out.push(id, line);
+    out.reply = Some(response);
 }

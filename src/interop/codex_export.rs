@@ -16,7 +16,7 @@
 //! the summary, that history's first item); the other items follow it, which is how
 //! Codex resumes: the replacement history, then what follows.
 
-use super::export::{Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, text_of};
+use super::export::{Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, user_text};
 use crate::error::Error;
 use crate::json::{Kind, Object, Tape};
 
@@ -126,17 +126,22 @@ fn write_item(item: &Item, tally: &mut Tally) -> Vec<String> {
         "assistant" => assistant(tape, tally),
         "toolResult" => vec![output(tape, tally)],
         "developer" | "system" => vec![message(&role, &user_parts(tape, tally))],
-        other => {
-            tally.converted(
-                &format!("role:{other}"),
-                "sent as a user message (its text, or its summary): Codex has no such role",
-            );
-            let text = match text_of(tape) {
-                t if t.is_empty() => string_member(tape, 0, "summary").unwrap_or_default(),
-                t => t,
-            };
-            vec![message("user", &[input_text(&text)])]
-        }
+        other => match user_text(tape) {
+            Some(text) => {
+                tally.converted(
+                    &format!("role:{other}"),
+                    "sent as user text, as pi sends it (a bash execution as its command and output, a branch summary wrapped, others their text or summary): Codex has no such role",
+                );
+                vec![message("user", &[input_text(&text)])]
+            }
+            None => {
+                tally.dropped(
+                    &format!("role:{other}"),
+                    "excluded from the context by pi (excludeFromContext)",
+                );
+                Vec::new()
+            }
+        },
     }
 }
 

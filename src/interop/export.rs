@@ -569,6 +569,62 @@ pub(super) fn text_of(tape: &Tape) -> String {
     }
 }
 
+/// The text a message of a role the agent lacks is sent as, the way pi's `convertToLlm`
+/// turns it into a user message: a bash execution as its command and output, a branch
+/// summary wrapped in pi's words, anything else its text (or its `summary`). `None` for
+/// a bash execution pi leaves out of the context (`excludeFromContext`).
+pub(super) fn user_text(tape: &Tape) -> Option<String> {
+    let flag = |name: &str| tape.get(0, name).is_some_and(|v| tape.raw(v) == b"true");
+    match string_member(tape, 0, "role").as_deref() {
+        Some("bashExecution") if flag("excludeFromContext") => None,
+        Some("bashExecution") => {
+            let mut text = String::from("Ran `");
+            text.push_str(&string_member(tape, 0, "command").unwrap_or_default());
+            text.push_str("`\n");
+            match string_member(tape, 0, "output").filter(|o| !o.is_empty()) {
+                Some(output) => {
+                    text.push_str("```\n");
+                    text.push_str(&output);
+                    text.push_str("\n```");
+                }
+                None => text.push_str("(no output)"),
+            }
+            let exit = tape
+                .get(0, "exitCode")
+                .filter(|&v| tape.nodes[v].kind == Kind::Number)
+                .and_then(|v| std::str::from_utf8(tape.raw(v)).ok())
+                .filter(|code| *code != "0");
+            if flag("cancelled") {
+                text.push_str("\n\n(command cancelled)");
+            } else if let Some(code) = exit {
+                text.push_str("\n\nCommand exited with code ");
+                text.push_str(code);
+            }
+            if flag("truncated")
+                && let Some(path) =
+                    string_member(tape, 0, "fullOutputPath").filter(|p| !p.is_empty())
+            {
+                text.push_str("\n\n[Output truncated. Full output: ");
+                text.push_str(&path);
+                text.push(']');
+            }
+            Some(text)
+        }
+        Some("branchSummary") => {
+            let mut text = String::from(
+                "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n",
+            );
+            text.push_str(&string_member(tape, 0, "summary").unwrap_or_default());
+            text.push_str("</summary>");
+            Some(text)
+        }
+        _ => Some(match text_of(tape) {
+            t if t.is_empty() => string_member(tape, 0, "summary").unwrap_or_default(),
+            t => t,
+        }),
+    }
+}
+
 /// A top-level string member of the message scanned into `tape`.
 pub(super) fn string_member(tape: &Tape, node: usize, name: &str) -> Option<String> {
     tape.get(node, name)

@@ -17,8 +17,9 @@ fn has_role(target: &str, role: &str) -> bool {
 }
 
 /// `messages` (a context's, JSON texts) as the export to `target` writes them: a message
-/// of a role the agent lacks is user text (its text blocks joined by newlines, or its
-/// `summary`), moved after the results of the tool calls pending before it; for Claude
+/// of a role the agent lacks is user text as pi makes it (a bash execution as its
+/// command and output, a branch summary wrapped; otherwise its text blocks joined by
+/// newlines, or its `summary`), moved after the results of the tool calls pending before it; for Claude
 /// Code, a thinking block without a signature is left out, and so is a reply left
 /// without blocks (a Codex item no block holds, reasoning alone), and a conversation
 /// that then ends on the user's side gets Claude Code's "No response requested.".
@@ -67,7 +68,9 @@ pub fn as_exported(messages: &[String], target: &str) -> Vec<Value> {
             }
             r if has_role(target, r) => out.push(m),
             _ => {
-                m = as_user_text(&m);
+                let Some(m) = as_user_text(&m) else {
+                    continue;
+                };
                 match pending.is_empty() {
                     true => out.push(m),
                     false => deferred.push(m),
@@ -85,15 +88,53 @@ pub fn as_exported(messages: &[String], target: &str) -> Vec<Value> {
     out
 }
 
-fn as_user_text(m: &Value) -> Value {
-    let blocks = match &m["content"] {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(b) => b.iter().filter_map(|b| b["text"].as_str()).collect(),
-        _ => Vec::new(),
+/// A message of a role the agent lacks as the user text pi's `convertToLlm` makes of it
+/// (`None`: pi leaves it out).
+fn as_user_text(m: &Value) -> Option<Value> {
+    let text = match m["role"].as_str() {
+        Some("bashExecution") if m["excludeFromContext"] == true => return None,
+        Some("bashExecution") => {
+            let mut text = format!("Ran `{}`\n", m["command"].as_str().unwrap_or(""));
+            match m["output"].as_str().filter(|o| !o.is_empty()) {
+                Some(output) => text.push_str(&format!("```\n{output}\n```")),
+                None => text.push_str("(no output)"),
+            }
+            if m["cancelled"] == true {
+                text.push_str("\n\n(command cancelled)");
+            } else if m["exitCode"].is_number() && m["exitCode"] != 0 {
+                text.push_str(&format!("\n\nCommand exited with code {}", m["exitCode"]));
+            }
+            if m["truncated"] == true
+                && let Some(path) = m["fullOutputPath"].as_str().filter(|p| !p.is_empty())
+            {
+                text.push_str(&format!("\n\n[Output truncated. Full output: {path}]"));
+            }
+            text
+        }
+        Some("branchSummary") => format!(
+            "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n{}</summary>",
+            m["summary"].as_str().unwrap_or("")
+        ),
+        _ => {
+            let blocks = match &m["content"] {
+                Value::String(s) => vec![s.as_str()],
+                Value::Array(b) => b
+                    .iter()
+                    .filter(|b| {
+                        matches!(
+                            b["type"].as_str(),
+                            Some("text" | "input_text" | "output_text")
+                        )
+                    })
+                    .filter_map(|b| b["text"].as_str())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            match blocks.join("\n") {
+                t if t.is_empty() => m["summary"].as_str().unwrap_or("").to_owned(),
+                t => t,
+            }
+        }
     };
-    let text = match blocks.join("\n") {
-        t if t.is_empty() => m["summary"].as_str().unwrap_or("").to_owned(),
-        t => t,
-    };
-    json!({"role": "user", "content": [{"type": "text", "text": text}]})
+    Some(json!({"role": "user", "content": [{"type": "text", "text": text}]}))
 }
