@@ -256,6 +256,11 @@ const EXPORT_DIFFERS: &[(&str, &str)] = &[
          is the only one whose compaction items carry one",
     ),
     (
+        "pi/pimono-compact.jsonl → codex",
+        "Codex sends one box-drawing character (│, three bytes) of a tool output as three \
+         U+FFFD: the exported file holds it intact (Codex's own mangling of the text)",
+    ),
+    (
         "pi/pimono-large-session.jsonl → claude-code",
         "Claude Code sends a thinking block only in a reply of the model it runs \
          (claude-opus-4-6 by default): this reply came from claude-sonnet-4-5",
