@@ -739,3 +739,63 @@ pub(super) fn is_uuid(text: &str) -> bool {
             _ => c.is_ascii_hexdigit(),
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scanned(text: &str) -> Tape {
+        let mut tape = Tape::default();
+        crate::json::scan(text.as_bytes(), MAX_DEPTH, &mut tape).unwrap();
+        tape
+    }
+
+    #[test]
+    fn a_made_up_session_id_is_a_uuid_and_the_same_for_the_same_seed() {
+        let id = uuid_from("u-1");
+        assert!(is_uuid(&id), "{id}");
+        assert_eq!(&id[14..15], "4", "version 4");
+        assert_eq!(uuid_from("u-1"), id);
+        assert_ne!(uuid_from("u-2"), id);
+        assert!(!is_uuid("codex-12"));
+    }
+
+    #[test]
+    fn roles_the_agent_lacks_become_the_user_text_pi_makes_of_them() {
+        let bash = scanned(
+            r#"{"role":"bashExecution","command":"ls","output":"a\n","exitCode":2,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/o"}"#,
+        );
+        assert_eq!(
+            user_text(&bash).unwrap(),
+            "Ran `ls`\n```\na\n\n```\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/o]"
+        );
+        let quiet = scanned(r#"{"role":"bashExecution","command":"x","output":"","exitCode":0}"#);
+        assert_eq!(user_text(&quiet).unwrap(), "Ran `x`\n(no output)");
+        let hidden = scanned(r#"{"role":"bashExecution","command":"x","excludeFromContext":true}"#);
+        assert_eq!(user_text(&hidden), None);
+        let branch = scanned(r#"{"role":"branchSummary","summary":"s"}"#);
+        assert!(
+            user_text(&branch)
+                .unwrap()
+                .ends_with("<summary>\ns</summary>")
+        );
+        let developer = scanned(
+            r#"{"role":"developer","content":[{"type":"input_text","text":"a"},{"type":"input_text","text":"b"}]}"#,
+        );
+        assert_eq!(user_text(&developer).unwrap(), "a\nb");
+    }
+
+    #[test]
+    fn the_report_counts_each_kind_and_reason_once_in_the_order_first_met() {
+        let mut tally = Tally::default();
+        tally.dropped("metadata", "no place");
+        tally.converted("role:custom", "as user text");
+        tally.dropped("metadata", "no place");
+        tally.dropped("label", "no labels");
+        let report = tally.report(Format::Codex, 3);
+        assert_eq!(
+            report.to_json(),
+            r#"{"format":"codex","entries":3,"converted":[{"kind":"role:custom","count":1,"reason":"as user text"}],"dropped":[{"kind":"metadata","count":2,"reason":"no place"},{"kind":"label","count":1,"reason":"no labels"}]}"#
+        );
+    }
+}
