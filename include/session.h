@@ -901,6 +901,69 @@ SessionStatus session_import_with_progress(const char *format,
                                            char **out_json);
 
 /**
+ * Writes the libsession session file at src_path as a new file at out_path that
+ * another agent resumes, and returns the export report.
+ *
+ * format is "pi" (a pi session file: the whole tree, every entry kept, the leaf
+ * written last, where pi resumes), "claude-code" (a Claude Code transcript, resumed
+ * with claude --resume and the sessionId its lines carry) or "codex" (a Codex rollout,
+ * resumed with codex resume and the id of its session_meta line). Claude Code and
+ * Codex resume one linear history and apply their own rules to it: their file holds
+ * what that agent sends for the leaf, the messages of session_build_context with the
+ * profile of that agent, each as the line the agent writes (a compaction as a Claude
+ * Code compact boundary and its summary line, or as a Codex compacted line whose
+ * replacement history is the summary message, the other items after it). What the agent's format cannot carry is
+ * converted or left out and listed in the report: a message of a role the agent
+ * lacks (pi's custom, branchSummary, bashExecution; Codex's developer for Claude Code)
+ * is sent as user text, after the results of tool calls pending before it; a
+ * thinking block to Codex becomes a reasoning item with the text as its summary, and
+ * one without a signature is left out for Claude Code (which sends none); an
+ * error flag on a result to Codex is not carried; a Codex item with no Claude Code
+ * equivalent (a web or tool search) is left out for Claude Code; metadata, labels,
+ * other branches and messages before the compaction are not written. The session's
+ * id is the source's (a Claude Code sessionId, a Codex or pi session id) when it is a
+ * UUID, else a UUID made from the first message's entry id; line ids are the entry
+ * ids where the format has them.
+ *
+ * options_json is NULL or {"leaf": id}: the leaf to resume (default: the latest
+ * leaf); an unknown member is SESSION_ERR_INVALID_ARGUMENT.
+ *
+ * The report: {"format":NAME,"entries":N,"converted":[{"kind","count","reason"}…],
+ * "dropped":[{"kind","count","reason"}…]}; entries is the number of lines written
+ * (a header line included), kind names what was changed (metadata, label, branch,
+ * message, compaction, role:ROLE, block:TYPE, thinking, toolResult.isError, order,
+ * codexItem:TYPE, compaction.summary), count how many, reason why in a sentence.
+ *
+ * out_path must not exist (an export never overwrites a file): the text is written
+ * into a temporary file beside it whose permissions are no wider than the source's
+ * (a 0600 source gives a 0600 file), synced, then renamed to out_path unless that
+ * exists by then; on any failure nothing is left at out_path. The source is opened
+ * read-only and may have a writer.
+ *
+ * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, a
+ * format other than the three, bad options), with argument naming it;
+ * SESSION_ERR_UNKNOWN_LEAF when no entry has the leaf's id; SESSION_ERR_IO when the
+ * source cannot be read or the output cannot be created (it exists already: op
+ * "open", OS error 17) or written; the statuses of opening a session file
+ * (SESSION_ERR_CORRUPT_LINE, …); for claude-code and codex, the statuses of
+ * session_build_context for the leaf under that agent's profile
+ * (SESSION_ERR_INVALID_COMPACTION, SESSION_ERR_TOOL_PAIRING for a duplicate call);
+ * SESSION_ERR_INTERNAL.
+ *
+ * Ownership: every string is borrowed for the call. out_json may be NULL; otherwise
+ * *out_json is always set, to the report or to {"error":{…}}, and the caller frees
+ * it with session_string_free. Thread-safe; it touches no open store.
+ *
+ * Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+ * out_json is NULL or writable.
+ */
+SessionStatus session_export(const char *format,
+                             const char *src_path,
+                             const char *out_path,
+                             const char *options_json,
+                             char **out_json);
+
+/**
  * The direct children of the entry id, in commit order, as a JSON array of nodes.
  *
  * A node describes an entry without its body: {"id", "parentId", "seq", "depth",

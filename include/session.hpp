@@ -210,6 +210,23 @@ inline result search(const std::string &dir, const std::string &query_json)
     return detail::call([&](char **out) { return session_search(dir.c_str(), query_json.c_str(), out); });
 }
 
+/** session_export: writes the session file src_path as a new file out_path that another
+ *  agent resumes. format is "pi", "claude-code" or "codex"; options_json is "" (resume at
+ *  the latest leaf) or e.g. R"({"leaf":"a-2"})". The report: {"format","entries",
+ *  "converted":[{"kind","count","reason"}…],"dropped":[…]}. out_path must not exist; the
+ *  file is no wider in mode than the source. (Named export_to: export is a C++ keyword.) */
+inline result export_to(const std::string &format, const std::string &src_path, const std::string &out_path,
+                        const std::string &options_json = "")
+{
+    if (detail::has_nul(format) || detail::has_nul(src_path) || detail::has_nul(out_path) ||
+        detail::has_nul(options_json))
+        return detail::nul_argument();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) {
+        return session_export(format.c_str(), src_path.c_str(), out_path.c_str(), options, out);
+    });
+}
+
 /** An open store; closes it when destroyed. Movable, not copyable. */
 class store {
 public:

@@ -1,6 +1,7 @@
 //! The CLI verbs of issue 14: `session import --from FORMAT SRC OUT` writes a new file
 //! and its report on stderr, never overwrites; `session export --to pi FILE LEAF OUT`
-//! writes a pi file that resumes at LEAF.
+//! writes a pi file that resumes at LEAF; issue 35: `--to claude-code` and `--to codex`
+//! too, the report on stderr, the file no wider in mode than its source.
 
 mod common;
 
@@ -79,6 +80,74 @@ fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
         lines.last().unwrap().contains(r#""id":"codex-22""#),
         "pi resumes at the leaf"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rule: `session export --to claude-code|codex` writes a file of that agent (a
+/// Claude Code transcript whose last line is the leaf's; a Codex rollout opening with
+/// its session_meta), reports on stderr what it converted and dropped, creates the
+/// file no wider in mode than the source (0600 from 0600) and never overwrites.
+#[test]
+fn export_to_claude_code_and_codex_reports_and_keeps_the_source_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("export-agents");
+    let file = dir.join("codex.jsonl");
+    let import = session(&[Path::new("import"), &fixture("codex-rollout.jsonl"), &file]);
+    assert_eq!(import.status.code(), Some(0));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let export = |to: &str, out: &Path| {
+        session(&[
+            Path::new("export"),
+            Path::new("--to"),
+            Path::new(to),
+            &file,
+            out,
+        ])
+    };
+    let claude = dir.join("claude.jsonl");
+    let done = export("claude-code", &claude);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&done.stderr).unwrap();
+    assert_eq!(report["format"], "claude-code");
+    let text = std::fs::read_to_string(&claude).unwrap();
+    assert_eq!(report["entries"], text.lines().count());
+    assert!(text.lines().all(|l| l.contains(r#""sessionId":"#)));
+    let dropped = report["dropped"].as_array().unwrap();
+    assert!(
+        dropped
+            .iter()
+            .any(|d| d["kind"] == "metadata" && d["count"].as_u64() > Some(0)),
+        "{report}"
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&claude), 0o600);
+
+    let codex = dir.join("rollout.jsonl");
+    assert_eq!(export("codex", &codex).status.code(), Some(0));
+    let first = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        first.starts_with(r#"{"timestamp":"#)
+            && first
+                .lines()
+                .next()
+                .unwrap()
+                .contains(r#""type":"session_meta""#)
+    );
+    assert_eq!(mode(&codex), 0o600);
+    let before = std::fs::read(&codex).unwrap();
+    assert_eq!(export("codex", &codex).status.code(), Some(3), "OUT exists");
+    assert_eq!(std::fs::read(&codex).unwrap(), before);
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let wider = dir.join("wider.jsonl");
+    assert_eq!(export("claude-code", &wider).status.code(), Some(0));
+    assert_eq!(mode(&wider) & 0o600, 0o600);
+    assert_eq!(mode(&wider) & !0o644, 0, "never wider than the source");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -167,3 +167,119 @@ fn pi_reads_an_exported_compaction_that_keeps_nothing_as_libsession_does() {
     }
     assert!(checked > 0, "a leaf under the compaction is checked");
 }
+
+/// One thing the model sees, in a form every agent's file can carry: the role it is
+/// sent under, the kind, and what it holds.
+fn seen_items(messages: &[serde_json::Value], target: Format) -> Vec<serde_json::Value> {
+    use serde_json::{Value, json};
+    let mut items = Vec::new();
+    for m in messages {
+        let role = m["role"].as_str().unwrap_or("").to_owned();
+        // A Codex item no block holds (a search, …) is written back as it is.
+        if let Some(item) = m.get("codexItem")
+            && m["content"] == json!([])
+        {
+            items.push(json!({"codexItem": item}));
+            continue;
+        }
+        let blocks = match &m["content"] {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(b) => b.clone(),
+            _ => Vec::new(),
+        };
+        match role.as_str() {
+            "toolResult" => {
+                let texts: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str()).collect();
+                let error = target != Format::Codex && m["isError"] == true;
+                items.push(
+                    json!({"result": m["toolCallId"], "text": texts.concat(), "error": error}),
+                );
+            }
+            "user" | "assistant" => {
+                for b in &blocks {
+                    let item = match b["type"].as_str().unwrap_or("") {
+                        "text" => json!({"role": role, "text": b["text"]}),
+                        "thinking" => json!({"role": role, "thinking": b["thinking"]}),
+                        "toolCall" => {
+                            json!({"call": b["id"], "name": b["name"], "arguments": b["arguments"]})
+                        }
+                        "image" => json!({"role": role, "image": b["data"], "mime": b["mimeType"]}),
+                        other => json!({"role": role, "block": other}),
+                    };
+                    items.push(item);
+                }
+            }
+            // Codex's own roles (developer, system).
+            _ => {
+                for b in &blocks {
+                    items.push(json!({"role": role, "text": b["text"]}));
+                }
+            }
+        }
+    }
+    items
+}
+
+fn profile_of(format: Format) -> ContextOptions {
+    ContextOptions::from_json(&format!(r#"{{"profile":"{}"}}"#, format.name())).unwrap()
+}
+
+/// Rule: a session exported to an agent and imported again as that agent's file gives
+/// what the source gives under that agent's profile: the same messages for pi (which
+/// keeps the tree), the same things seen by the model for Claude Code and Codex (the
+/// documented conversions applied: roles they lack sent as user text, Codex's outputs
+/// without an error flag). Every corpus file, native or imported, to each of the three.
+#[test]
+fn every_corpus_session_exported_and_imported_again_gives_the_same_context() {
+    let mut compared = 0;
+    for file in common::corpus_files("") {
+        let (name, entries, leaf) = common::import_corpus_file(&file);
+        for target in [Format::Pi, Format::ClaudeCode, Format::Codex] {
+            let profile = profile_of(target);
+            let expected = build_context(&entries, &leaf, &profile)
+                .unwrap_or_else(|e| panic!("{name} under {}: {e}", target.name()));
+            let exported = session::interop::export(target, &entries, &leaf)
+                .unwrap_or_else(|e| panic!("{name} to {}: {e}", target.name()));
+            assert_eq!(
+                exported.report.entries,
+                exported.text.lines().count() as u64,
+                "{name}"
+            );
+            let again = import(target, exported.text.as_bytes())
+                .unwrap_or_else(|e| panic!("{name} to {} and back: {e}", target.name()));
+            let resume = again.report.resume_leaf_id.clone().unwrap();
+            let again = entries_of(&again.lines);
+            let got = build_context(&again, &resume, &profile)
+                .unwrap_or_else(|e| panic!("{name} to {} and back: {e}", target.name()));
+            if target == Format::Pi {
+                assert_eq!(resume, leaf, "{name}: pi resumes the exported leaf");
+                assert_eq!(got.messages, expected.messages, "{name} to pi and back");
+            } else {
+                let got: Vec<serde_json::Value> = got
+                    .messages
+                    .iter()
+                    .map(|m| serde_json::from_str(m).unwrap())
+                    .collect();
+                let expected = common::export::as_exported(&expected.messages, target.name());
+                let (got, expected) = (seen_items(&got, target), seen_items(&expected, target));
+                if got != expected {
+                    let at = got
+                        .iter()
+                        .zip(&expected)
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    panic!(
+                        "{name} to {} and back: {} items, {} expected; first difference at {at}: {:?} vs {:?}",
+                        target.name(),
+                        got.len(),
+                        expected.len(),
+                        got.get(at),
+                        expected.get(at)
+                    );
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 3 * 40, "{compared} exports compared");
+}

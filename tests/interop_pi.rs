@@ -394,3 +394,101 @@ fn pi_corpus_files_resume_with_the_pi_profile_as_pi_sends_them() {
         assert_eq!(our_shapes, pi_shapes, "{}", file.display());
     }
 }
+
+/// Issue 35, docs/contract.md §15: every corpus file (pi, Claude Code, Codex), imported,
+/// exported to pi at its resume leaf, is resumed by pi at that leaf (tests/interop/
+/// resume_pi.mjs: pi's own `SessionManager`, `buildSessionContext`, `convertToLlm` and
+/// `transformMessages`), and what pi sends has the shape of libsession's context of the
+/// source under `{"profile":"pi"}`, less the messages of roles pi does not know: roles,
+/// calls, results and pi's "No result provided" answers, in order. Files that differ
+/// for a known reason are listed in [`PI_EXPORT_DIFFERS`]; the test checks that they
+/// still differ, so the list cannot go stale. `-- --nocapture` prints one row per file.
+/// Files whose export pi sends otherwise than libsession's pi profile says, and why.
+const WHY: &str = "parallel calls written as consecutive assistant messages (a Claude Code reply \
+     split one block per line, Codex's one item per call) before their results: pi's \
+     transformMessages answers the earlier message's calls \"No result provided\" when \
+     the next assistant message comes, where libsession's pi profile pairs them with \
+     their results in the interaction";
+const PI_EXPORT_DIFFERS: &[(&str, &str)] = &[
+    ("claude-code/ccviewer-1af7fc5e.jsonl", WHY),
+    ("claude-code/ccviewer-5c0375b4.jsonl", WHY),
+    ("claude-code/ccviewer-fe5e1c67.jsonl", WHY),
+    ("codex/localpush-12-40-23.jsonl", WHY),
+    ("codex/localpush-12-41-04.jsonl", WHY),
+    ("codex/localpush-12-47-42.jsonl", WHY),
+    ("codex/localpush-12-54-34.jsonl", WHY),
+];
+
+#[test]
+fn every_corpus_file_exported_to_pi_resumes_in_pi_as_libsession_sends_it() {
+    if !common::node_available() {
+        eprintln!("NOTICE: node is not installed; the pi export oracle is skipped");
+        return;
+    }
+    ensure_packages();
+    let options = ContextOptions::from_json(r#"{"profile":"pi"}"#).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let files = common::corpus_files("");
+    println!("| source file → pi | what pi sends | messages |");
+    println!("|---|---|---:|");
+    for (n, file) in files.iter().enumerate() {
+        let (name, entries, leaf) = common::import_corpus_file(file);
+        let ours = build_context(&entries, &leaf, &options).unwrap();
+        // pi's convertToLlm leaves out a message of a role it does not know (Codex's
+        // developer and system messages, kept in the exported file).
+        let pi_roles = [
+            "user",
+            "assistant",
+            "toolResult",
+            "bashExecution",
+            "custom",
+            "branchSummary",
+            "compactionSummary",
+        ];
+        let our_shapes: Vec<String> = ours
+            .messages
+            .iter()
+            .map(|m| value(m))
+            .filter(|m| pi_roles.contains(&m["role"].as_str().unwrap_or("")))
+            .map(|m| shape(&m))
+            .collect();
+        let exported = session::interop::export(Format::Pi, &entries, &leaf).unwrap();
+        let out = scratch.path().join(format!("{n}.jsonl"));
+        std::fs::write(&out, exported.text).unwrap();
+        let pi = value(&node("resume_pi.mjs", &out));
+        let pi_shapes: Vec<String> = pi["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
+        let resumed_at = pi["leafId"].as_str().unwrap_or("");
+        let cell = if resumed_at != leaf {
+            failures.push(format!("{name}: pi resumes at {resumed_at}, not {leaf}"));
+            "**resumes elsewhere**".to_owned()
+        } else if let Some((_, why)) = PI_EXPORT_DIFFERS.iter().find(|(n, _)| *n == name) {
+            if pi_shapes == our_shapes {
+                failures.push(format!("{name}: listed as differing, but equal"));
+            }
+            format!("differs: {why}")
+        } else if pi_shapes != our_shapes {
+            let at = pi_shapes
+                .iter()
+                .zip(&our_shapes)
+                .take_while(|(a, b)| a == b)
+                .count();
+            failures.push(format!(
+                "{name}: first difference at {at}: pi {:?}, ours {:?}",
+                pi_shapes.get(at),
+                our_shapes.get(at)
+            ));
+            "**differs**".to_owned()
+        } else {
+            "equal to libsession's context".to_owned()
+        };
+        println!("| `{name} → pi` | {cell} | {} |", pi_shapes.len());
+    }
+    assert!(files.len() >= 40);
+    assert!(failures.is_empty(), "{failures:#?}");
+}

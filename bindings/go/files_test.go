@@ -196,3 +196,36 @@ func TestSalvage(t *testing.T) {
 		t.Fatalf("a normal open: %+v / %+v", report, snap)
 	}
 }
+
+// Export writes a file another agent resumes, with its report; an existing output and an
+// unknown leaf are refused.
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.jsonl")
+	lines := `{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi"}}
+{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]}}
+{"id":"m-1","parentId":"a-1","timestamp":3,"type":"metadata","key":"cwd","value":"/w"}
+`
+	if err := os.WriteFile(src, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "claude.jsonl")
+	report, err := session.Export("claude-code", src, out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.Format != "claude-code" || report.Entries != 2 || len(report.Dropped) != 1 ||
+		report.Dropped[0].Kind != "metadata" || report.Dropped[0].Count != 1 {
+		t.Fatalf("report %+v", report)
+	}
+	text, _ := os.ReadFile(out)
+	if !strings.Contains(string(text), `"uuid":"a-1"`) {
+		t.Fatalf("%s", text)
+	}
+	if _, err := session.Export("claude-code", src, out, ""); !errors.Is(err, session.ErrIO) {
+		t.Fatalf("an existing output: %v", err)
+	}
+	if _, err := session.Export("codex", src, filepath.Join(dir, "x.jsonl"), "nope"); !errors.Is(err, session.ErrUnknownLeaf) {
+		t.Fatalf("an unknown leaf: %v", err)
+	}
+}

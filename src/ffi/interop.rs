@@ -1,5 +1,5 @@
-//! The C function of session import (issue 14): another agent's session file in, a
-//! new libsession file out.
+//! The C functions of session import (issue 14) and export (issue 35): another
+//! agent's session file in, a new libsession file out, and back.
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
@@ -9,7 +9,9 @@ use super::boundary::{guard, str_arg};
 use super::errors::FfiError;
 use super::status::SessionStatus;
 use crate::error::Error;
-use crate::interop::{Format, ImportProgress, import_file_with_progress};
+use crate::interop::{
+    ExportOptions, Format, ImportProgress, export_file, import_file_with_progress,
+};
 
 /// Converts the session file of another agent at src_path into a new libsession
 /// JSONL file at out_path and returns the import report.
@@ -164,6 +166,93 @@ pub unsafe extern "C" fn session_import_with_progress(
             };
             let report =
                 import_file_with_progress(format, Path::new(src), Path::new(out), &mut tell)?;
+            Ok(report.to_json().into_bytes())
+        })
+    }
+}
+
+/// Writes the libsession session file at src_path as a new file at out_path that
+/// another agent resumes, and returns the export report.
+///
+/// format is "pi" (a pi session file: the whole tree, every entry kept, the leaf
+/// written last, where pi resumes), "claude-code" (a Claude Code transcript, resumed
+/// with claude --resume and the sessionId its lines carry) or "codex" (a Codex rollout,
+/// resumed with codex resume and the id of its session_meta line). Claude Code and
+/// Codex resume one linear history and apply their own rules to it: their file holds
+/// what that agent sends for the leaf, the messages of session_build_context with the
+/// profile of that agent, each as the line the agent writes (a compaction as a Claude
+/// Code compact boundary and its summary line, or as a Codex compacted line whose
+/// replacement history is the summary message, the other items after it). What the agent's format cannot carry is
+/// converted or left out and listed in the report: a message of a role the agent
+/// lacks (pi's custom, branchSummary, bashExecution; Codex's developer for Claude Code)
+/// is sent as user text, after the results of tool calls pending before it; a
+/// thinking block to Codex becomes a reasoning item with the text as its summary, and
+/// one without a signature is left out for Claude Code (which sends none); an
+/// error flag on a result to Codex is not carried; a Codex item with no Claude Code
+/// equivalent (a web or tool search) is left out for Claude Code; metadata, labels,
+/// other branches and messages before the compaction are not written. The session's
+/// id is the source's (a Claude Code sessionId, a Codex or pi session id) when it is a
+/// UUID, else a UUID made from the first message's entry id; line ids are the entry
+/// ids where the format has them.
+///
+/// options_json is NULL or {"leaf": id}: the leaf to resume (default: the latest
+/// leaf); an unknown member is SESSION_ERR_INVALID_ARGUMENT.
+///
+/// The report: {"format":NAME,"entries":N,"converted":[{"kind","count","reason"}…],
+/// "dropped":[{"kind","count","reason"}…]}; entries is the number of lines written
+/// (a header line included), kind names what was changed (metadata, label, branch,
+/// message, compaction, role:ROLE, block:TYPE, thinking, toolResult.isError, order,
+/// codexItem:TYPE, compaction.summary), count how many, reason why in a sentence.
+///
+/// out_path must not exist (an export never overwrites a file): the text is written
+/// into a temporary file beside it whose permissions are no wider than the source's
+/// (a 0600 source gives a 0600 file), synced, then renamed to out_path unless that
+/// exists by then; on any failure nothing is left at out_path. The source is opened
+/// read-only and may have a writer.
+///
+/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, a
+/// format other than the three, bad options), with argument naming it;
+/// SESSION_ERR_UNKNOWN_LEAF when no entry has the leaf's id; SESSION_ERR_IO when the
+/// source cannot be read or the output cannot be created (it exists already: op
+/// "open", OS error 17) or written; the statuses of opening a session file
+/// (SESSION_ERR_CORRUPT_LINE, …); for claude-code and codex, the statuses of
+/// session_build_context for the leaf under that agent's profile
+/// (SESSION_ERR_INVALID_COMPACTION, SESSION_ERR_TOOL_PAIRING for a duplicate call);
+/// SESSION_ERR_INTERNAL.
+///
+/// Ownership: every string is borrowed for the call. out_json may be NULL; otherwise
+/// *out_json is always set, to the report or to {"error":{…}}, and the caller frees
+/// it with session_string_free. Thread-safe; it touches no open store.
+///
+/// Safety: format, src_path, out_path and options_json are NULL or NUL-terminated;
+/// out_json is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_export(
+    format: *const c_char,
+    src_path: *const c_char,
+    out_path: *const c_char,
+    options_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> SessionStatus {
+    // SAFETY: the caller guarantees `out_json` is NULL or writable.
+    unsafe {
+        guard(out_json, || {
+            // SAFETY: the caller guarantees each string is NULL or NUL-terminated.
+            let format = str_arg(format, "format")?;
+            // SAFETY: as above.
+            let src = str_arg(src_path, "src_path")?;
+            // SAFETY: as above.
+            let out = str_arg(out_path, "out_path")?;
+            let options = match options_json.is_null() {
+                true => ExportOptions::default(),
+                // SAFETY: as above.
+                false => ExportOptions::from_json(str_arg(options_json, "options_json")?)?,
+            };
+            let format = Format::from_name(format).ok_or(FfiError::Argument {
+                name: "format",
+                problem: "is not \"pi\", \"claude-code\" or \"codex\"",
+            })?;
+            let report = export_file(format, Path::new(src), Path::new(out), &options)?;
             Ok(report.to_json().into_bytes())
         })
     }

@@ -13,7 +13,10 @@
 //! One module per format: [`pi`], [`claude`], [`codex`].
 
 pub mod claude;
+mod claude_export;
 pub mod codex;
+mod codex_export;
+mod export;
 pub(crate) mod format;
 mod lenient;
 pub mod pi;
@@ -39,6 +42,7 @@ use format::Detector;
 use lenient::{Lenient, MarkerScan};
 use written::Written;
 
+pub use export::{ExportChange, ExportOptions, ExportReport, Exported, export, export_file};
 pub use format::Format;
 pub use pi::export_pi;
 // The one date arithmetic of the crate, for the `session` binary and the benchmark

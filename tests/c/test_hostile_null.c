@@ -38,7 +38,7 @@ static long g_serial;
 #define VALUE_user_data ((void *)NULL)
 #define VALUE_estimate ((SessionTokenEstimator)0)
 #define VALUE_progress ((SessionProgress)0)
-/* session_import: the source does not exist (a fresh name each call), so even the call
+/* session_import, session_export: the source does not exist (a fresh name each call), so even the call
  * with no NULL fails on the file, never on an argument, and writes nothing. */
 #define VALUE_format "pi"
 #define VALUE_src_path ((const char *)g_path)
@@ -68,7 +68,7 @@ static long g_serial;
 #define OPTIONAL_user_data 1
 #define OPTIONAL_estimate 1
 #define OPTIONAL_progress 1
-#define OPTIONAL_format 1 /* NULL: detect the format */
+#define OPTIONAL_format 1 /* NULL: detect the format (session_import; see sweep_one) */
 #define OPTIONAL_src_path 0
 #define OPTIONAL_out_path 0
 #define OPTIONAL_conninfo 0
@@ -131,7 +131,12 @@ static void sweep_one(const struct function *f, unsigned mask, const char *kind)
     int out_json = pointer_index(f, "out_json"), out_store = pointer_index(f, "out_store");
     int has_path = pointer_index(f, "path") >= 0;
     if (out_json < 0) out_json = pointer_index(f, "out_html"); /* the page, or the error */
-    unsigned null_required = mask & ~f->optional;
+    /* format is optional for session_import (NULL: detect), required for session_export
+     * (there is no format to detect when writing). */
+    unsigned optional = strcmp(f->name, "session_export") == 0
+                            ? f->optional & ~(unsigned)bit(pointer_index(f, "format"))
+                            : f->optional;
+    unsigned null_required = mask & ~optional;
     char what[256], name[64];
     SessionStatus st;
     int i;

@@ -6,6 +6,7 @@
 //! binary uses its own subset.
 #![allow(dead_code, unused_imports)]
 
+pub mod export;
 pub mod faults;
 pub mod harness;
 pub mod index;

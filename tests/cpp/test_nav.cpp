@@ -1,7 +1,7 @@
 // test_nav.cpp -- navigating the tree from C++17: children, roots, leaves, latest_leaf,
 // paged tree, labels (docs/contract.md §8, §10's results on the chapter's tree) and
 // list_sessions over a folder with a good, a torn, a corrupt and a non-JSONL file, and
-// search over that folder.
+// search over that folder; export of a session there to Codex (issue 35).
 //
 // Built and run (under valgrind) by tests/cpp/run.sh.
 #include "check.hpp"
@@ -125,6 +125,23 @@ void test_search(const std::string &dir)
                  "limit 0");
 }
 
+void test_export(const std::string &dir)
+{
+    // a-good.jsonl is the chapter (test_list_sessions): exported to Codex at a-final.
+    const std::string out = dir + "/codex-export.jsonl";
+    session::result r = session::export_to("codex", dir + "/a-good.jsonl", out, R"({"leaf":"a-final"})");
+    CHECK_RESULT(r, SESSION_OK, "export to codex");
+    CHECK(contains(r.json, R"({"format":"codex","entries":)"), r.json);
+    std::ifstream in(out);
+    std::string first;
+    std::getline(in, first);
+    CHECK(contains(first, R"("type":"session_meta")"), first);
+    CHECK_RESULT(session::export_to("codex", dir + "/a-good.jsonl", out), SESSION_ERR_IO,
+                 "out exists: never overwritten");
+    CHECK_RESULT(session::export_to("gemini", dir + "/a-good.jsonl", dir + "/x.jsonl"),
+                 SESSION_ERR_INVALID_ARGUMENT, "an unknown format");
+}
+
 } // namespace
 
 int main()
@@ -136,6 +153,7 @@ int main()
     test_labels();
     test_list_sessions(dir);
     test_search(dir);
+    test_export(dir);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
     std::cout << "PASS test_nav (C++17): " << g_checks << " checks\n";

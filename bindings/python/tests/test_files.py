@@ -134,3 +134,35 @@ def test_a_dropped_store_is_closed_by_its_finalizer(tmp_path):
     gc.collect()
     with libsession.Store.open(path) as again:  # the lock went with the store
         assert again.entries() == ENTRIES[:1]
+
+
+def test_export_writes_a_file_the_agent_resumes_with_its_report(tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_text(
+        '{"id":"u-1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi"}}\n'
+        '{"id":"a-1","parentId":"u-1","timestamp":2,"type":"message",'
+        '"message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"hello"}]}}\n'
+    )
+    out = tmp_path / "rollout.jsonl"
+    report = libsession.export("codex", src, out)
+    assert report == {
+        "format": "codex",
+        "entries": 4,
+        "converted": [
+            {
+                "kind": "thinking",
+                "count": 1,
+                "reason": "written as a reasoning item whose summary is the text (no encrypted content)",
+            }
+        ],
+        "dropped": [],
+    }
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["session_meta", "response_item", "response_item", "response_item"]
+    assert lines[2]["payload"] == {"type": "reasoning", "summary": [{"type": "summary_text", "text": "hm"}]}
+    with pytest.raises(libsession.SessionError) as failure:
+        libsession.export("codex", src, out, leaf="u-1")
+    assert failure.value.code == "io"
+    with pytest.raises(libsession.SessionError) as failure:
+        libsession.export("claude-code", src, tmp_path / "x.jsonl", leaf="nope")
+    assert failure.value.code == "unknown_leaf"

@@ -218,18 +218,21 @@ enum Verb {
         /// The new libsession file.
         out: PathBuf,
     },
-    /// Write FILE's tree as a new pi session file that resumes at LEAF.
+    /// Write FILE as a new session file of another agent that resumes at LEAF.
     ///
-    /// LEAF defaults to the latest leaf. OUT must not exist.
-    #[command(override_usage = "session export --to pi FILE [LEAF] OUT")]
+    /// pi gets the whole tree; Claude Code and Codex get what they send for LEAF (the
+    /// context under their profile), as lines they resume. What the agent cannot carry
+    /// is converted or left out, and listed in the report (JSON, on stderr). LEAF
+    /// defaults to the latest leaf. OUT must not exist.
+    #[command(override_usage = "session export --to pi|claude-code|codex FILE [LEAF] OUT")]
     Export {
         /// The format written.
         #[arg(long, value_enum)]
         to: ExportFormat,
         /// The session file.
         file: PathBuf,
-        /// The leaf the pi file resumes at (default: the latest leaf), then OUT, the new
-        /// pi file.
+        /// The leaf the agent resumes at (default: the latest leaf), then OUT, the new
+        /// file.
         #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
         leaf_out: Vec<OsString>,
     },
@@ -283,6 +286,8 @@ enum ImportFormat {
 #[derive(Clone, Copy, ValueEnum)]
 enum ExportFormat {
     Pi,
+    ClaudeCode,
+    Codex,
 }
 
 /// A token count: a finite number >= 0.
@@ -354,7 +359,8 @@ pub enum Command {
         leaf: Option<String>,
         out: Option<PathBuf>,
     },
-    ExportPi {
+    Export {
+        format: session::interop::Format,
         file: PathBuf,
         leaf: Option<String>,
         out: PathBuf,
@@ -544,12 +550,17 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             out,
         },
         Verb::Export {
-            to: ExportFormat::Pi,
+            to,
             file,
             mut leaf_out,
         } => {
             let out = PathBuf::from(leaf_out.pop().unwrap_or_default());
-            Command::ExportPi {
+            Command::Export {
+                format: match to {
+                    ExportFormat::Pi => session::interop::Format::Pi,
+                    ExportFormat::ClaudeCode => session::interop::Format::ClaudeCode,
+                    ExportFormat::Codex => session::interop::Format::Codex,
+                },
                 file,
                 leaf: leaf_id(leaf_out.pop())?,
                 out,

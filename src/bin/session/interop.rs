@@ -1,11 +1,11 @@
-//! `import` and `export`: sessions of other agents in, pi sessions out.
+//! `import` and `export`: sessions of other agents in and out.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use session::Error;
-use session::interop::{Format, export_pi_file, import_file_with_progress};
+use session::interop::{ExportOptions, Format, export_file, import_file_with_progress};
 
 use crate::exit;
 use crate::output::{Outcome, Source, leaf_or_default, note, open, outputs_no_wider_than};
@@ -46,13 +46,16 @@ pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the tree of `file` as a new pi session file `out` that resumes at `leaf`
-/// (default: the latest leaf), no wider in mode than `file`.
-pub fn export_pi(file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
-    outputs_no_wider_than(Source::File(file));
+/// Writes `file` as a new session file `out` of `format` that resumes at `leaf`
+/// (default: the default leaf: the one an imported session's agent
+/// resumes, else the latest); the report goes to stderr as one JSON line.
+pub fn export(format: Format, file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
     let (store, _) = open(file, false)?;
-    let leaf = &leaf_or_default(&store, leaf)?;
-    let entries = store.entries()?;
-    export_pi_file(&entries, leaf, out)?;
+    let leaf = leaf_or_default(&store, leaf)?;
+    drop(store);
+    let options = ExportOptions { leaf: Some(leaf) };
+    let report = export_file(format, file, out, &options)?;
+    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    let _ = writeln!(stderr, "{}", report.to_json()).and_then(|()| stderr.flush());
     Ok(ExitCode::SUCCESS)
 }

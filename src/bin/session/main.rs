@@ -76,7 +76,12 @@ fn main() -> ExitCode {
             leaf,
             out: to,
         } => view::view(&mut out, &file, leaf, to.as_deref()),
-        Command::ExportPi { file, leaf, out } => interop::export_pi(&file, leaf.as_deref(), &out),
+        Command::Export {
+            format,
+            file,
+            leaf,
+            out,
+        } => interop::export(format, &file, leaf.as_deref(), &out),
         Command::Copy { src, dst } => copy::copy(&src, &dst),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.

@@ -294,13 +294,18 @@ function ourCodexItems(messages) {
       continue;
     }
     if (m.role === 'toolResult') {
-      const text = blocks(m.content).map((b) => b.text ?? '').join('');
-      out.push({ role: 'user', kind: 'toolResult', id: m.toolCallId, output: text });
+      const parts = blocks(m.content);
+      // With an image, the output is Codex's list of parts; else the text.
+      const output = parts.some((b) => b.type === 'image')
+        ? JSON.stringify(parts.map((b) => (b.type === 'image' ? { type: 'input_image', image_url: `data:${b.mimeType};base64,${b.data}` } : { type: 'input_text', text: b.text ?? '' })))
+        : parts.map((b) => b.text ?? '').join('');
+      out.push({ role: 'user', kind: 'toolResult', id: m.toolCallId, output });
       continue;
     }
     for (const b of blocks(m.content)) {
       if (b.type === 'toolCall') out.push({ role: 'assistant', kind: 'toolCall', id: b.id, name: b.name, arguments: b.rawArguments ?? JSON.stringify(b.arguments) });
-      else if (b.type === 'thinking') out.push({ role: 'assistant', kind: 'reasoning', summary: [b.thinking] });
+      // A thinking block becomes a reasoning item without encrypted content.
+      else if (b.type === 'thinking') out.push({ role: 'assistant', kind: 'reasoning', summary: [b.thinking], encrypted: digest('') });
       else if (b.type === 'image') out.push({ role: m.role, kind: 'image', data: digest(`data:${b.mimeType};base64,${b.data}`) });
       else if (b.type === 'input_image') out.push({ role: m.role, kind: 'image', data: digest(b.image_url ?? '') });
       else out.push({ role: m.role, kind: 'text', text: b.text });

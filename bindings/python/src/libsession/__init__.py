@@ -43,6 +43,7 @@ __all__ = [
     "build_context",
     "list_sessions",
     "search",
+    "export",
     "STATUS",
 ]
 
@@ -351,6 +352,19 @@ def search(directory, query, *, limit=None, roles=None, latest_path_only=None, r
     request = {k: v for k, v in request.items() if v is not None}
     query_json = json.dumps(request, allow_nan=False).encode("utf-8")
     return _call(lib.session_search, raw, _path_arg(directory, "directory"), query_json)
+
+
+def export(format, src, out, *, leaf=None, raw=False):
+    """Writes the session file ``src`` as a new file ``out`` that another agent resumes
+    at ``leaf`` (default: the latest leaf). ``format`` is ``"pi"`` (the whole tree),
+    ``"claude-code"`` or ``"codex"`` (what that agent sends for the leaf, as lines it
+    resumes). Returns the report ``{"format", "entries", "converted": [{"kind",
+    "count", "reason"}, ...], "dropped": [...]}``. ``out`` must not exist; the file is
+    no wider in mode than ``src``."""
+    options = _options({"leaf": leaf})
+    return _call(
+        lib.session_export, raw, _c_text(format, "format"), _path_arg(src, "src"), _path_arg(out, "out"), options
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -102,6 +102,15 @@ def search(
     raw: bool = ...,
 ) -> _Json: ...
 
+def export(
+    format: Literal["pi", "claude-code", "codex"],
+    src: _PathArg,
+    out: _PathArg,
+    *,
+    leaf: Optional[str] = ...,
+    raw: bool = ...,
+) -> _Json: ...
+
 class Store:
     report: Dict[str, Any]
     @classmethod
