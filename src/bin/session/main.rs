@@ -9,7 +9,7 @@
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
 //! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export,
-//! `view`, `copy`).
+//! `view`, `copy`, `secrets`: secrets/redact).
 
 mod args;
 mod check;
@@ -26,6 +26,7 @@ mod output;
 mod progress;
 mod read;
 mod search;
+mod secrets;
 mod term;
 mod tree;
 mod view;
@@ -75,7 +76,14 @@ fn main() -> ExitCode {
             file,
             leaf,
             out: to,
-        } => view::view(&mut out, &file, leaf, to.as_deref()),
+            redact,
+        } => view::view(&mut out, &file, leaf, to.as_deref(), redact),
+        Command::Secrets { path, json, rules } => secrets::secrets(&mut out, &path, json, &rules),
+        Command::Redact {
+            src,
+            out: to,
+            rules,
+        } => secrets::redact(&mut out, &src, to.as_deref(), &rules),
         Command::ExportPi { file, leaf, out } => interop::export_pi(&file, leaf.as_deref(), &out),
         Command::Copy { src, dst } => copy::copy(&src, &dst),
     };

@@ -9,14 +9,22 @@ use crate::exit;
 use crate::output::{Out, Outcome, open};
 
 /// The page of `file` opening on `leaf`'s branch (default: the latest leaf), titled
-/// with the file's name; written to `to` (a new file) or to stdout.
-pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
+/// with the file's name, secrets redacted unless `redact` is false; written to `to` (a
+/// new file) or to stdout.
+pub fn view(
+    out: &mut Out,
+    file: &Path,
+    leaf: Option<String>,
+    to: Option<&Path>,
+    redact: bool,
+) -> Outcome {
     let (store, report) = open(file, false)?;
     let options = ViewOptions {
         leaf,
         title: file
             .file_name()
             .map(|name| name.to_string_lossy().into_owned()),
+        redact: Some(redact),
     };
     match to {
         Some(to) => write_html_file(&store, &options, to)?,
