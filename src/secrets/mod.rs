@@ -50,9 +50,12 @@ const MAX_COMPILED_BYTES: usize = 1 << 20;
 /// The longest rule name: it is written into the text in place of each secret.
 const MAX_NAME_BYTES: usize = 64;
 /// Literals that send a line to the full check although they are no rule's keyword:
-/// an escape can spell a keyword's character (`\u002d` for `-`, `\/` for `/`), and a
-/// member named `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]).
-const LINE_TRIGGERS: &[&str] = &["\\u", "\\/", "token\""];
+/// an escape can spell a keyword's character (`\u002d` for `-`, `\/` for `/`; only
+/// escapes of printable ASCII can, as every keyword is ASCII), and a member named
+/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]).
+const LINE_TRIGGERS: &[&str] = &[
+    "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007", "\\/", "token\"",
+];
 
 /// A user's rule, as in the options: `{"name": …, "pattern": …}`. The pattern is
 /// `regex` syntax; if it has a group named `secret`, only that group is the secret.
@@ -118,6 +121,8 @@ struct Rule {
     regex: regex::bytes::Regex,
     /// The index of the group named `secret`, if the pattern has one.
     secret: Option<usize>,
+    /// A byte that must occur in the text too (see [`rules::DefaultRule::also`]).
+    also: Option<u8>,
     check: Check,
 }
 
@@ -162,8 +167,17 @@ impl Redactor {
         if custom.is_none() {
             for rule in DEFAULT_RULES {
                 let index = rules.len();
-                rules.push(compile(rule.name, rule.pattern, rule.check, usize::MAX)?);
-                keywords.extend(rule.keywords.iter().map(|k| (k.to_string(), index)));
+                let mut compiled = compile(rule.name, rule.pattern, rule.check, usize::MAX)?;
+                compiled.also = rule.also;
+                rules.push(compiled);
+                for keyword in rule.keywords {
+                    if rule.suffixes.is_empty() {
+                        keywords.push((keyword.to_string(), index));
+                    }
+                    for suffix in rule.suffixes {
+                        keywords.push((format!("{keyword}{suffix}"), index));
+                    }
+                }
             }
         }
         for spec in custom.into_iter().flatten().chain(&options.extra_rules) {
@@ -292,7 +306,22 @@ impl Redactor {
     /// Whether a text can hold a secret at all: one of the rules' keywords or an
     /// escape occurs in it, or a rule has no keywords.
     fn line_may_hold_secret(&self, text: &[u8]) -> bool {
-        !self.unconditional.is_empty() || self.prefilter.is_match(text)
+        if !self.unconditional.is_empty() {
+            return true;
+        }
+        self.prefilter.find_overlapping_iter(text).any(|m| {
+            let rules = &self.triggers[m.pattern().as_usize()];
+            // No rule: a line trigger (an escape, a member named token).
+            rules.is_empty() || rules.iter().any(|&rule| self.rules[rule].applies_to(text))
+        })
+    }
+}
+
+impl Rule {
+    /// Whether the rule's extra byte, if it has one, occurs in `text`.
+    fn applies_to(&self, text: &[u8]) -> bool {
+        self.also
+            .is_none_or(|byte| memchr::memchr(byte, text).is_some())
     }
 }
 
@@ -330,6 +359,7 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
         replacement: format!("[REDACTED:{name}]").into_bytes(),
         regex,
         secret,
+        also: None,
         check,
     })
 }

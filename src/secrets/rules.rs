@@ -31,6 +31,11 @@ pub(crate) struct DefaultRule {
     pub pattern: &'static str,
     /// Literals (ASCII, matched ignoring case) of which one occurs in every match.
     pub keywords: &'static [&'static str],
+    /// When not empty, each keyword counts only followed by one of these.
+    pub suffixes: &'static [&'static str],
+    /// A byte that must occur too (the `@` of a URL with a password): a text with a
+    /// keyword but without it is passed over.
+    pub also: Option<u8>,
     pub check: Check,
 }
 
@@ -51,6 +56,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "private-key",
         pattern: r"-----BEGIN[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----[\s\S]{0,300}?[A-Za-z0-9+/]{60}[\s\S]*?(?:-----END[ A-Z0-9]{0,20}PRIVATE KEY(?: BLOCK)?-----|\z)",
         keywords: &["-----BEGIN"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // AWS access key ids: a four-letter prefix (AKIA long-term, ASIA temporary, ABIA
@@ -59,6 +66,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "aws-access-key-id",
         pattern: r"(?-u:\b)(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?-u:\b)",
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // AWS secret access keys have no prefix: 40 base64 characters, recognised by the
@@ -68,6 +77,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "aws-secret-access-key",
         pattern: r#"(?i)(?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|\z)"#,
         keywords: &["secret_access_key", "secretaccesskey", "aws_secret"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // A GCP service-account key file: its private key is a private-key block; its
@@ -76,6 +87,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "gcp-service-account-key-id",
         pattern: r#""private_key_id"\s*:\s*"(?P<secret>[0-9a-f]{40})""#,
         keywords: &["private_key_id"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Azure storage and Service Bus / Event Hubs connection strings: AccountKey= is 64
@@ -84,6 +97,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "azure-connection-string",
         pattern: r"(?i:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{42,86}={0,2})",
         keywords: &["accountkey=", "sharedaccesskey="],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Anthropic: sk-ant-api03-… (and admin keys sk-ant-admin01-…).
@@ -91,6 +106,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "anthropic-api-key",
         pattern: r"(?-u:\b)(?P<secret>sk-ant-[a-z]{3,10}[0-9]{2}-[A-Za-z0-9_-]{32,})",
         keywords: &["sk-ant-"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // OpenAI: project, service-account and admin keys (sk-proj-, sk-svcacct-,
@@ -99,6 +116,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "openai-api-key",
         pattern: r"(?-u:\b)(?P<secret>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20})",
         keywords: &["sk-proj-", "sk-svcacct-", "sk-admin-", "T3BlbkFJ"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Google API keys: AIza and 35 characters.
@@ -106,6 +125,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "google-api-key",
         pattern: r"(?-u:\b)(?P<secret>AIza[0-9A-Za-z_-]{35})(?:[^0-9A-Za-z_-]|\z)",
         keywords: &["AIza"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Hugging Face user access tokens: hf_ and 34 letters.
@@ -113,6 +134,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "huggingface-token",
         pattern: r"(?-u:\b)(?P<secret>hf_[A-Za-z0-9]{34,40})(?-u:\b)",
         keywords: &["hf_"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // GitHub: classic tokens (ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_
@@ -122,6 +145,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "github-token",
         pattern: r"(?-u:\b)(?P<secret>gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})(?-u:\b)",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // GitLab personal access tokens: glpat- and 20 characters (newer ones are longer
@@ -130,6 +155,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "gitlab-token",
         pattern: r"(?-u:\b)(?P<secret>glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?)",
         keywords: &["glpat-"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Slack tokens: xoxb- (bot), xoxp- (user), xoxa-, xoxr- (refresh), xoxs-, xoxe-,
@@ -140,6 +167,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &[
             "xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-",
         ],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Slack incoming webhooks and workflow triggers: the URL is the credential.
@@ -147,6 +176,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "slack-webhook",
         pattern: r"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,})",
         keywords: &["hooks.slack.com/"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Discord webhooks: /api/webhooks/<id>/<token>.
@@ -154,6 +185,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "discord-webhook",
         pattern: r"(?P<secret>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,})",
         keywords: &["/api/webhooks/"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // Stripe secret and restricted keys, live and test.
@@ -161,6 +194,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "stripe-key",
         pattern: r"(?-u:\b)(?P<secret>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,})",
         keywords: &["sk_live_", "rk_live_", "sk_test_", "rk_test_"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ" is
@@ -169,6 +204,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "jwt",
         pattern: r"(?-u:\b)(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})",
         keywords: &["eyJ"],
+        suffixes: &[],
+        also: None,
         check: Check::None,
     },
     // A URL with a password: scheme://user:password@host. Only the password is the
@@ -177,6 +214,8 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         name: "url-password",
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@"'<>\[\]]{0,128}:(?P<secret>[^\s:/?#@"'<>\[\]]{3,128})@[A-Za-z0-9.\[\]-]"#,
         keywords: &["://"],
+        suffixes: &[],
+        also: Some(b'@'),
         check: Check::NotPlaceholder,
     },
     // password = …, secret: …, api_key=… and the like in text (shell, .env, YAML,
@@ -184,33 +223,44 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
     DefaultRule {
         name: ASSIGNMENT_RULE,
         pattern: r#"(?i)(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|api[_-]?token)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["']?(?P<secret>[A-Za-z0-9+/=_\-!@#$%^&*.~]{8,128})"#,
-        keywords: &[
-            "password",
-            "passwd",
-            "pwd",
-            "secret",
-            "api_key",
-            "api-key",
-            "apikey",
-            "access_key",
-            "access-key",
-            "accesskey",
-            "private_key",
-            "private-key",
-            "privatekey",
-            "access_token",
-            "access-token",
-            "accesstoken",
-            "auth_token",
-            "auth-token",
-            "authtoken",
-            "api_token",
-            "api-token",
-            "apitoken",
-        ],
+        keywords: ASSIGNMENT_NAMES,
+        suffixes: ASSIGNMENT_SUFFIXES,
+        also: None,
         check: Check::HighEntropy,
     },
 ];
+
+/// The names the assignment rule looks for; its keywords are each followed by one of
+/// [`ASSIGNMENT_SUFFIXES`], so that `apiKeySource` or `pwd` as a command does not send a
+/// text to the rule.
+const ASSIGNMENT_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "api_key",
+    "api-key",
+    "apikey",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "private_key",
+    "private-key",
+    "privatekey",
+    "access_token",
+    "access-token",
+    "accesstoken",
+    "auth_token",
+    "auth-token",
+    "authtoken",
+    "api_token",
+    "api-token",
+    "apitoken",
+];
+
+/// What may follow a name in an assignment: a quote (also as the JSON escape `\"` in a
+/// raw line), a space, `=` or `:`.
+const ASSIGNMENT_SUFFIXES: &[&str] = &["\"", "\\\"", "'", " ", "=", ":"];
 
 /// Whether `value` is a placeholder rather than a secret: a variable reference, a
 /// template slot, a run of one masking character, or a word that names the value.

@@ -205,8 +205,10 @@ impl Redactor {
         let mut any = false;
         for m in self.prefilter.find_overlapping_iter(value) {
             for &rule in &self.triggers[m.pattern().as_usize()] {
-                triggered[rule] = true;
-                any = true;
+                if !triggered[rule] && self.rules[rule].applies_to(value) {
+                    triggered[rule] = true;
+                    any = true;
+                }
             }
         }
         for &rule in &self.unconditional {

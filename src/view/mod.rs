@@ -67,22 +67,32 @@ impl ViewOptions {
 /// opening on the branch of `options.leaf` (default: the latest leaf). Fails with
 /// [`Error::UnknownLeaf`] for a leaf no entry has, or as the store's reads fail.
 pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error> {
-    let snapshot = store.view_snapshot(options.leaf.as_deref())?;
+    let redactor = match options.redact {
+        Some(false) => None,
+        _ => Some(Redactor::standard()?),
+    };
+    let redact = redactor.map(|redactor| per_entry(move |json| redactor.redact_json_bytes(json)));
+    let map: Option<&dyn for<'a> Fn(&'a [u8]) -> Cow<'a, [u8]>> = match &redact {
+        Some(redact) => Some(redact),
+        None => None,
+    };
+    let snapshot = store.view_snapshot(options.leaf.as_deref(), map)?;
     let leaf = options.leaf.as_deref().or(snapshot.latest.as_deref());
     let title = options.title.as_deref().unwrap_or(DEFAULT_TITLE);
-    let entries = if options.redact.unwrap_or(true) {
-        Redactor::standard()?.redact_json_bytes(&snapshot.entries_json)
-    } else {
-        Cow::Borrowed(snapshot.entries_json.as_slice())
-    };
     let data = Object::new()
         .string("title", title)
         .string_or_null("leaf", leaf)
         .string_or_null("latest", snapshot.latest.as_deref())
         .raw("labels", &labels_json(&snapshot.labels))
-        .raw_bytes("entries", &entries)
+        .raw_bytes("entries", &snapshot.entries_json)
         .finish_bytes();
     Ok(page(title, &script_safe(&data)))
+}
+
+/// `map` as a function of each entry's JSON, borrowing from it (the closure's type
+/// annotated once, where inference alone cannot see the higher-ranked lifetime).
+fn per_entry<F: for<'a> Fn(&'a [u8]) -> Cow<'a, [u8]>>(map: F) -> F {
+    map
 }
 
 /// [`render_html`] written to a new file at `path` (never replacing one: an existing

@@ -12,8 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// What follows every verb's list in `session --help`: which verbs write, how text is
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
-Every verb but repair and label opens FILE read-only (import, export and view -o
-create a new OUT and never overwrite one; search writes only its index,
+Every verb but repair, label and redact --in-place opens FILE read-only (import,
+export, redact and view -o create a new OUT and never overwrite one; search writes only its index,
 DIR/.session-search.db). Where LEAF is optional it defaults to the latest leaf.
 Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
 JSON output stays JSON.
@@ -22,7 +22,8 @@ exit codes (the same for every verb):
   0    done; the file is clean
   1    done, but the file needs repair (an unterminated tail was left out of the
        output; `session repair FILE`), salvage found damaged lines, ls
-       listed a session with an error, or search could not read a file or line
+       listed a session with an error, search could not read a file or line,
+       or secrets found a secret
   2    the file is corrupt or the request failed (e.g. no such leaf)
   3    an I/O error (including a FILE that is missing or not a regular file)
   4    the file is locked by a writer (repair, label)
