@@ -123,6 +123,9 @@ struct Rule {
     secret: Option<usize>,
     /// A byte that must occur in the text too (see [`rules::DefaultRule::also`]).
     also: Option<u8>,
+    /// What must follow a keyword for it to count (see
+    /// [`rules::DefaultRule::suffixes`]); empty: anything.
+    suffixes: &'static [&'static str],
     check: Check,
 }
 
@@ -169,15 +172,9 @@ impl Redactor {
                 let index = rules.len();
                 let mut compiled = compile(rule.name, rule.pattern, rule.check, usize::MAX)?;
                 compiled.also = rule.also;
+                compiled.suffixes = rule.suffixes;
                 rules.push(compiled);
-                for keyword in rule.keywords {
-                    if rule.suffixes.is_empty() {
-                        keywords.push((keyword.to_string(), index));
-                    }
-                    for suffix in rule.suffixes {
-                        keywords.push((format!("{keyword}{suffix}"), index));
-                    }
-                }
+                keywords.extend(rule.keywords.iter().map(|k| (k.to_string(), index)));
             }
         }
         for spec in custom.into_iter().flatten().chain(&options.extra_rules) {
@@ -309,19 +306,29 @@ impl Redactor {
         if !self.unconditional.is_empty() {
             return true;
         }
-        self.prefilter.find_overlapping_iter(text).any(|m| {
-            let rules = &self.triggers[m.pattern().as_usize()];
-            // No rule: a line trigger (an escape, a member named token).
-            rules.is_empty() || rules.iter().any(|&rule| self.rules[rule].applies_to(text))
-        })
+        // Most texts have no keyword at all: one fast pass says so. Only a text with
+        // one is walked again to see whether a keyword counts.
+        self.prefilter.is_match(text)
+            && self.prefilter.find_overlapping_iter(text).any(|m| {
+                let rules = &self.triggers[m.pattern().as_usize()];
+                // No rule: a line trigger (an escape, a member named token).
+                rules.is_empty()
+                    || rules
+                        .iter()
+                        .any(|&rule| self.rules[rule].keyword_counts(text, m.end()))
+            })
     }
 }
 
 impl Rule {
-    /// Whether the rule's extra byte, if it has one, occurs in `text`.
-    fn applies_to(&self, text: &[u8]) -> bool {
+    /// Whether a keyword of this rule ending at `end` in `text` counts: the rule's
+    /// extra byte occurs in `text`, and one of its suffixes follows the keyword.
+    fn keyword_counts(&self, text: &[u8], end: usize) -> bool {
+        let rest = text.get(end..).unwrap_or_default();
         self.also
             .is_none_or(|byte| memchr::memchr(byte, text).is_some())
+            && (self.suffixes.is_empty()
+                || self.suffixes.iter().any(|s| rest.starts_with(s.as_bytes())))
     }
 }
 
@@ -360,6 +367,7 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
         regex,
         secret,
         also: None,
+        suffixes: &[],
         check,
     })
 }

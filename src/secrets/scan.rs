@@ -205,7 +205,7 @@ impl Redactor {
         let mut any = false;
         for m in self.prefilter.find_overlapping_iter(value) {
             for &rule in &self.triggers[m.pattern().as_usize()] {
-                if !triggered[rule] && self.rules[rule].applies_to(value) {
+                if !triggered[rule] && self.rules[rule].keyword_counts(value, m.end()) {
                     triggered[rule] = true;
                     any = true;
                 }
