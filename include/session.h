@@ -1233,9 +1233,9 @@ SessionStatus session_secrets(const char *path, const char *options_json, char *
  * bool (default false). The result is {"redactions": N, "findings": [ … as for
  * session_secrets … ]}.
  *
- * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 src_path or
- * a non-UTF-8 dst_path; bad options, an invalid rule, dst_path NULL without
- * inPlace or given with it: argument options_json); SESSION_ERR_LOCKED when a
+ * Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 src_path, a
+ * non-UTF-8 dst_path, or dst_path NULL without inPlace, argument naming it; bad
+ * options, an invalid rule, or dst_path given with inPlace: argument options_json); SESSION_ERR_LOCKED when a
  * writer holds src_path (inPlace); SESSION_ERR_IO when a file cannot be read,
  * created or renamed (dst_path exists: op "write", OS error 17);
  * SESSION_ERR_INTERNAL.

@@ -4,6 +4,7 @@ use std::ffi::c_char;
 use std::path::Path;
 
 use super::boundary::{guard, options_arg, str_arg};
+use super::errors::FfiError;
 use super::status::SessionStatus;
 use crate::secrets::{SecretsOptions, redact_session, scan_secrets};
 
@@ -84,9 +85,9 @@ pub unsafe extern "C" fn session_secrets(
 /// bool (default false). The result is {"redactions": N, "findings": [ … as for
 /// session_secrets … ]}.
 ///
-/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 src_path or
-/// a non-UTF-8 dst_path; bad options, an invalid rule, dst_path NULL without
-/// inPlace or given with it: argument options_json); SESSION_ERR_LOCKED when a
+/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 src_path, a
+/// non-UTF-8 dst_path, or dst_path NULL without inPlace, argument naming it; bad
+/// options, an invalid rule, or dst_path given with inPlace: argument options_json); SESSION_ERR_LOCKED when a
 /// writer holds src_path (inPlace); SESSION_ERR_IO when a file cannot be read,
 /// created or renamed (dst_path exists: op "write", OS error 17);
 /// SESSION_ERR_INTERNAL.
@@ -109,14 +110,20 @@ pub unsafe extern "C" fn session_redact(
         guard(out_json, || {
             // SAFETY: the caller guarantees `src_path` is NULL or NUL-terminated.
             let src = str_arg(src_path, "src_path")?;
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, SecretsOptions::from_json)?;
             let dst = if dst_path.is_null() {
+                if !options.in_place {
+                    return Err(FfiError::Argument {
+                        name: "dst_path",
+                        problem: "is NULL without {\"inPlace\": true}",
+                    });
+                }
                 None
             } else {
                 // SAFETY: non-NULL and NUL-terminated (the caller's promise).
                 Some(Path::new(str_arg(dst_path, "dst_path")?))
             };
-            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
-            let options = options_arg(options_json, SecretsOptions::from_json)?;
             Ok(redact_session(Path::new(src), dst, &options)?
                 .to_json()
                 .into_bytes())

@@ -75,7 +75,7 @@ int main(void)
     SECTION("in place, under the writer's lock");
     CHECK_ERROR(session_redact(src, NULL, NULL, &out), SESSION_ERR_INVALID_ARGUMENT, out,
                 "no dst without inPlace");
-    CHECK_JSON(out, "error.argument", "\"options_json\"", "names options_json");
+    CHECK_JSON(out, "error.argument", "\"dst_path\"", "names dst_path");
     session_string_free(out);
     CHECK_STATUS(session_redact(src, NULL, "{\"inPlace\":true}", &out), SESSION_OK, out, "in place");
     CHECK_JSON(out, "redactions", "1", "one redaction");
