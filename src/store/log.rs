@@ -478,7 +478,7 @@ impl Log {
     pub(crate) fn push_entries_json_mapped(
         &self,
         out: &mut Vec<u8>,
-        map: &dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>,
+        map: &super::MapEntry,
     ) -> Result<(), Error> {
         let mut array = crate::json::ArrayWriter::open(out);
         self.visit(0..self.len() as u32, |json, _| array.push(&map(json)))?;

@@ -49,6 +49,9 @@ pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{open_regular, open_regular_with};
 pub(crate) use lock::lock;
+
+/// A function of an entry's JSON that may borrow from it (the view's redaction).
+pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
@@ -957,7 +960,7 @@ impl Store {
     pub(crate) fn view_snapshot(
         &self,
         leaf: Option<&str>,
-        map: Option<&dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>>,
+        map: Option<&MapEntry>,
     ) -> Result<ViewSnapshot, Error> {
         self.read_with(|inner| {
             if let Some(leaf) = leaf {

@@ -33,7 +33,7 @@ use crate::error::{Error, IoFailure, IoOp};
 use crate::json::Object;
 use crate::nav::labels_json;
 use crate::secrets::Redactor;
-use crate::store::Store;
+use crate::store::{MapEntry, Store};
 
 /// The page's style sheet, inlined.
 const CSS: &str = include_str!("page.css");
@@ -72,7 +72,7 @@ pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error
         _ => Some(Redactor::standard()?),
     };
     let redact = redactor.map(|redactor| per_entry(move |json| redactor.redact_json_bytes(json)));
-    let map: Option<&dyn for<'a> Fn(&'a [u8]) -> Cow<'a, [u8]>> = match &redact {
+    let map: Option<&MapEntry> = match &redact {
         Some(redact) => Some(redact),
         None => None,
     };
