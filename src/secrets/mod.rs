@@ -300,8 +300,14 @@ impl Redactor {
         Cow::Owned(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// Whether a text can hold a secret at all: one of the rules' keywords or an
-    /// escape occurs in it, or a rule has no keywords.
+    /// Whether a text may hold a secret: one of the rules' keywords occurs in it (and
+    /// counts there), or an escape that could hide one, or a rule has no keywords. The
+    /// prefilter every other call runs first; `false` means none of them would find
+    /// anything.
+    pub fn may_hold_secret(&self, text: &[u8]) -> bool {
+        self.line_may_hold_secret(text)
+    }
+
     fn line_may_hold_secret(&self, text: &[u8]) -> bool {
         if !self.unconditional.is_empty() {
             return true;
