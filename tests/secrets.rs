@@ -445,3 +445,30 @@ fn the_real_corpus_raw_and_imported_has_no_findings() {
     }
     assert_eq!(findings, vec![]);
 }
+
+#[test]
+fn in_place_leaves_a_file_without_secrets_as_it_is() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("secrets-clean");
+    let example = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/tiny-pi.jsonl"
+    ))
+    .unwrap();
+    let src = dir.join("clean.jsonl");
+    write_file(&src, &example);
+    let inode = std::fs::metadata(&src).unwrap().ino();
+    let options = SecretsOptions {
+        in_place: true,
+        ..SecretsOptions::default()
+    };
+    let report = redact_session(&src, None, &options).unwrap();
+    assert_eq!((report.redactions, report.findings), (0, vec![]));
+    assert_eq!(
+        std::fs::metadata(&src).unwrap().ino(),
+        inode,
+        "not rewritten"
+    );
+    assert_eq!(read_file(&src), example);
+    assert_eq!(common::names_in(&dir), ["clean.jsonl"]);
+}
