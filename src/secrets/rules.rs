@@ -151,11 +151,11 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         also: None,
         check: Check::None,
     },
-    // GitLab personal access tokens: glpat- and 20 characters (newer ones are longer
-    // and end in a dotted suffix).
+    // GitLab personal access tokens: glpat- and 20 characters; routable tokens (GitLab
+    // 17.x) are 37 to 310 characters after the prefix, with dotted parts at the end.
     DefaultRule {
         name: "gitlab-token",
-        pattern: r"(?-u:\b)(?P<secret>glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?)",
+        pattern: r"(?-u:\b)(?P<secret>glpat-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+){0,2})",
         keywords: &["glpat-"],
         suffixes: &[],
         also: None,

@@ -250,7 +250,14 @@ fn github_tokens_are_found() {
 fn gitlab_tokens_are_found() {
     assert_rule(
         "gitlab-token",
-        &[format!("PRIVATE-TOKEN: glpat-{}", random(URLSAFE, 20, 30))],
+        &[
+            format!("PRIVATE-TOKEN: glpat-{}", random(URLSAFE, 20, 30)),
+            format!(
+                "token glpat-{}.01.{}. Next",
+                random(URLSAFE, 37, 31),
+                random(ALNUM, 9, 32)
+            ),
+        ],
         &[s("glpat-xxxx"), s("a glpat- token")],
     );
 }
@@ -580,4 +587,18 @@ fn every_default_rule_has_a_test_above() {
             rule.name
         );
     }
+}
+
+#[test]
+fn a_routable_gitlab_token_is_redacted_whole_but_not_the_full_stop_after_it() {
+    let redactor = Redactor::standard().unwrap();
+    let token = format!(
+        "glpat-{}.01.{}",
+        random(URLSAFE, 37, 70),
+        random(ALNUM, 9, 71)
+    );
+    assert_eq!(
+        redactor.redact_text(&format!("use {token}. Next")),
+        "use [REDACTED:gitlab-token]. Next"
+    );
 }
