@@ -227,6 +227,31 @@ inline result export_to(const std::string &format, const std::string &src_path, 
     });
 }
 
+/** session_secrets: the secrets in the session file path, or in the *.jsonl files of
+ *  the folder path: {"findings":[{"path","entryId","pointer","rule","fingerprint"}…],
+ *  "sessions":N}, never a secret itself. options_json e.g.
+ *  R"({"extraRules":[{"name":"corp","pattern":"corp_[0-9a-f]{16}"}],"allow":["…"]})"
+ *  ("" for the defaults). */
+inline result secrets(const std::string &path, const std::string &options_json = std::string())
+{
+    if (detail::has_nul(path) || detail::has_nul(options_json)) return detail::nul_argument();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) { return session_secrets(path.c_str(), options, out); });
+}
+
+/** session_redact: src with each secret replaced by [REDACTED:<rule>] written to dst, a
+ *  new file; dst "" with R"({"inPlace":true})" rewrites src under the writer's lock.
+ *  {"redactions":N,"findings":[…]}. */
+inline result redact(const std::string &src, const std::string &dst,
+                     const std::string &options_json = std::string())
+{
+    if (detail::has_nul(src) || detail::has_nul(dst) || detail::has_nul(options_json))
+        return detail::nul_argument();
+    const char *target = dst.empty() ? nullptr : dst.c_str();
+    const char *options = options_json.empty() ? nullptr : options_json.c_str();
+    return detail::call([&](char **out) { return session_redact(src.c_str(), target, options, out); });
+}
+
 /** An open store; closes it when destroyed. Movable, not copyable. */
 class store {
 public:

@@ -52,6 +52,7 @@ pub mod preview;
 pub mod recover;
 pub mod repair;
 pub mod search;
+pub mod secrets;
 pub mod store;
 pub mod tree;
 pub mod view;

@@ -12,6 +12,7 @@ mod interop;
 mod nav;
 mod pg;
 mod search;
+mod secrets;
 mod status;
 mod view;
 
@@ -23,6 +24,7 @@ pub use interop::*;
 pub use nav::*;
 pub use pg::*;
 pub use search::*;
+pub use secrets::*;
 pub use status::*;
 pub use view::*;
 

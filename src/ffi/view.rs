@@ -20,9 +20,12 @@ use crate::view::{ViewOptions, render_html};
 /// elements from text; links are kept only for http and https URLs. The page
 /// renders lazily (the tree as a virtual list, the branch a chunk at a time).
 ///
-/// options_json (NULL: the defaults) is {"leaf":"id", "title":"text"}, every
-/// member optional: the leaf whose branch the page opens on (default: the latest
-/// leaf, the last committed entry) and the page's title (default "Session"). The
+/// options_json (NULL: the defaults) is {"leaf":"id", "title":"text", "redact":
+/// bool}, every member optional: the leaf whose branch the page opens on (default:
+/// the latest leaf, the last committed entry), the page's title (default
+/// "Session"), and whether secrets in the entries are replaced by
+/// [REDACTED:<rule>] as session_redact does with its default rules (default true: a
+/// page is made to be shared; false shows them). The
 /// entries, labels and latest leaf are read in one turn (one snapshot). Cost: the
 /// size of the store.
 ///

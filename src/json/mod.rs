@@ -25,7 +25,7 @@ pub use error::{JsonError, JsonErrorKind};
 pub(crate) use scan::scan;
 use scan::{Frame, KeySpan};
 pub use text::push_string;
-pub(crate) use text::{decode_string, push_pointer_segment};
+pub(crate) use text::{decode_string, decode_string_mapped, push_pointer_segment};
 pub(crate) use write::{ArrayWriter, Object, array, bytes_array, string_or_null_array};
 
 use std::borrow::Cow;

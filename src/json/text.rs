@@ -50,6 +50,34 @@ pub(crate) fn decode_string(token: &[u8], escaped: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Decodes the inside of a validated string token that has escapes (`inner`, the
+/// bytes between the quotes) into `out`, and records in `offsets`, for each byte of
+/// the value and one past its end, the offset in `inner` where the character holding
+/// it begins (so a range of whole characters of the value maps back to the bytes that
+/// spell it, escapes included). Both are cleared first.
+pub(crate) fn decode_string_mapped(inner: &[u8], out: &mut Vec<u8>, offsets: &mut Vec<usize>) {
+    out.clear();
+    offsets.clear();
+    let mut at = 0;
+    while at < inner.len() {
+        if inner[at] == b'\\' {
+            let (ch, used) = decode_escape(&inner[at..]);
+            let mut buf = [0u8; 4];
+            let bytes = ch.encode_utf8(&mut buf).as_bytes();
+            out.extend_from_slice(bytes);
+            offsets.extend(std::iter::repeat_n(at, bytes.len()));
+            at += used;
+        } else {
+            out.push(inner[at]);
+            // A multi-byte character is copied byte by byte: each of its bytes begins
+            // at its own offset, and a match never starts or ends inside it.
+            offsets.push(at);
+            at += 1;
+        }
+    }
+    offsets.push(inner.len());
+}
+
 /// Decodes one escape at the start of `s` (which begins with a backslash); returns
 /// the character and the bytes used. The scanner has validated the escape.
 fn decode_escape(s: &[u8]) -> (char, usize) {

@@ -53,6 +53,9 @@ pub use index::{index_path, remove_index};
 pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{open_regular, open_regular_with};
 pub(crate) use lock::lock;
+
+/// A function of an entry's JSON that may borrow from it (the view's redaction).
+pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
@@ -1013,9 +1016,14 @@ impl Store {
     }
 
     /// What the HTML view draws, read in one turn (one snapshot): every entry as a
-    /// JSON array, the labels, and the id of the last committed entry. Fails with
+    /// JSON array (each passed through `map`, when given: the view's redaction), the
+    /// labels, and the id of the last committed entry. Fails with
     /// [`Error::UnknownLeaf`] when `leaf` is given and no entry has it.
-    pub(crate) fn view_snapshot(&self, leaf: Option<&str>) -> Result<ViewSnapshot, Error> {
+    pub(crate) fn view_snapshot(
+        &self,
+        leaf: Option<&str>,
+        map: Option<&MapEntry>,
+    ) -> Result<ViewSnapshot, Error> {
         self.read_with(|inner| {
             if let Some(leaf) = leaf {
                 inner.log.find(leaf).ok_or_else(|| Error::UnknownLeaf {
@@ -1023,7 +1031,10 @@ impl Store {
                 })?;
             }
             let mut entries_json = Vec::new();
-            inner.log.push_entries_json(&mut entries_json)?;
+            match map {
+                Some(map) => inner.log.push_entries_json_mapped(&mut entries_json, map)?,
+                None => inner.log.push_entries_json(&mut entries_json)?,
+            }
             Ok(ViewSnapshot {
                 entries_json,
                 labels: inner.log.labels(),

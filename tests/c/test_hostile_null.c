@@ -43,6 +43,7 @@ static long g_serial;
 #define VALUE_format "pi"
 #define VALUE_src_path ((const char *)g_path)
 #define VALUE_out_path ((const char *)g_import_out)
+#define VALUE_dst_path ((const char *)g_import_out)
 /* session_pg_*: a Unix socket folder that does not exist, so the call with no NULL fails
  * at once on the connection (SESSION_ERR_IO), never on an argument, and needs no server. */
 #define VALUE_conninfo "host=/nonexistent-libsession-null port=5432 user=u dbname=d"
@@ -71,6 +72,7 @@ static long g_serial;
 #define OPTIONAL_format 1 /* NULL: detect the format (session_import; see sweep_one) */
 #define OPTIONAL_src_path 0
 #define OPTIONAL_out_path 0
+#define OPTIONAL_dst_path 0 /* NULL only with {"inPlace":true}, which "{}" is not */
 #define OPTIONAL_conninfo 0
 #define OPTIONAL_session_id 0
 

@@ -12,10 +12,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// What follows every verb's list in `session --help`: which verbs write, how text is
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
-Every verb but repair and label opens FILE read-only (import, export and view -o
-create a new OUT and never overwrite one; search writes only its index,
-DIR/.session-search.db). Where LEAF is optional it defaults to the leaf the agent
-of an imported session resumes (recorded by import), else to the latest leaf.
+Every verb but repair, label and redact --in-place opens FILE read-only (import,
+export, redact and view -o create a new OUT and never overwrite one; search writes only
+its index, DIR/.session-search.db). Where LEAF is optional it defaults to the leaf the
+agent of an imported session resumes (recorded by import), else to the latest leaf.
 Text read from the file is shown with control characters escaped (\\xHH, \\u{HHHH});
 JSON output stays JSON.
 
@@ -23,7 +23,8 @@ exit codes (the same for every verb):
   0    done; the file is clean
   1    done, but the file needs repair (an unterminated tail was left out of the
        output; `session repair FILE`), salvage found damaged lines, ls
-       listed a session with an error, or search could not read a file or line
+       listed a session with an error, search could not read a file or line,
+       or secrets found a secret
   2    the file is corrupt or the request failed (e.g. no such leaf)
   3    an I/O error (including a FILE that is missing or not a regular file)
   4    the file is locked by a writer (repair, label)
@@ -205,6 +206,9 @@ enum Verb {
         /// Write the page to OUT, a new file (never replacing one).
         #[arg(short = 'o', long = "out", value_name = "OUT.html")]
         out: Option<PathBuf>,
+        /// Keep secrets in the page (by default they are redacted).
+        #[arg(long)]
+        no_redact: bool,
     },
     /// Convert another agent's session file into a new libsession file.
     ///
@@ -236,6 +240,39 @@ enum Verb {
         #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
         leaf_out: Vec<OsString>,
     },
+    /// Find secrets (API keys, tokens, private keys, passwords) in sessions.
+    ///
+    /// PATH is a session file or a folder of them (its *.jsonl files). A line is PATH,
+    /// ENTRY, POINTER (the string in the entry), RULE and FINGERPRINT (12 hex digits of
+    /// the secret's SHA-256); the secret itself is never printed. Exits 1 when a secret
+    /// was found.
+    Secrets {
+        /// A session file or a folder of them.
+        path: PathBuf,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
+    /// Write SRC with every secret replaced by [REDACTED:RULE] to OUT, a new file.
+    ///
+    /// Only the bytes of each secret change. With --in-place, FILE is rewritten under
+    /// the writer's lock, through a temporary file renamed over it (no backup copy is
+    /// kept). The report (JSON) goes to stdout.
+    #[command(override_usage = "session redact SRC OUT\n       session redact --in-place FILE")]
+    Redact {
+        /// The session file.
+        src: PathBuf,
+        /// The new file (must not exist).
+        #[arg(required_unless_present = "in_place", conflicts_with = "in_place")]
+        out: Option<PathBuf>,
+        /// Rewrite SRC itself.
+        #[arg(long)]
+        in_place: bool,
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
     /// Copy a session, entry for entry and byte for byte, between a JSONL file and a
     /// PostgreSQL database.
     ///
@@ -249,6 +286,17 @@ enum Verb {
         /// The destination: a new JSONL file or postgres://…#SESSION_ID.
         dst: OsString,
     },
+}
+
+/// The rules of `secrets` and `redact`.
+#[derive(Args, Clone, Default)]
+pub struct RuleArgs {
+    /// Also apply the rules in FILE: a JSON array of {"name": …, "pattern": …}.
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// A value never reported or redacted (repeatable).
+    #[arg(long = "allow", value_name = "VALUE")]
+    pub allow: Vec<String>,
 }
 
 /// `FILE [LEAF]`.
@@ -358,6 +406,17 @@ pub enum Command {
         file: PathBuf,
         leaf: Option<String>,
         out: Option<PathBuf>,
+        redact: bool,
+    },
+    Secrets {
+        path: PathBuf,
+        json: bool,
+        rules: RuleArgs,
+    },
+    Redact {
+        src: PathBuf,
+        out: Option<PathBuf>,
+        rules: RuleArgs,
     },
     Export {
         format: session::interop::Format,
@@ -534,11 +593,24 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
         Verb::Verify { file } => Command::Verify { file },
         Verb::Salvage { file } => Command::Salvage { file },
         Verb::Repair { file } => Command::Repair { file },
-        Verb::View { file, leaf, out } => Command::View {
+        Verb::View {
+            file,
+            leaf,
+            out,
+            no_redact,
+        } => Command::View {
             file,
             leaf: leaf_id(leaf)?,
             out,
+            redact: !no_redact,
         },
+        Verb::Secrets { path, json, rules } => Command::Secrets { path, json, rules },
+        Verb::Redact {
+            src,
+            out,
+            in_place: _,
+            rules,
+        } => Command::Redact { src, out, rules },
         Verb::Import { from, src, out } => Command::Import {
             format: match from {
                 ImportFormat::Auto => None,

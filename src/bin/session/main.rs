@@ -9,7 +9,7 @@
 //! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
 //! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
 //! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export,
-//! `view`, `copy`).
+//! `view`, `copy`, `secrets`: secrets/redact).
 
 mod args;
 mod check;
@@ -26,6 +26,7 @@ mod output;
 mod progress;
 mod read;
 mod search;
+mod secrets;
 mod term;
 mod tree;
 mod view;
@@ -75,13 +76,20 @@ fn main() -> ExitCode {
             file,
             leaf,
             out: to,
-        } => view::view(&mut out, &file, leaf, to.as_deref()),
+            redact,
+        } => view::view(&mut out, &file, leaf, to.as_deref(), redact),
         Command::Export {
             format,
             file,
             leaf,
             out,
         } => interop::export(format, &file, leaf.as_deref(), &out),
+        Command::Secrets { path, json, rules } => secrets::secrets(&mut out, &path, json, &rules),
+        Command::Redact {
+            src,
+            out: to,
+            rules,
+        } => secrets::redact(&mut out, &src, to.as_deref(), &rules),
         Command::Copy { src, dst } => copy::copy(&src, &dst),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.

@@ -10,8 +10,15 @@ use crate::output::{Out, Outcome, Source, default_leaf, open, outputs_no_wider_t
 
 /// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
 /// one an imported session's agent resumes, else the latest), titled with the file's
-/// name; written to `to` (a new file, no wider in mode than `file`) or to stdout.
-pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>) -> Outcome {
+/// name, secrets redacted unless `redact` is false; written to `to` (a new file, no
+/// wider in mode than `file`) or to stdout.
+pub fn view(
+    out: &mut Out,
+    file: &Path,
+    leaf: Option<String>,
+    to: Option<&Path>,
+    redact: bool,
+) -> Outcome {
     let (store, report) = open(file, false)?;
     let options = ViewOptions {
         leaf: match leaf {
@@ -21,6 +28,7 @@ pub fn view(out: &mut Out, file: &Path, leaf: Option<String>, to: Option<&Path>)
         title: file
             .file_name()
             .map(|name| name.to_string_lossy().into_owned()),
+        redact: Some(redact),
     };
     match to {
         Some(to) => {

@@ -44,6 +44,9 @@ __all__ = [
     "list_sessions",
     "search",
     "export",
+
+    "secrets",
+    "redact",
     "STATUS",
 ]
 
@@ -365,6 +368,30 @@ def export(format, src, out, *, leaf=None, raw=False):
     return _call(
         lib.session_export, raw, _c_text(format, "format"), _path_arg(src, "src"), _path_arg(out, "out"), options
     )
+
+def _secrets_options(rules, extra_rules, allow, in_place=None):
+    options = {"rules": rules, "extraRules": extra_rules, "allow": allow, "inPlace": in_place}
+    options = {k: v for k, v in options.items() if v is not None}
+    return json.dumps(options, allow_nan=False).encode("utf-8")
+
+
+def secrets(path, *, rules=None, extra_rules=None, allow=None, raw=False):
+    """The secrets (API keys, tokens, private keys, passwords) in the session file
+    ``path``, or in the ``*.jsonl`` files of the folder ``path``: ``{"findings": [{"path",
+    "entryId", "pointer", "rule", "fingerprint"}, ...], "sessions": N}``, never a secret
+    itself. ``rules`` (a list of ``{"name", "pattern"}``) replaces the built-in rules,
+    ``extra_rules`` adds to them, ``allow`` lists values never reported."""
+    options = _secrets_options(rules, extra_rules, allow)
+    return _call(lib.session_secrets, raw, _path_arg(path), options)
+
+
+def redact(src, dst=None, *, in_place=False, rules=None, extra_rules=None, allow=None, raw=False):
+    """Writes ``src`` with each secret replaced by ``[REDACTED:<rule>]`` to ``dst``, a new
+    file, every other byte unchanged; with ``dst`` None and ``in_place=True``, rewrites
+    ``src`` under the writer's lock. Returns ``{"redactions": N, "findings": [...]}``."""
+    options = _secrets_options(rules, extra_rules, allow, True if in_place else None)
+    target = _NULL if dst is None else _path_arg(dst, "dst")
+    return _call(lib.session_redact, raw, _path_arg(src, "src"), target, options)
 
 
 # ---------------------------------------------------------------------------------------

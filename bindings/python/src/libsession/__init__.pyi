@@ -111,6 +111,26 @@ def export(
     raw: bool = ...,
 ) -> _Json: ...
 
+def secrets(
+    path: _PathArg,
+    *,
+    rules: Optional[Sequence[Dict[str, str]]] = ...,
+    extra_rules: Optional[Sequence[Dict[str, str]]] = ...,
+    allow: Optional[Sequence[str]] = ...,
+    raw: bool = ...,
+) -> _Json: ...
+
+def redact(
+    src: _PathArg,
+    dst: Optional[_PathArg] = ...,
+    *,
+    in_place: bool = ...,
+    rules: Optional[Sequence[Dict[str, str]]] = ...,
+    extra_rules: Optional[Sequence[Dict[str, str]]] = ...,
+    allow: Optional[Sequence[str]] = ...,
+    raw: bool = ...,
+) -> _Json: ...
+
 class Store:
     report: Dict[str, Any]
     @classmethod

@@ -1,0 +1,393 @@
+//! Secrets in sessions: find API keys, tokens, private keys and passwords in the
+//! strings of JSON lines, and redact them (issue 36).
+//!
+//! A transcript holds whatever passed through the agent's terminal. Before a session
+//! is copied somewhere it will be read by others (an HTML page, a search index, a
+//! database, another agent's format), the secrets in it are found by a rule set
+//! ([`rules`]: one pattern per vendor's documented key format, plus the user's) and
+//! replaced by `[REDACTED:<rule>]`.
+//!
+//! The rules run inside JSON strings, on their decoded value, so a key written with
+//! an escape in it (`sk\u002dant-…`, `https:\/\/…`) is found too; a redaction rewrites
+//! only the bytes that spell the secret, so every other byte of the line (ids, numbers,
+//! keys, the other strings, the escapes around it) is unchanged. Keys and the values
+//! of `id` and `…Id` members are never redacted: they hold the tree together.
+//!
+//! Matching is one pass per text with a keyword prefilter ([`aho_corasick`]): a line
+//! with none of the rules' keywords (and no `\u` or `\/` escape that could hide one)
+//! is passed over without being parsed; in a line with some, only the rules whose
+//! keywords occur in a string run on it.
+//!
+//! A secret's value never leaves this module: a [`Finding`] names the rule, where the
+//! secret is (entry id, JSON Pointer) and a fingerprint (the first 12 hex digits of
+//! its SHA-256), and no error quotes a line.
+//!
+//! For the other parts of the library: [`Redactor::redact_json_strings`] redacts one
+//! JSON text (a line, an entry, an array of entries), [`Redactor::redact_text`] one
+//! decoded string; [`Redactor::standard`] is the default rule set, compiled once.
+
+mod files;
+pub(crate) mod rules;
+mod scan;
+
+pub use files::{FileFinding, RedactReport, ScanReport, redact_session, scan_secrets};
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use rules::{ASSIGNMENT_KEYS, ASSIGNMENT_RULE, Check, DEFAULT_RULES};
+
+/// The longest rule pattern accepted, in bytes.
+const MAX_PATTERN_BYTES: usize = 4096;
+/// The most memory one compiled user rule may take (the `regex` crate's size limit).
+const MAX_COMPILED_BYTES: usize = 1 << 20;
+/// The longest rule name: it is written into the text in place of each secret.
+const MAX_NAME_BYTES: usize = 64;
+/// Literals that send a line to the full check although they are no rule's keyword:
+/// an escape can spell a keyword's character (`\u002d` for `-`, `\/` for `/`; only
+/// escapes of printable ASCII can, as every keyword is ASCII), and a member named
+/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]).
+const LINE_TRIGGERS: &[&str] = &[
+    "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007", "\\/", "token\"",
+];
+
+/// A user's rule, as in the options: `{"name": …, "pattern": …}`. The pattern is
+/// `regex` syntax; if it has a group named `secret`, only that group is the secret.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    pub name: String,
+    pub pattern: String,
+}
+
+/// The base rule set: `"default"` or a list of rules that replaces it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum RuleChoice {
+    Named(String),
+    Custom(Vec<RuleSpec>),
+}
+
+/// Options of [`scan_secrets`] and [`redact_session`], as JSON: `{"rules": "default" |
+/// [rule…], "extraRules": [rule…], "allow": [string…], "inPlace": bool}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SecretsOptions {
+    /// The base rules (default: the built-in set).
+    pub rules: Option<RuleChoice>,
+    /// Rules added to the base set.
+    pub extra_rules: Vec<RuleSpec>,
+    /// Values that are never reported or redacted (compared with the whole secret).
+    pub allow: Vec<String>,
+    /// [`redact_session`] without a destination rewrites the source.
+    pub in_place: bool,
+}
+
+impl SecretsOptions {
+    /// Options from JSON, through the one options parser ([`crate::options`]).
+    pub fn from_json(text: &str) -> Result<SecretsOptions, Error> {
+        crate::options::from_json(text)
+    }
+}
+
+/// One secret found: where it is and what kind, never its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The `id` of the line's entry; `None` for a line that is not a JSON object with a
+    /// string `id` (such a line is checked as plain text).
+    pub entry_id: Option<String>,
+    /// JSON Pointer of the string holding the secret; `None` for a line that is not
+    /// JSON.
+    pub pointer: Option<String>,
+    /// The rule's name.
+    pub rule: String,
+    /// The first 12 hex digits of the secret's SHA-256: the same secret has the same
+    /// fingerprint wherever it occurs, and the fingerprint does not reveal it.
+    pub fingerprint: String,
+}
+
+/// A compiled rule.
+#[derive(Debug)]
+struct Rule {
+    name: String,
+    /// `[REDACTED:<name>]`.
+    replacement: Vec<u8>,
+    regex: regex::bytes::Regex,
+    /// The index of the group named `secret`, if the pattern has one.
+    secret: Option<usize>,
+    /// A byte that must occur in the text too (see [`rules::DefaultRule::also`]).
+    also: Option<u8>,
+    /// What must follow a keyword for it to count (see
+    /// [`rules::DefaultRule::suffixes`]); empty: anything.
+    suffixes: &'static [&'static str],
+    check: Check,
+}
+
+/// A compiled rule set with its prefilter and allow-list: finds and redacts secrets.
+/// Build one per set of options and reuse it; it is `Send` and `Sync`.
+#[derive(Debug)]
+pub struct Redactor {
+    rules: Vec<Rule>,
+    /// Every rule's keywords, then [`LINE_TRIGGERS`]; ASCII case ignored.
+    prefilter: AhoCorasick,
+    /// For each prefilter pattern, the rules it triggers (none for a line trigger).
+    triggers: Vec<Vec<usize>>,
+    /// Rules without keywords (the user's): run on every string.
+    unconditional: Vec<usize>,
+    /// The assignment rule and the member names whose values it judges.
+    assignment: Option<(usize, regex::bytes::Regex)>,
+    allow: HashSet<Vec<u8>>,
+}
+
+/// The default rule set, compiled on first use.
+static STANDARD: LazyLock<Result<Redactor, Error>> =
+    LazyLock::new(|| Redactor::new(&SecretsOptions::default()));
+
+impl Redactor {
+    /// The rule set the options ask for. Fails with [`Error::InvalidOption`] naming a
+    /// rule whose name or pattern is invalid (never quoting the pattern), or for
+    /// `"rules"` other than `"default"` or a list.
+    pub fn new(options: &SecretsOptions) -> Result<Redactor, Error> {
+        let mut rules = Vec::new();
+        let mut keywords: Vec<(String, usize)> = Vec::new();
+        let mut unconditional = Vec::new();
+        let custom = match &options.rules {
+            None => None,
+            Some(RuleChoice::Named(name)) if name == "default" => None,
+            Some(RuleChoice::Named(_)) => {
+                return Err(crate::options::invalid(
+                    "rules must be \"default\" or a list of {\"name\", \"pattern\"}",
+                ));
+            }
+            Some(RuleChoice::Custom(list)) => Some(list),
+        };
+        if custom.is_none() {
+            for rule in DEFAULT_RULES {
+                let index = rules.len();
+                let mut compiled = compile(rule.name, rule.pattern, rule.check, usize::MAX)?;
+                compiled.also = rule.also;
+                compiled.suffixes = rule.suffixes;
+                rules.push(compiled);
+                keywords.extend(rule.keywords.iter().map(|k| (k.to_string(), index)));
+            }
+        }
+        for spec in custom.into_iter().flatten().chain(&options.extra_rules) {
+            if rules.iter().any(|r: &Rule| r.name == spec.name) {
+                return Err(crate::options::invalid(&format!(
+                    "rule {:?} is defined twice",
+                    spec.name
+                )));
+            }
+            unconditional.push(rules.len());
+            rules.push(compile(
+                &spec.name,
+                &spec.pattern,
+                Check::None,
+                MAX_COMPILED_BYTES,
+            )?);
+        }
+        let mut patterns: Vec<String> = Vec::new();
+        let mut triggers: Vec<Vec<usize>> = Vec::new();
+        for (keyword, rule) in keywords {
+            let keyword = keyword.to_ascii_lowercase();
+            match patterns.iter().position(|p| *p == keyword) {
+                Some(at) => triggers[at].push(rule),
+                None => {
+                    patterns.push(keyword);
+                    triggers.push(vec![rule]);
+                }
+            }
+        }
+        for trigger in LINE_TRIGGERS {
+            patterns.push((*trigger).to_owned());
+            triggers.push(Vec::new());
+        }
+        let prefilter = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(&patterns)
+            .map_err(|e| Error::Internal {
+                message: format!("the secrets prefilter: {e}"),
+            })?;
+        let assignment = match rules.iter().position(|r| r.name == ASSIGNMENT_RULE) {
+            Some(index) if custom.is_none() => Some((
+                index,
+                regex::bytes::Regex::new(ASSIGNMENT_KEYS).map_err(|e| Error::Internal {
+                    message: format!("the assignment keys: {e}"),
+                })?,
+            )),
+            _ => None,
+        };
+        Ok(Redactor {
+            rules,
+            prefilter,
+            triggers,
+            unconditional,
+            assignment,
+            allow: options
+                .allow
+                .iter()
+                .map(|a| a.as_bytes().to_vec())
+                .collect(),
+        })
+    }
+
+    /// The default rules with no allow-list, compiled once per process.
+    pub fn standard() -> Result<&'static Redactor, Error> {
+        STANDARD.as_ref().map_err(Clone::clone)
+    }
+
+    /// The names of the rules, in order.
+    pub fn rule_names(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| r.name.as_str())
+    }
+
+    /// The secrets in one JSON text (a session line, an entry, an array of entries):
+    /// inside its strings, or in the whole text if it is not JSON.
+    pub fn find_in_json(&self, json: &[u8]) -> Vec<Finding> {
+        let mut scratch = scan::Scratch::default();
+        let mut findings = Vec::new();
+        self.process(json, &mut scratch, false, &mut findings);
+        findings
+    }
+
+    /// `json` with each secret inside its strings replaced by `[REDACTED:<rule>]`,
+    /// every other byte unchanged (borrowed when nothing is redacted). A text that is
+    /// not JSON is redacted as plain text. The result is valid JSON when `json` is.
+    pub fn redact_json_bytes<'a>(&self, json: &'a [u8]) -> Cow<'a, [u8]> {
+        let mut scratch = scan::Scratch::default();
+        let mut findings = Vec::new();
+        match self.process(json, &mut scratch, true, &mut findings) {
+            Some(redacted) => Cow::Owned(redacted),
+            None => Cow::Borrowed(json),
+        }
+    }
+
+    /// [`Redactor::redact_json_bytes`] for text.
+    pub fn redact_json_strings<'a>(&self, json: &'a str) -> Cow<'a, str> {
+        match self.redact_json_bytes(json.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(json),
+            // Only ASCII was put in place of whole characters of valid UTF-8.
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+        }
+    }
+
+    /// One decoded string (a message's text, a tool's output) with each secret
+    /// replaced by `[REDACTED:<rule>]` (borrowed when there is none).
+    pub fn redact_text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut scratch = scan::Scratch::default();
+        if !self.line_may_hold_secret(text.as_bytes()) {
+            return Cow::Borrowed(text);
+        }
+        self.string_hits(text.as_bytes(), None, &mut scratch);
+        if scratch.hits.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Vec::with_capacity(text.len());
+        let mut at = 0;
+        for hit in &scratch.hits {
+            out.extend_from_slice(&text.as_bytes()[at..hit.start]);
+            out.extend_from_slice(&self.rules[hit.rule].replacement);
+            at = hit.end;
+        }
+        out.extend_from_slice(&text.as_bytes()[at..]);
+        Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Whether a text may hold a secret: one of the rules' keywords occurs in it (and
+    /// counts there), or an escape that could hide one, or a rule has no keywords. The
+    /// prefilter every other call runs first; `false` means none of them would find
+    /// anything.
+    pub fn may_hold_secret(&self, text: &[u8]) -> bool {
+        self.line_may_hold_secret(text)
+    }
+
+    fn line_may_hold_secret(&self, text: &[u8]) -> bool {
+        if !self.unconditional.is_empty() {
+            return true;
+        }
+        // Most texts have no keyword at all: one fast pass says so. Only a text with
+        // one is walked again to see whether a keyword counts.
+        self.prefilter.is_match(text)
+            && self.prefilter.find_overlapping_iter(text).any(|m| {
+                let rules = &self.triggers[m.pattern().as_usize()];
+                // No rule: a line trigger (an escape, a member named token).
+                rules.is_empty()
+                    || rules
+                        .iter()
+                        .any(|&rule| self.rules[rule].keyword_counts(text, m.end()))
+            })
+    }
+}
+
+impl Rule {
+    /// Whether a keyword of this rule ending at `end` in `text` counts: the rule's
+    /// extra byte occurs in `text`, and one of its suffixes follows the keyword.
+    fn keyword_counts(&self, text: &[u8], end: usize) -> bool {
+        let rest = text.get(end..).unwrap_or_default();
+        self.also
+            .is_none_or(|byte| memchr::memchr(byte, text).is_some())
+            && (self.suffixes.is_empty()
+                || self.suffixes.iter().any(|s| rest.starts_with(s.as_bytes())))
+    }
+}
+
+/// Compiles one rule; an invalid name or pattern is an invalid option naming the rule.
+fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result<Rule, Error> {
+    let name_ok = !name.is_empty()
+        && name.len() <= MAX_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !name_ok {
+        return Err(crate::options::invalid(&format!(
+            "rule name {name:?} must be 1 to {MAX_NAME_BYTES} letters, digits, '-', '_' or '.'"
+        )));
+    }
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(crate::options::invalid(&format!(
+            "rule {name:?}: the pattern is longer than {MAX_PATTERN_BYTES} bytes"
+        )));
+    }
+    let mut builder = regex::bytes::RegexBuilder::new(pattern);
+    if size_limit != usize::MAX {
+        builder.size_limit(size_limit).dfa_size_limit(size_limit);
+    }
+    // The regex crate's message quotes the pattern, which may spell a secret: only the
+    // rule's name is given.
+    let regex = builder.build().map_err(|_| {
+        crate::options::invalid(&format!(
+            "rule {name:?}: the pattern is not a valid regular expression (or too large)"
+        ))
+    })?;
+    let secret = regex.capture_names().position(|n| n == Some("secret"));
+    Ok(Rule {
+        name: name.to_owned(),
+        replacement: format!("[REDACTED:{name}]").into_bytes(),
+        regex,
+        secret,
+        also: None,
+        suffixes: &[],
+        check,
+    })
+}
+
+/// The first 12 hex digits of the SHA-256 of `secret`.
+fn fingerprint(secret: &[u8]) -> String {
+    let digest = Sha256::digest(secret);
+    let mut out = String::with_capacity(12);
+    for byte in &digest[..6] {
+        out.push(char::from(b"0123456789abcdef"[usize::from(byte >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(byte & 15)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,474 @@
+//! Secrets planted in a real session: found by `secrets`, removed by `redact` with every
+//! other byte unchanged, absent from the HTML view, never printed (issue 36).
+//!
+//! Keys are built at run time from a fixed pseudo-random sequence, so that no source
+//! file holds a string that looks like a live credential.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use session::secrets::{SecretsOptions, redact_session, scan_secrets};
+use session::view::{ViewOptions, render_html};
+use session::{ContextOptions, JsonlOptions, Store};
+
+use common::{read_file, temp_dir, write_file};
+
+const SESSION: &str = env!("CARGO_BIN_EXE_session");
+const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const UPPER32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const HEX: &[u8] = b"0123456789abcdef";
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URLSAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const DIGITS: &[u8] = b"0123456789";
+
+fn random(alphabet: &[u8], len: usize, seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(alphabet[(state % alphabet.len() as u64) as usize])
+        })
+        .collect()
+}
+
+/// One planted secret: its rule, the text planted, and the part of it that is the
+/// secret (what is replaced).
+struct Plant {
+    rule: &'static str,
+    text: String,
+    secret: String,
+}
+
+fn plant(rule: &'static str, text: String, secret: String) -> Plant {
+    Plant { rule, text, secret }
+}
+
+/// One secret of each kind the default rules know.
+fn one_of_each_kind() -> Vec<Plant> {
+    let whole = |rule, secret: String| plant(rule, secret.clone(), secret);
+    let pem_body: Vec<String> = (0..4).map(|i| random(B64, 64, 100 + i)).collect();
+    let aws_secret = random(B64, 40, 2);
+    let gcp_id = random(HEX, 40, 3);
+    let azure = format!("{}==", random(B64, 86, 4));
+    let db_password = random(ALNUM, 18, 5);
+    let assigned = random(ALNUM, 24, 6);
+    vec![
+        whole(
+            "private-key",
+            format!(
+                "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+                pem_body.join("\n")
+            ),
+        ),
+        whole(
+            "aws-access-key-id",
+            format!("AKIA{}", random(UPPER32, 16, 1)),
+        ),
+        plant(
+            "aws-secret-access-key",
+            format!("aws_secret_access_key = {aws_secret}"),
+            aws_secret,
+        ),
+        plant(
+            "gcp-service-account-key-id",
+            format!("\"private_key_id\": \"{gcp_id}\""),
+            gcp_id,
+        ),
+        plant(
+            "azure-connection-string",
+            format!(
+                "DefaultEndpointsProtocol=https;AccountName=a;AccountKey={azure};EndpointSuffix=core.windows.net"
+            ),
+            azure,
+        ),
+        whole(
+            "anthropic-api-key",
+            format!("sk-ant-api03-{}AA", random(URLSAFE, 93, 7)),
+        ),
+        whole(
+            "openai-api-key",
+            format!("sk-proj-{}", random(URLSAFE, 120, 8)),
+        ),
+        whole("google-api-key", format!("AIza{}", random(ALNUM, 35, 9))),
+        whole("huggingface-token", format!("hf_{}", random(ALNUM, 34, 10))),
+        whole("github-token", format!("ghp_{}", random(ALNUM, 36, 11))),
+        whole("gitlab-token", format!("glpat-{}", random(URLSAFE, 20, 12))),
+        whole(
+            "slack-token",
+            format!(
+                "xoxb-{}-{}-{}",
+                random(DIGITS, 12, 13),
+                random(DIGITS, 13, 14),
+                random(ALNUM, 24, 15)
+            ),
+        ),
+        whole(
+            "slack-webhook",
+            format!(
+                "https://hooks.slack.com/services/T{}/B{}/{}",
+                random(UPPER32, 8, 16),
+                random(UPPER32, 10, 17),
+                random(ALNUM, 24, 18)
+            ),
+        ),
+        whole(
+            "discord-webhook",
+            format!(
+                "https://discord.com/api/webhooks/{}/{}",
+                random(DIGITS, 18, 19),
+                random(URLSAFE, 68, 20)
+            ),
+        ),
+        whole("stripe-key", format!("sk_live_{}", random(ALNUM, 24, 21))),
+        whole(
+            "jwt",
+            format!(
+                "eyJhbGciOiJIUzI1NiJ9.eyJ{}.{}",
+                random(URLSAFE, 40, 22),
+                random(URLSAFE, 43, 23)
+            ),
+        ),
+        plant(
+            "url-password",
+            format!("postgres://app:{db_password}@db.internal:5432/app"),
+            db_password,
+        ),
+        plant("secret-assignment", format!("API_KEY={assigned}"), assigned),
+    ]
+}
+
+/// The text of all plants, one after another.
+fn planted_text(plants: &[Plant]) -> String {
+    let texts: Vec<&str> = plants.iter().map(|p| p.text.as_str()).collect();
+    format!(" | {} |", texts.join(" ; "))
+}
+
+/// The example session with every kind of secret planted in five places: a user
+/// message, a tool call's arguments, a tool result, a compaction summary and a
+/// metadata value. Returns its lines and the planted strings' (entry id, pointer).
+fn planted_session(plants: &[Plant]) -> (Vec<String>, Vec<(String, String)>) {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/tiny-pi-compacted.jsonl"
+    ))
+    .unwrap();
+    let text = planted_text(plants);
+    let places: [(&str, &str); 5] = [
+        ("u-1", "/message/content"),
+        ("a-read", "/message/content/0/arguments/path"),
+        ("r-read", "/message/content/0/text"),
+        ("c-1", "/summary"),
+        ("meta-cwd", "/value"),
+    ];
+    let mut lines = Vec::new();
+    for line in example.lines() {
+        let mut entry: Value = serde_json::from_str(line).unwrap();
+        let id = entry["id"].as_str().unwrap().to_owned();
+        match places.iter().find(|(at, _)| *at == id) {
+            Some((_, pointer)) => {
+                let value = entry.pointer_mut(pointer).unwrap();
+                let old = value.as_str().unwrap().to_owned();
+                *value = Value::String(old + &text);
+                lines.push(serde_json::to_string(&entry).unwrap());
+            }
+            None => lines.push(line.to_owned()),
+        }
+    }
+    let where_ = places
+        .iter()
+        .map(|(id, pointer)| ((*id).to_owned(), (*pointer).to_owned()))
+        .collect();
+    (lines, where_)
+}
+
+/// `s` as it appears inside a JSON string.
+fn json_escaped(s: &str) -> String {
+    let quoted = serde_json::to_string(s).unwrap();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+fn write_session(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+    let path = dir.join(name);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    write_file(&path, text.as_bytes());
+    path
+}
+
+fn read_only_store(path: &Path) -> Store {
+    let options = JsonlOptions {
+        read_only: true,
+        ..JsonlOptions::default()
+    };
+    Store::open_jsonl_with(path, &options).unwrap().0
+}
+
+/// No secret, whole or JSON-escaped, in `text`.
+fn assert_holds_no_secret(plants: &[Plant], text: &str, what: &str) {
+    for p in plants {
+        assert!(
+            !text.contains(&p.secret) && !text.contains(&json_escaped(&p.secret)),
+            "{what} holds the {} secret",
+            p.rule
+        );
+    }
+}
+
+#[test]
+fn secrets_finds_every_planted_kind_in_every_place() {
+    let plants = one_of_each_kind();
+    let (lines, places) = planted_session(&plants);
+    let dir = temp_dir("secrets-scan");
+    let path = write_session(&dir, "planted.jsonl", &lines);
+    let report = scan_secrets(&path, &SecretsOptions::default()).unwrap();
+    assert_eq!(report.sessions, 1);
+    let found: BTreeSet<(String, String, String)> = report
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.finding.entry_id.clone().unwrap(),
+                f.finding.pointer.clone().unwrap(),
+                f.finding.rule.clone(),
+            )
+        })
+        .collect();
+    let expected: BTreeSet<(String, String, String)> = places
+        .iter()
+        .flat_map(|(id, pointer)| {
+            plants
+                .iter()
+                .map(move |p| (id.clone(), pointer.clone(), p.rule.to_owned()))
+        })
+        .collect();
+    assert_eq!(found, expected);
+    assert_eq!(report.findings.len(), plants.len() * places.len());
+    assert_holds_no_secret(&plants, &report.to_json(), "the scan's JSON");
+    // The same secret has the same fingerprint in every place.
+    let prints: BTreeSet<(&str, &str)> = report
+        .findings
+        .iter()
+        .map(|f| (f.finding.rule.as_str(), f.finding.fingerprint.as_str()))
+        .collect();
+    assert_eq!(prints.len(), plants.len());
+}
+
+#[test]
+fn redact_replaces_each_secret_and_changes_nothing_else() {
+    let plants = one_of_each_kind();
+    let (lines, places) = planted_session(&plants);
+    let dir = temp_dir("secrets-redact");
+    let src = write_session(&dir, "planted.jsonl", &lines);
+    let dst = dir.join("redacted.jsonl");
+    let report = redact_session(&src, Some(&dst), &SecretsOptions::default()).unwrap();
+    assert_eq!(report.redactions as usize, plants.len() * places.len());
+    assert_holds_no_secret(&plants, &report.to_json(), "the redaction's JSON");
+
+    let out = String::from_utf8(read_file(&dst)).unwrap();
+    assert_holds_no_secret(&plants, &out, "the redacted file");
+    let out_lines: Vec<&str> = out.lines().collect();
+    assert_eq!(out_lines.len(), lines.len());
+    let planted_ids: Vec<&str> = places.iter().map(|(id, _)| id.as_str()).collect();
+    for (before, after) in lines.iter().zip(&out_lines) {
+        let id = serde_json::from_str::<Value>(before).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        if !planted_ids.contains(&id.as_str()) {
+            assert_eq!(before, after, "an unplanted line changed");
+            continue;
+        }
+        // The planted line with each secret's JSON spelling replaced, and nothing else.
+        let mut expected = before.clone();
+        for p in &plants {
+            expected =
+                expected.replace(&json_escaped(&p.secret), &format!("[REDACTED:{}]", p.rule));
+        }
+        assert_eq!(&expected, after, "line {id}");
+    }
+
+    // The same tree, and the same context on every leaf (its text redacted alike).
+    let (before, after) = (read_only_store(&src), read_only_store(&dst));
+    let leaves = before.leaves().unwrap();
+    assert_eq!(leaves, after.leaves().unwrap());
+    for leaf in &leaves.leaves {
+        let options = ContextOptions::default();
+        let mut expected = before
+            .build_context(&leaf.id, &options, None)
+            .unwrap()
+            .to_json();
+        for p in &plants {
+            expected =
+                expected.replace(&json_escaped(&p.secret), &format!("[REDACTED:{}]", p.rule));
+        }
+        let got = after
+            .build_context(&leaf.id, &options, None)
+            .unwrap()
+            .to_json();
+        assert_eq!(expected, got, "leaf {}", leaf.id);
+    }
+
+    // Redacting again finds nothing.
+    let again = scan_secrets(&dst, &SecretsOptions::default()).unwrap();
+    assert_eq!(again.findings, vec![]);
+}
+
+#[test]
+fn the_view_redacts_by_default_and_keeps_secrets_only_when_asked() {
+    let plants = one_of_each_kind();
+    let (lines, _) = planted_session(&plants);
+    let dir = temp_dir("secrets-view");
+    let src = write_session(&dir, "planted.jsonl", &lines);
+    let store = read_only_store(&src);
+    let page = render_html(&store, &ViewOptions::default()).unwrap();
+    assert_holds_no_secret(&plants, &page, "the view");
+    for p in &plants {
+        assert!(
+            page.contains(&format!("[REDACTED:{}]", p.rule)),
+            "{}",
+            p.rule
+        );
+    }
+    let kept = ViewOptions::from_json(r#"{"redact":false}"#).unwrap();
+    let page = render_html(&store, &kept).unwrap();
+    assert!(
+        page.contains(&plants[1].secret),
+        "redact:false keeps the text"
+    );
+}
+
+#[test]
+fn the_cli_prints_no_secret_and_redacts_in_place() {
+    let plants = one_of_each_kind();
+    let (lines, _) = planted_session(&plants);
+    let dir = temp_dir("secrets-cli");
+    let src = write_session(&dir, "planted.jsonl", &lines);
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let runs: Vec<Vec<String>> = vec![
+        vec!["secrets".into(), src.display().to_string()],
+        vec!["secrets".into(), "--json".into(), dir.display().to_string()],
+        vec![
+            "redact".into(),
+            src.display().to_string(),
+            dir.join("out.jsonl").display().to_string(),
+        ],
+        // Refused: OUT exists now.
+        vec![
+            "redact".into(),
+            src.display().to_string(),
+            dir.join("out.jsonl").display().to_string(),
+        ],
+        vec!["view".into(), src.display().to_string()],
+        vec![
+            "redact".into(),
+            "--in-place".into(),
+            src.display().to_string(),
+        ],
+    ];
+    let mut codes = Vec::new();
+    for args in &runs {
+        let out = Command::new(SESSION).args(args).output().unwrap();
+        codes.push(out.status.code());
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_holds_no_secret(&plants, &all, &format!("session {args:?}"));
+    }
+    assert_eq!(
+        codes,
+        [Some(1), Some(1), Some(0), Some(3), Some(0), Some(0)]
+    );
+    // In place: the same bytes as the copy, the mode kept, no temporary file left.
+    assert_eq!(read_file(&src), read_file(&dir.join("out.jsonl")));
+    let mode = std::fs::metadata(&src).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert_eq!(common::names_in(&dir), ["out.jsonl", "planted.jsonl"]);
+    let out_mode = std::fs::metadata(dir.join("out.jsonl"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(out_mode & !0o640 & 0o777, 0, "no wider than the source");
+}
+
+#[test]
+fn in_place_is_refused_while_a_writer_holds_the_file() {
+    let plants = one_of_each_kind();
+    let (lines, _) = planted_session(&plants);
+    let dir = temp_dir("secrets-locked");
+    let src = write_session(&dir, "planted.jsonl", &lines);
+    let before = read_file(&src);
+    let (writer, _) = Store::open_jsonl(&src).unwrap();
+    let options = SecretsOptions {
+        in_place: true,
+        ..SecretsOptions::default()
+    };
+    let refused = redact_session(&src, None, &options);
+    assert!(
+        matches!(refused, Err(session::Error::Locked { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(read_file(&src), before);
+    drop(writer);
+    let report = redact_session(&src, None, &options).unwrap();
+    assert_eq!(report.redactions as usize, plants.len() * 5);
+    assert_eq!(common::names_in(&dir), ["planted.jsonl"]);
+}
+
+#[test]
+fn the_real_corpus_raw_and_imported_has_no_findings() {
+    // Reviewed by hand (see the report of issue 36): no real secret is in the corpus,
+    // so every finding here would be a false positive.
+    let redactor = session::secrets::Redactor::standard().unwrap();
+    let mut findings = Vec::new();
+    for file in common::corpus_files("") {
+        let text = std::fs::read(&file).unwrap();
+        for line in text.split(|&b| b == b'\n') {
+            for f in redactor.find_in_json(line) {
+                findings.push((file.display().to_string(), f.rule, "raw"));
+            }
+        }
+        let (name, entries, _) = common::import_corpus_file(&file);
+        for entry in entries {
+            for f in redactor.find_in_json(entry.to_string().as_bytes()) {
+                findings.push((name.clone(), f.rule, "imported"));
+            }
+        }
+    }
+    assert_eq!(findings, vec![]);
+}
+
+#[test]
+fn in_place_leaves_a_file_without_secrets_as_it_is() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("secrets-clean");
+    let example = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/tiny-pi.jsonl"
+    ))
+    .unwrap();
+    let src = dir.join("clean.jsonl");
+    write_file(&src, &example);
+    let inode = std::fs::metadata(&src).unwrap().ino();
+    let options = SecretsOptions {
+        in_place: true,
+        ..SecretsOptions::default()
+    };
+    let report = redact_session(&src, None, &options).unwrap();
+    assert_eq!((report.redactions, report.findings), (0, vec![]));
+    assert_eq!(
+        std::fs::metadata(&src).unwrap().ino(),
+        inode,
+        "not rewritten"
+    );
+    assert_eq!(read_file(&src), example);
+    assert_eq!(common::names_in(&dir), ["clean.jsonl"]);
+}
