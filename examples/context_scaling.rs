@@ -54,7 +54,11 @@ fn shape(name: &str, n: usize) -> Vec<String> {
         )),
         "replies" => {
             for i in 0..n {
-                let parent = if i == 0 { "u".to_owned() } else { format!("a{}", i - 1) };
+                let parent = if i == 0 {
+                    "u".to_owned()
+                } else {
+                    format!("a{}", i - 1)
+                };
                 lines.push(line(
                     &format!("a{i}"),
                     &parent,
@@ -69,7 +73,11 @@ fn shape(name: &str, n: usize) -> Vec<String> {
                 &format!(r#"{{"role":"assistant","content":[{}]}}"#, all_calls()),
             ));
             for i in 0..n / 2 {
-                let parent = if i == 0 { "a".to_owned() } else { format!("r{}", i - 1) };
+                let parent = if i == 0 {
+                    "a".to_owned()
+                } else {
+                    format!("r{}", i - 1)
+                };
                 lines.push(result(&format!("r{i}"), &parent, i));
             }
         }
