@@ -52,7 +52,9 @@ pub enum Profile {
     /// `responseId`) are one assistant message, its results after it.
     ClaudeCode,
     /// Codex: a call without an output gets "aborted" right after it; an output
-    /// without a call is dropped; a replacement history replaces the summary.
+    /// without a call is dropped; a replacement history replaces the summary, and
+    /// without one the summary follows the user messages before the compaction, as
+    /// Codex rebuilds the history there.
     Codex,
     /// The agent the session was imported from (its root's `importedFormat`); none
     /// for a session that was not imported.
@@ -1009,6 +1011,153 @@ fn pair_tool_searches(runs: &mut [Vec<Item<'_>>], tape: &mut Tape) -> Vec<Defect
     defects
 }
 
+/// Whether a compaction's `details` (JSON) carry the Codex importer's mark of a
+/// replacement history, which Codex sends in place of the summary.
+fn marks_replacement_history(details: &[u8]) -> bool {
+    memchr::memmem::find(details, b"\"replacementHistory\"").is_some()
+}
+
+/// Codex's budget for the user messages it keeps when it rebuilds the history at a
+/// compaction without a replacement history, in its tokens of 4 bytes.
+const CODEX_KEPT_USER_TOKENS: usize = 20_000;
+
+/// The history Codex rebuilds at a compaction without a replacement history (an older
+/// `compacted` line), before the summary it puts last: the user messages before the
+/// compaction (`before`: its ancestors, nearest first), newest first while they fit in
+/// [`CODEX_KEPT_USER_TOKENS`] (a message's text bytes / 4, rounded up), then in their
+/// order, each with its text blocks only. Codex's own context messages (AGENTS.md
+/// instructions, the environment context) are not user messages to it; an earlier
+/// compaction's summary is one (it is part of the history Codex rebuilt there), and an
+/// earlier compaction with a replacement history ends the walk (nothing before it is in
+/// that history). A message that does not fit ends the walk too: Codex sends a
+/// shortened copy of it, which this does not write.
+fn codex_rebuilt_history<'a>(
+    before: impl Iterator<Item = PathEntry<'a>>,
+    options: &ContextOptions,
+    tape: &mut Tape,
+) -> Result<Vec<Item<'a>>, Error> {
+    let bad = |_| Error::internal("a committed message does not scan");
+    let mut kept: Vec<Item<'a>> = Vec::new();
+    let mut room = CODEX_KEPT_USER_TOKENS;
+    for entry in before {
+        let (text, bytes) = match (&entry.facts.body, entry.message()) {
+            (Body::Compaction { details, .. }, _)
+                if details
+                    .as_ref()
+                    .is_some_and(|d| marks_replacement_history(d.bytes(entry.json))) =>
+            {
+                break;
+            }
+            (Body::Compaction { summary, .. }, _) => {
+                let text = summary_message(&entry, summary, options)?;
+                json::scan(text.as_bytes(), MAX_DEPTH, tape).map_err(bad)?;
+                let bytes = text_bytes(tape);
+                (text, bytes)
+            }
+            (_, Some(message)) if entry.facts.role() == Some(Role::User) => {
+                json::scan(message, MAX_DEPTH, tape).map_err(bad)?;
+                if codex_context_message(tape) {
+                    continue;
+                }
+                let text = text_only(tape, message)?;
+                (text, text_bytes(tape))
+            }
+            _ => continue,
+        };
+        let tokens = bytes.div_ceil(4);
+        if room == 0 || tokens > room {
+            break;
+        }
+        room -= tokens;
+        kept.push(Item {
+            text: Cow::Owned(text),
+            entry: Some(entry.id()),
+            names: entry.id(),
+        });
+    }
+    kept.reverse();
+    Ok(kept)
+}
+
+/// The bytes of text of the message scanned into `tape`: its string content, or its
+/// text blocks'.
+fn text_bytes(tape: &Tape) -> usize {
+    let Some(content) = tape.get(0, "content") else {
+        return 0;
+    };
+    let blocks: usize = tape
+        .elements(content)
+        .filter(|&b| {
+            tape.get(b, "type")
+                .is_some_and(|t| tape.string(t) == "text")
+        })
+        .filter_map(|b| tape.get(b, "text"))
+        .map(|t| tape.string(t).len())
+        .sum();
+    match tape.elements(content).next() {
+        None if tape.raw(content).first() == Some(&b'"') => tape.string(content).len(),
+        _ => blocks,
+    }
+}
+
+/// The message scanned into `tape` (its JSON `message`) with its text blocks only, as
+/// Codex sends a kept user message (an image is left out); unchanged when its content
+/// is a string or only text.
+fn text_only(tape: &Tape, message: &[u8]) -> Result<String, Error> {
+    let Some(content) = tape.get(0, "content") else {
+        return Ok(crate::entry::utf8(message)?.to_owned());
+    };
+    let mut blocks = Vec::new();
+    let mut all_text = true;
+    for block in tape.elements(content) {
+        if tape
+            .get(block, "type")
+            .is_some_and(|t| tape.string(t) == "text")
+        {
+            blocks.push(crate::entry::utf8(tape.raw(block))?.to_owned());
+        } else {
+            all_text = false;
+        }
+    }
+    if all_text {
+        return Ok(crate::entry::utf8(message)?.to_owned());
+    }
+    Ok(with_content(tape, &blocks))
+}
+
+/// Whether the user message scanned into `tape` is one Codex writes itself for the
+/// model (AGENTS.md instructions, the environment context), which it does not count as
+/// the user's: a text block whose text, trimmed, opens and closes with its markers.
+fn codex_context_message(tape: &Tape) -> bool {
+    const MARKERS: [(&str, &str); 2] = [
+        ("# AGENTS.md instructions", "</INSTRUCTIONS>"),
+        ("<environment_context>", "</environment_context>"),
+    ];
+    let Some(content) = tape.get(0, "content") else {
+        return false;
+    };
+    let texts: Vec<String> = match tape.elements(content).next() {
+        None if tape.raw(content).first() == Some(&b'"') => {
+            vec![tape.string(content).into_owned()]
+        }
+        _ => tape
+            .elements(content)
+            .filter_map(|b| tape.get(b, "text"))
+            .map(|t| tape.string(t).into_owned())
+            .collect(),
+    };
+    texts.iter().any(|text| {
+        let text = text.trim();
+        MARKERS.iter().any(|(open, close)| {
+            text.get(..open.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(open))
+                && text
+                    .get(text.len().saturating_sub(close.len())..)
+                    .is_some_and(|tail| tail.eq_ignore_ascii_case(close))
+        })
+    })
+}
+
 /// What Claude Code puts after a conversation that ends on the user's side.
 const NO_RESPONSE_REQUESTED: &str = r#"{"role":"assistant","content":[{"type":"text","text":"No response requested."}],"synthetic":true}"#;
 
@@ -1551,22 +1700,48 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         defects.extend(pair_tool_searches(&mut runs_items, &mut tape));
     }
     // A run a profile emptied (an output without a call, dropped) is no interaction.
-    let (mut runs, runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
+    let (mut runs, mut runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
         .into_iter()
         .zip(runs_items)
         .filter(|(_, items)| !items.is_empty())
         .unzip();
 
     // The summary message.
-    // Codex sends a compaction's replacement history, not its summary.
+    // Codex sends a compaction's replacement history, not its summary; without one, the
+    // history it rebuilds: the user messages before the compaction, then the summary.
     let replaced = profile == Some(Profile::Codex)
         && used.as_ref().is_some_and(|(.., c)| {
             c.details
                 .as_deref()
-                .is_some_and(|d| d.contains("\"replacementHistory\""))
+                .is_some_and(|d| marks_replacement_history(d.as_bytes()))
         });
+    let rebuilt = profile == Some(Profile::Codex) && !replaced && options.summary_message;
+    if let (true, Some((at, entry, summary, _))) = (rebuilt, &used) {
+        let before = path[..*at].iter().rev().copied().chain(whole.above.clone());
+        let mut items = codex_rebuilt_history(before, options, &mut tape)?;
+        items.push(Item {
+            text: Cow::Owned(summary_message(entry, summary, options)?),
+            entry: Some(entry.id()),
+            names: entry.id(),
+        });
+        // One interaction, before the kept ones; no cut point (its messages come from
+        // before the compaction).
+        runs.insert(
+            0,
+            Run {
+                start: 0,
+                end: 0,
+                cut_point: false,
+                defects: Vec::new(),
+                synthesized: Vec::new(),
+                dropped: HashSet::new(),
+                tokens: 0.0,
+            },
+        );
+        runs_items.insert(0, items);
+    }
     let summary_message = match &used {
-        Some((_, entry, summary, _)) if options.summary_message && !replaced => {
+        Some((_, entry, summary, _)) if options.summary_message && !replaced && !rebuilt => {
             Some(summary_message(entry, summary, options)?)
         }
         _ => None,

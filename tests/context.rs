@@ -1825,3 +1825,87 @@ fn claude_code_takes_back_the_side_results_of_many_replies_in_linear_time() {
         assert_eq!(c.messages[3 + 3 * i], message_of(&all[3 + 3 * i]));
     }
 }
+
+// --- Codex: a compaction without a replacement history (round 4) -------------------------
+
+/// Rule (docs/contract.md §12, Codex; checked against Codex 0.171.0 by
+/// tests/interop_agents.rs): at a compaction without a replacement history Codex
+/// rebuilds the history as the user messages before it (its own context messages left
+/// out, text only, newest first while they fit in 20,000 tokens of 4 bytes), in order,
+/// then the summary; what follows comes after. Before round 4 the summary came first.
+#[test]
+fn profile_codex_rebuilds_a_compaction_without_replacement_history_user_messages_first() {
+    let user = |id: &str, parent: &str, content: &str| {
+        message(
+            id,
+            parent,
+            &format!(r#"{{"role":"user","content":{content}}}"#),
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &text_msg("a-1", "u-1"),
+        &user(
+            "env",
+            "a-1",
+            r#"[{"type":"text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]"#,
+        ),
+        &user(
+            "u-2",
+            "env",
+            r#"[{"type":"text","text":"look"},{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"text","text":"here"}]"#,
+        ),
+        &text_msg("a-2", "u-2"),
+        &compaction("c-1", "a-2", None),
+        &user_msg("h-1", "c-1"),
+        &text_msg("a-3", "h-1"),
+    ]);
+    let c = both(&all, "a-3", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(
+        c.messages,
+        [
+            message_of(&all[0]).to_owned(),
+            r#"{"role":"user","content":[{"type":"text","text":"look"},{"type":"text","text":"here"}]}"#.to_owned(),
+            r#"{"role":"user","content":[{"type":"text","text":"s-c-1"}],"timestamp":5}"#.to_owned(),
+            message_of(&all[6]).to_owned(),
+            message_of(&all[7]).to_owned(),
+        ]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "u-2", "c-1", "h-1", "a-3"]);
+    assert!(!c.has_summary_message());
+    assert_eq!(
+        (c.interactions[0].count, c.interactions[0].cut_point),
+        (3, false)
+    );
+    assert_eq!(c.interactions[1].first_entry_id, "h-1");
+    // Without the profile: the summary message, then what the compaction keeps.
+    let plain = both(&all, "a-3", &defaults()).unwrap();
+    assert_eq!(kept_ids(&plain), ["h-1", "a-3"]);
+    assert!(plain.has_summary_message());
+
+    // An earlier compaction without a replacement history is part of what Codex
+    // rebuilt there: its summary counts as a user message; one with a replacement
+    // history ends the walk. A message over the 20,000 tokens left ends it too.
+    let big = format!(r#""{}""#, "x".repeat(80_001));
+    let replaced = r#"{"id":"c-0","parentId":"u-0","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;
+    let all = lines(&[
+        &root_user("u-0"),
+        replaced,
+        &user_msg("h-0", "c-0"),
+        &compaction("c-1", "h-0", None),
+        &user_msg("u-1", "c-1"),
+        &compaction("c-2", "u-1", None),
+        &user_msg("h-2", "c-2"),
+    ]);
+    let c = both(&all, "h-2", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["h-0", "c-1", "u-1", "c-2", "h-2"]);
+    let all = lines(&[
+        &root_user("u-0"),
+        &user("u-big", "u-0", &big),
+        &user_msg("u-1", "u-big"),
+        &compaction("c-1", "u-1", None),
+        &user_msg("h-1", "c-1"),
+    ]);
+    let c = both(&all, "h-1", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["u-1", "c-1", "h-1"]);
+}

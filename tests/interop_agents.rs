@@ -20,9 +20,10 @@
 //! checked against pi's own code by `tests/interop_pi.rs`.
 //!
 //! Variants of corpus files made in the test check what the agent does with an
-//! interrupted turn (cut after its results; a call left without its result) and with
+//! interrupted turn (cut after its results; a call left without its result), with
 //! an unpaired Codex tool search (a call without its output; an output without its
-//! call).
+//! call) and with a Codex `compacted` line without its replacement history (the form
+//! older Codex wrote).
 //!
 //! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
 //! packages are missing; ~800 MB of native binaries). Without node the test prints a
@@ -151,6 +152,37 @@ fn tool_search_variants() -> Vec<(String, String)> {
     ]
 }
 
+/// `codex/localpush-12-54-34.jsonl` with its `compacted` line's `replacement_history`
+/// removed, as older Codex wrote it: Codex rebuilds the history from the user messages
+/// before the line and its `message` (the summary), in that order.
+fn compaction_variants() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(common::corpus_dir().join("codex/localpush-12-54-34.jsonl"))
+        .unwrap();
+    let mut removed = 0;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            if value["type"] == "compacted"
+                && let Some(payload) = value["payload"].as_object_mut()
+                && payload.remove("replacement_history").is_some()
+            {
+                removed += 1;
+                return value.to_string();
+            }
+            line.to_owned()
+        })
+        .collect();
+    assert_eq!(
+        removed, 1,
+        "localpush-12-54-34.jsonl has one compacted line"
+    );
+    vec![(
+        "variant: a Codex compacted line without its replacement history".into(),
+        lines.join("\n") + "\n",
+    )]
+}
+
 #[test]
 fn claude_code_and_codex_send_what_libsession_resumes() {
     if !common::node_available() {
@@ -185,6 +217,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         .chain(
             tool_search_variants()
                 .into_iter()
+                .chain(compaction_variants())
                 .map(|(name, text)| (name, "codex", text)),
         );
     for (n, (name, format, text)) in variants.enumerate() {
@@ -194,7 +227,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         add(name, format, &file, entries, leaf);
     }
     assert!(
-        names.len() >= 41,
+        names.len() >= 42,
         "{} Claude Code and Codex files and variants",
         names.len()
     );
