@@ -55,7 +55,7 @@ const (
 	ProfileNone       Profile = ""            // no agent's rules (the default)
 	ProfilePi         Profile = "pi"          // failed replies left out; "No result provided" for a missing result
 	ProfileClaudeCode Profile = "claude-code" // split replies merged by message id; a part whose calls have no result left out
-	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history
+	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history, or the user messages before a compaction then its summary
 	ProfileAuto       Profile = "auto"        // the agent an imported session came from; none for a native one
 )
 
