@@ -1699,10 +1699,6 @@ fn synthesized_results_of_a_long_reply_follow_its_last_message_in_linear_time() 
     for (i, m) in c.messages[1 + SCALE..].iter().enumerate() {
         assert_eq!(*m, synthesized_for(i, "aborted"));
     }
-    // Under Codex each goes right after its own call.
-    let c = build_context(&entries_of(&all), &leaf, &options(r#"{"profile":"codex"}"#)).unwrap();
-    assert_eq!(c.messages[2 * SCALE], synthesized_for(SCALE - 1, "aborted"));
-    assert_eq!(c.messages[2], synthesized_for(0, "aborted"));
 }
 
 #[test]
