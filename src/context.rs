@@ -1026,7 +1026,8 @@ const CODEX_KEPT_USER_TOKENS: usize = 20_000;
 /// compaction (`before`: its ancestors, nearest first), newest first while they fit in
 /// [`CODEX_KEPT_USER_TOKENS`] (a message's text bytes / 4, rounded up), then in their
 /// order, each with its text blocks only. Codex's own context messages (AGENTS.md
-/// instructions, the environment context) are not user messages to it; an earlier
+/// instructions, the environment context, …: [`codex_context_message`]) are not user
+/// messages to it; an earlier
 /// compaction's summary is one (it is part of the history Codex rebuilt there), and an
 /// earlier compaction with a replacement history ends the walk (nothing before it is in
 /// that history). A message that does not fit ends the walk too: Codex sends a
@@ -1126,12 +1127,18 @@ fn text_only(tape: &Tape, message: &[u8]) -> Result<String, Error> {
 }
 
 /// Whether the user message scanned into `tape` is one Codex writes itself for the
-/// model (AGENTS.md instructions, the environment context), which it does not count as
-/// the user's: a text block whose text, trimmed, opens and closes with its markers.
+/// model, which it does not count as the user's: a text block whose text, trimmed,
+/// opens and closes with the markers of one of its kinds (ASCII case ignored), as Codex
+/// 0.171.0 reads them (checked against the CLI by tests/interop_agents.rs:
+/// `<user_instructions>` is not one of them, an opening marker alone is not enough).
 fn codex_context_message(tape: &Tape) -> bool {
-    const MARKERS: [(&str, &str); 2] = [
+    const MARKERS: [(&str, &str); 6] = [
         ("# AGENTS.md instructions", "</INSTRUCTIONS>"),
         ("<environment_context>", "</environment_context>"),
+        ("<user_shell_command>", "</user_shell_command>"),
+        ("<turn_aborted>", "</turn_aborted>"),
+        ("<skill>", "</skill>"),
+        ("<subagent_notification>", "</subagent_notification>"),
     ];
     let Some(content) = tape.get(0, "content") else {
         return false;

@@ -152,27 +152,58 @@ fn tool_search_variants() -> Vec<(String, String)> {
     ]
 }
 
+/// User message texts put before the compaction of [`compaction_variants`]: Codex's own
+/// context messages, which it leaves out of the history it rebuilds (markers at both
+/// ends of the trimmed text, case ignored, any part of the message), and look-alikes it
+/// keeps (`<user_instructions>`, an opening marker alone).
+const CODEX_CONTEXT_LOOKALIKES: [&[&str]; 12] = [
+    &["# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nx\n</INSTRUCTIONS>"],
+    &["<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"],
+    &["<ENVIRONMENT_CONTEXT></ENVIRONMENT_CONTEXT>"],
+    &["  <user_shell_command>\nls\n</user_shell_command>\n"],
+    &["<turn_aborted>\nx\n</turn_aborted>"],
+    &["<skill>\n<name>x</name>\n</skill>"],
+    &["<subagent_notification>x</subagent_notification>"],
+    &[
+        "left out: a part",
+        "<environment_context></environment_context>",
+    ],
+    &["<user_instructions>\nkept\n</user_instructions>"],
+    &["<environment_context>\nkept: no closing marker"],
+    &["# AGENTS.md instructions, kept: no closing marker"],
+    &["kept: plain"],
+];
+
 /// `codex/localpush-12-54-34.jsonl` with its `compacted` line's `replacement_history`
-/// removed, as older Codex wrote it: Codex rebuilds the history from the user messages
-/// before the line and its `message` (the summary), in that order.
+/// removed, as older Codex wrote it, and [`CODEX_CONTEXT_LOOKALIKES`] as user messages
+/// before it: Codex rebuilds the history from the user messages before the line (its
+/// own context messages left out) and its `message` (the summary), in that order.
 fn compaction_variants() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(common::corpus_dir().join("codex/localpush-12-54-34.jsonl"))
         .unwrap();
     let mut removed = 0;
-    let lines: Vec<String> = text
-        .lines()
-        .map(|line| {
-            let mut value: Value = serde_json::from_str(line).unwrap();
-            if value["type"] == "compacted"
-                && let Some(payload) = value["payload"].as_object_mut()
-                && payload.remove("replacement_history").is_some()
-            {
-                removed += 1;
-                return value.to_string();
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut value: Value = serde_json::from_str(line).unwrap();
+        if value["type"] == "compacted"
+            && let Some(payload) = value["payload"].as_object_mut()
+            && payload.remove("replacement_history").is_some()
+        {
+            removed += 1;
+            for texts in CODEX_CONTEXT_LOOKALIKES {
+                let content: Vec<Value> = texts
+                    .iter()
+                    .map(|t| json!({"type": "input_text", "text": t}))
+                    .collect();
+                let payload = json!({"type": "message", "role": "user", "content": content});
+                let message = json!({"timestamp": value["timestamp"], "type": "response_item", "payload": payload});
+                lines.push(message.to_string());
             }
-            line.to_owned()
-        })
-        .collect();
+            lines.push(value.to_string());
+            continue;
+        }
+        lines.push(line.to_owned());
+    }
     assert_eq!(
         removed, 1,
         "localpush-12-54-34.jsonl has one compacted line"
