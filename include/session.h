@@ -726,8 +726,9 @@ void session_store_close(SessionStore *store);
  * ("action":"dropped"), pairs tool searches the same way, sends a compaction's
  * replacement history in place of its summary and, at a compaction without one, the
  * history Codex rebuilds there: the user messages before it (text only, newest first
- * while they fit in 20,000 tokens of 4 bytes, Codex's own context messages left out),
- * then the summary, as one interaction. The
+ * while they fit in 20,000 tokens of 4 bytes, the one that does not fit shortened as
+ * Codex shortens it, Codex's own context messages left out), then the summary, as one
+ * interaction. The
  * profile applies only while onDefect is "error"; other defects are kept, and the
  * compaction's own cut is taken even when it is not an interaction start or leaves
  * a call pending, as those agents take it.

@@ -1030,8 +1030,8 @@ const CODEX_KEPT_USER_TOKENS: usize = 20_000;
 /// messages to it; an earlier
 /// compaction's summary is one (it is part of the history Codex rebuilt there), and an
 /// earlier compaction with a replacement history ends the walk (nothing before it is in
-/// that history). A message that does not fit ends the walk too: Codex sends a
-/// shortened copy of it, which this does not write.
+/// that history). The message that does not fit is kept shortened to the tokens left
+/// ([`codex_shortened`]) and ends the walk.
 fn codex_rebuilt_history<'a>(
     before: impl Iterator<Item = PathEntry<'a>>,
     options: &ContextOptions,
@@ -1041,7 +1041,7 @@ fn codex_rebuilt_history<'a>(
     let mut kept: Vec<Item<'a>> = Vec::new();
     let mut room = CODEX_KEPT_USER_TOKENS;
     for entry in before {
-        let (text, bytes) = match (&entry.facts.body, entry.message()) {
+        let (text, parts) = match (&entry.facts.body, entry.message()) {
             (Body::Compaction { details, .. }, _)
                 if details
                     .as_ref()
@@ -1052,8 +1052,8 @@ fn codex_rebuilt_history<'a>(
             (Body::Compaction { summary, .. }, _) => {
                 let text = summary_message(&entry, summary, options)?;
                 json::scan(text.as_bytes(), MAX_DEPTH, tape).map_err(bad)?;
-                let bytes = text_bytes(tape);
-                (text, bytes)
+                let parts = text_parts(tape);
+                (text, parts)
             }
             (_, Some(message)) if entry.facts.role() == Some(Role::User) => {
                 json::scan(message, MAX_DEPTH, tape).map_err(bad)?;
@@ -1061,12 +1061,21 @@ fn codex_rebuilt_history<'a>(
                     continue;
                 }
                 let text = text_only(tape, message)?;
-                (text, text_bytes(tape))
+                (text, text_parts(tape))
             }
             _ => continue,
         };
-        let tokens = bytes.div_ceil(4);
-        if room == 0 || tokens > room {
+        if room == 0 {
+            break;
+        }
+        let tokens = parts.iter().map(String::len).sum::<usize>().div_ceil(4);
+        if tokens > room {
+            // Codex keeps a shortened copy of the message that overflows, and stops.
+            kept.push(Item {
+                text: Cow::Owned(with_content(tape, &codex_shortened(&parts, room * 4))),
+                entry: Some(entry.id()),
+                names: entry.id(),
+            });
             break;
         }
         room -= tokens;
@@ -1080,25 +1089,68 @@ fn codex_rebuilt_history<'a>(
     Ok(kept)
 }
 
-/// The bytes of text of the message scanned into `tape`: its string content, or its
-/// text blocks'.
-fn text_bytes(tape: &Tape) -> usize {
+/// The texts of the message scanned into `tape`: its string content, or its text
+/// blocks' texts in order.
+fn text_parts(tape: &Tape) -> Vec<String> {
     let Some(content) = tape.get(0, "content") else {
-        return 0;
+        return Vec::new();
     };
-    let blocks: usize = tape
-        .elements(content)
+    if tape.raw(content).first() == Some(&b'"') {
+        return vec![tape.string(content).into_owned()];
+    }
+    tape.elements(content)
         .filter(|&b| {
             tape.get(b, "type")
                 .is_some_and(|t| tape.string(t) == "text")
         })
         .filter_map(|b| tape.get(b, "text"))
-        .map(|t| tape.string(t).len())
-        .sum();
-    match tape.elements(content).next() {
-        None if tape.raw(content).first() == Some(&b'"') => tape.string(content).len(),
-        _ => blocks,
+        .map(|t| tape.string(t).into_owned())
+        .collect()
+}
+
+/// Codex's shortened copy of a message's texts `parts` that do not fit in `budget`
+/// bytes, as text blocks (JSON): the first half of the budget and the last half, each
+/// cut at a character boundary (the first end moved back, the second start forward)
+/// across the parts joined, the parts' own bounds kept, and between them a block
+/// `…N tokens truncated…`, N the bytes over the budget / 4 rounded up (checked against
+/// Codex 0.171.0 by tests/interop_agents.rs).
+fn codex_shortened(parts: &[String], budget: usize) -> Vec<String> {
+    let joined: String = parts.concat();
+    let mut head_end = budget / 2;
+    let mut tail_start = joined.len().saturating_sub(budget - head_end);
+    while head_end > 0 && !joined.is_char_boundary(head_end) {
+        head_end -= 1;
     }
+    while tail_start < joined.len() && !joined.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let block = |text: &str| {
+        Object::new()
+            .string("type", "text")
+            .string("text", text)
+            .finish()
+    };
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    let mut start = 0;
+    for part in parts {
+        let end = start + part.len();
+        if start < head_end {
+            head.push(&part[..head_end.min(end) - start]);
+        }
+        if end > tail_start {
+            tail.push(&part[tail_start.max(start) - start..]);
+        }
+        start = end;
+    }
+    let removed = joined.len().saturating_sub(budget).div_ceil(4);
+    let marker = format!("…{removed} tokens truncated…");
+    head.into_iter()
+        .filter(|t| !t.is_empty())
+        .map(block)
+        .chain([block(&marker)])
+        .chain(tail.into_iter().filter(|t| !t.is_empty()).map(block))
+        .collect()
 }
 
 /// The message scanned into `tape` (its JSON `message`) with its text blocks only, as

@@ -1881,7 +1881,9 @@ fn profile_codex_rebuilds_a_compaction_without_replacement_history_user_messages
 
     // An earlier compaction without a replacement history is part of what Codex
     // rebuilt there: its summary counts as a user message; one with a replacement
-    // history ends the walk. A message over the 20,000 tokens left ends it too.
+    // history ends the walk. The message over the 20,000 tokens left is sent shortened
+    // to them (half from each end, the bytes over / 4 counted in the middle) and ends
+    // the walk too.
     let big = format!(r#""{}""#, "x".repeat(80_001));
     let replaced = r#"{"id":"c-0","parentId":"u-0","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;
     let all = lines(&[
@@ -1903,5 +1905,13 @@ fn profile_codex_rebuilds_a_compaction_without_replacement_history_user_messages
         &user_msg("h-1", "c-1"),
     ]);
     let c = both(&all, "h-1", &options(r#"{"profile":"codex"}"#)).unwrap();
-    assert_eq!(kept_ids(&c), ["u-1", "c-1", "h-1"]);
+    assert_eq!(kept_ids(&c), ["u-big", "u-1", "c-1", "h-1"]);
+    // 19,999 tokens left after u-1: 79,996 bytes, 5 over.
+    let half = "x".repeat(39_998);
+    assert_eq!(
+        c.messages[0],
+        format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"{half}"}},{{"type":"text","text":"…2 tokens truncated…"}},{{"type":"text","text":"{half}"}}]}}"#
+        )
+    );
 }

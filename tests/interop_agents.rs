@@ -208,10 +208,33 @@ fn compaction_variants() -> Vec<(String, String)> {
         removed, 1,
         "localpush-12-54-34.jsonl has one compacted line"
     );
-    vec![(
-        "variant: a Codex compacted line without its replacement history".into(),
-        lines.join("\n") + "\n",
-    )]
+    // The same line after a user message of three text parts over Codex's budget of
+    // 20,000 tokens (4 bytes each), multi-byte characters where the cuts fall: Codex
+    // sends a shortened copy of it and nothing before it.
+    let compacted = lines
+        .iter()
+        .position(|l| l.contains(r#""type":"compacted""#))
+        .unwrap();
+    let big: String = (0..12_000).map(|i| format!("{i:07}é中 ")).collect();
+    let parts = ["A".repeat(1000), big, "C".repeat(999)];
+    let content: Vec<Value> = parts
+        .iter()
+        .map(|t| json!({"type": "input_text", "text": t}))
+        .collect();
+    let payload = json!({"type": "message", "role": "user", "content": content});
+    let over = json!({"timestamp": "2026-02-24T09:51:48.000Z", "type": "response_item", "payload": payload});
+    let mut shortened = lines.clone();
+    shortened.insert(compacted, over.to_string());
+    vec![
+        (
+            "variant: a Codex compacted line without its replacement history".into(),
+            lines.join("\n") + "\n",
+        ),
+        (
+            "variant: the same after a user message over Codex's budget".into(),
+            shortened.join("\n") + "\n",
+        ),
+    ]
 }
 
 #[test]
@@ -258,7 +281,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         add(name, format, &file, entries, leaf);
     }
     assert!(
-        names.len() >= 42,
+        names.len() >= 43,
         "{} Claude Code and Codex files and variants",
         names.len()
     );
