@@ -9,7 +9,7 @@
 //! its cost is the distance walked, never the size of the store.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::Deserialize;
@@ -57,7 +57,9 @@ pub enum Profile {
     /// `responseId`) are one assistant message, its results after it.
     ClaudeCode,
     /// Codex: a call without an output gets "aborted" right after it; an output
-    /// without a call is dropped; a replacement history replaces the summary.
+    /// without a call is dropped; a replacement history replaces the summary, and
+    /// without one the summary follows the user messages before the compaction, as
+    /// Codex rebuilds the history there.
     Codex,
     /// The agent the session was imported from (its root's `importedFormat`); none
     /// for a session that was not imported. The default.
@@ -607,14 +609,14 @@ fn check_nothing_pending<A: Ancestor>(
     fail: impl Fn(CompactionFault) -> Result<(), Error>,
 ) -> Result<(), Error> {
     // Walking backwards, a result is seen before its call.
-    let mut answered: Vec<String> = Vec::new();
+    let mut answered: HashSet<String> = HashSet::new();
     for entry in ancestors {
         let Some(role) = entry.role() else {
             continue;
         };
         let facts = entry.tool_facts(reader)?;
         if let Some(id) = facts.result_for {
-            answered.push(id);
+            answered.insert(id);
         }
         if facts.calls.iter().any(|call| !answered.contains(call)) {
             return fail(CompactionFault::PendingToolCalls);
@@ -655,8 +657,8 @@ struct Run {
     /// Each synthetic result, the kept index it follows and the kept index of the
     /// message holding its call, in kept order.
     synthesized: Vec<(usize, String, usize)>,
-    /// The kept indices of results a profile leaves out.
-    dropped: Vec<usize>,
+    /// The kept indices of messages a profile leaves out.
+    dropped: HashSet<usize>,
     tokens: f64,
 }
 
@@ -705,6 +707,32 @@ enum Placement {
     /// After the results that follow the reply, before the next assistant or user
     /// message (pi).
     BeforeNextTurn,
+}
+
+impl Placement {
+    /// Whether a synthetic result placed after one message moves past the next, of
+    /// role `next`.
+    fn passes(self, next: Role) -> bool {
+        match self {
+            Placement::AfterCall => false,
+            Placement::AfterReply => next == Role::Assistant,
+            Placement::BeforeNextTurn => next != Role::Assistant && next != Role::User,
+        }
+    }
+
+    /// For each message of a run (its roles in order), the index of the message its
+    /// synthetic results follow: itself, or the last of the messages after it that
+    /// [`Placement::passes`] lets it move past. Computed from the end in one pass, so
+    /// that a run with many unanswered calls is read once, not once per call.
+    fn targets(self, roles: &[Role]) -> Vec<usize> {
+        let mut targets: Vec<usize> = (0..roles.len()).collect();
+        for at in (0..roles.len().saturating_sub(1)).rev() {
+            if self.passes(roles[at + 1]) {
+                targets[at] = targets[at + 1];
+            }
+        }
+        targets
+    }
 }
 
 /// What is done about one pairing defect.
@@ -784,8 +812,8 @@ fn member(tape: &mut Tape, message: &[u8], name: &str) -> Option<String> {
 fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
     let mut tape = Tape::default();
     let mut out: Vec<Item<'_>> = Vec::with_capacity(items.len());
-    // The item of the reply being read, and its responseId.
-    let mut reply: Option<(usize, String)> = None;
+    // The reply being read.
+    let mut reply: Option<SplitReply<'_>> = None;
     for item in items {
         let role = member(&mut tape, item.text.as_bytes(), "role");
         match role.as_deref() {
@@ -794,23 +822,30 @@ fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
                 let id = tape
                     .get(0, "responseId")
                     .map(|v| tape.string(v).into_owned());
-                match (&reply, id) {
-                    (Some((at, current)), Some(id)) if *current == id => {
-                        let merged = merged_reply(&out[*at].text, &item.text)?;
-                        out[*at].text = Cow::Owned(merged);
+                match (&mut reply, id) {
+                    (Some(current), Some(id)) if current.response_id == id => {
+                        current.add(&out[current.at].text, &tape, item.text)?;
                     }
                     (_, id) => {
-                        reply = id.map(|id| (out.len(), id));
+                        if let Some(done) = reply.take() {
+                            done.finish(&mut out)?;
+                        }
+                        reply = id.map(|response_id| SplitReply::new(out.len(), response_id));
                         out.push(item);
                     }
                 }
             }
             Some("toolResult") => out.push(item),
             _ => {
-                reply = None;
+                if let Some(done) = reply.take() {
+                    done.finish(&mut out)?;
+                }
                 out.push(item);
             }
         }
+    }
+    if let Some(done) = reply.take() {
+        done.finish(&mut out)?;
     }
     for item in &mut out {
         if let Some(renamed) = renamed_calls(&item.text)? {
@@ -818,6 +853,78 @@ fn merge_split_replies(items: Vec<Item<'_>>) -> Result<Vec<Item<'_>>, Error> {
         }
     }
     Ok(out)
+}
+
+/// A reply written one block per line, while its parts are read: the blocks gathered so
+/// far and the last part, so that the merged message is written once, when the reply
+/// ends (writing it at each part would copy the reply once per part).
+struct SplitReply<'r> {
+    /// Where its first part is in the output.
+    at: usize,
+    response_id: String,
+    /// The content blocks (JSON texts) of the reply as merged so far; `None` until a
+    /// second part comes.
+    blocks: Option<Vec<String>>,
+    /// The last part after the first, whose other members the merged message takes.
+    last: Option<Cow<'r, str>>,
+}
+
+impl<'r> SplitReply<'r> {
+    fn new(at: usize, response_id: String) -> SplitReply<'r> {
+        SplitReply {
+            at,
+            response_id,
+            blocks: None,
+            last: None,
+        }
+    }
+
+    /// Adds a later part, `part`, scanned into `tape`; `first` is the first part.
+    fn add(&mut self, first: &str, tape: &Tape, part: Cow<'r, str>) -> Result<(), Error> {
+        let blocks = match &mut self.blocks {
+            Some(blocks) => blocks,
+            None => {
+                let mut first_tape = Tape::default();
+                json::scan(first.as_bytes(), MAX_DEPTH, &mut first_tape)
+                    .map_err(|_| Error::internal("a committed message does not scan"))?;
+                self.blocks.insert(content_blocks(&first_tape)?)
+            }
+        };
+        // A part without `content` leaves the merged message without one: what came
+        // before it is not sent.
+        if tape.get(0, "content").is_none() {
+            blocks.clear();
+        }
+        blocks.extend(content_blocks(tape)?);
+        self.last = Some(part);
+        Ok(())
+    }
+
+    /// Writes the merged message in the place of the first part.
+    fn finish(self, out: &mut [Item<'r>]) -> Result<(), Error> {
+        let (Some(blocks), Some(last)) = (self.blocks, self.last) else {
+            return Ok(());
+        };
+        let mut tape = Tape::default();
+        json::scan(last.as_bytes(), MAX_DEPTH, &mut tape)
+            .map_err(|_| Error::internal("a committed message does not scan"))?;
+        if let Some(item) = out.get_mut(self.at) {
+            item.text = Cow::Owned(with_content(&tape, &blocks));
+        }
+        Ok(())
+    }
+}
+
+/// The content blocks (JSON texts) of the message scanned into `t`: none when its
+/// `content` is absent or not an array.
+fn content_blocks(t: &Tape) -> Result<Vec<String>, Error> {
+    let mut blocks = Vec::new();
+    if let Some(content) = t.get(0, "content") {
+        for block in t.elements(content) {
+            blocks.push(crate::entry::utf8(t.raw(block))?.to_owned());
+        }
+    }
+    Ok(blocks)
 }
 
 /// Codex's tool searches, kept whole as `codexItem` on assistant messages with no
@@ -852,61 +959,275 @@ fn pair_tool_searches(runs: &mut [Vec<Item<'_>>], tape: &mut Tape) -> Vec<Defect
             }
         }
     }
-    let calls: std::collections::HashSet<&str> =
-        found.iter().filter(|f| f.2).map(|f| f.3.as_str()).collect();
-    let outputs: std::collections::HashSet<&str> = found
+    let calls: HashSet<&str> = found.iter().filter(|f| f.2).map(|f| f.3.as_str()).collect();
+    let outputs: HashSet<&str> = found
         .iter()
         .filter(|f| !f.2)
         .map(|f| f.3.as_str())
         .collect();
     let mut defects = Vec::new();
-    // Back to front, so that the indexes still to visit stay valid.
-    for (r, i, is_call, call) in found.iter().rev() {
-        let (r, i) = (*r, *i);
-        let start = runs[r]
+    let mut found = found.iter().peekable();
+    // Each run with a tool search is written anew, in one pass: inserting or removing
+    // in place would move the rest of the run once per item.
+    for (r, items) in runs.iter_mut().enumerate() {
+        if found.peek().is_none_or(|f| f.0 != r) {
+            continue;
+        }
+        let start = items
             .first()
             .and_then(|item| item.entry)
             .unwrap_or_default()
             .to_owned();
-        let entry = runs[r][i].entry.unwrap_or_default().to_owned();
-        let defect = |reason, action| Defect {
-            interaction_start_id: start.clone(),
-            entry_id: entry.clone(),
-            tool_call_id: call.clone(),
-            reason,
-            action: Some(action),
-        };
-        if *is_call && !outputs.contains(call.as_str()) {
-            let output = Object::new()
-                .string("type", "tool_search_output")
-                .string("call_id", call)
-                .string("status", "completed")
-                .string("execution", "client")
-                .raw("tools", "[]")
-                .finish();
-            let message = Object::new()
-                .string("role", "assistant")
-                .raw("content", "[]")
-                .raw("codexItem", &output)
-                .raw("synthetic", "true")
-                .finish();
-            let names = runs[r][i].names;
-            runs[r].insert(
-                i + 1,
-                Item {
+        let mut paired = Vec::with_capacity(items.len());
+        for (i, item) in std::mem::take(items).into_iter().enumerate() {
+            let Some((_, _, is_call, call)) = found.next_if(|f| (f.0, f.1) == (r, i)) else {
+                paired.push(item);
+                continue;
+            };
+            let defect = |reason, action| Defect {
+                interaction_start_id: start.clone(),
+                entry_id: item.entry.unwrap_or_default().to_owned(),
+                tool_call_id: call.clone(),
+                reason,
+                action: Some(action),
+            };
+            if *is_call && !outputs.contains(call.as_str()) {
+                defects.push(defect(PairingDefect::MissingResult, SYNTHESIZED));
+                let output = Object::new()
+                    .string("type", "tool_search_output")
+                    .string("call_id", call)
+                    .string("status", "completed")
+                    .string("execution", "client")
+                    .raw("tools", "[]")
+                    .finish();
+                let message = Object::new()
+                    .string("role", "assistant")
+                    .raw("content", "[]")
+                    .raw("codexItem", &output)
+                    .raw("synthetic", "true")
+                    .finish();
+                let names = item.names;
+                paired.push(item);
+                paired.push(Item {
                     text: Cow::Owned(message),
                     entry: None,
                     names,
-                },
-            );
-            defects.push(defect(PairingDefect::MissingResult, SYNTHESIZED));
-        } else if !*is_call && !calls.contains(call.as_str()) {
-            runs[r].remove(i);
-            defects.push(defect(PairingDefect::OrphanResult, DROPPED));
+                });
+            } else if !*is_call && !calls.contains(call.as_str()) {
+                defects.push(defect(PairingDefect::OrphanResult, DROPPED));
+            } else {
+                paired.push(item);
+            }
+        }
+        *items = paired;
+    }
+    defects
+}
+
+/// Whether a compaction's `details` (JSON) carry the Codex importer's mark of a
+/// replacement history, which Codex sends in place of the summary.
+fn marks_replacement_history(details: &[u8]) -> bool {
+    memchr::memmem::find(details, b"\"replacementHistory\"").is_some()
+}
+
+/// Codex's budget for the user messages it keeps when it rebuilds the history at a
+/// compaction without a replacement history, in its tokens of 4 bytes.
+const CODEX_KEPT_USER_TOKENS: usize = 20_000;
+
+/// The history Codex rebuilds at a compaction without a replacement history (an older
+/// `compacted` line), before the summary it puts last: the user messages before the
+/// compaction (`before`: its ancestors, nearest first), newest first while they fit in
+/// [`CODEX_KEPT_USER_TOKENS`] (a message's text bytes / 4, rounded up), then in their
+/// order, each with its text blocks only. Codex's own context messages (AGENTS.md
+/// instructions, the environment context, …: [`codex_context_message`]) are not user
+/// messages to it; an earlier
+/// compaction's summary is one (it is part of the history Codex rebuilt there), and an
+/// earlier compaction with a replacement history ends the walk (nothing before it is in
+/// that history). The message that does not fit is kept shortened to the tokens left
+/// ([`codex_shortened`]) and ends the walk.
+fn codex_rebuilt_history<'a>(
+    before: impl Iterator<Item = PathEntry<'a>>,
+    options: &ContextOptions,
+    tape: &mut Tape,
+) -> Result<Vec<Item<'a>>, Error> {
+    let bad = |_| Error::internal("a committed message does not scan");
+    let mut kept: Vec<Item<'a>> = Vec::new();
+    let mut room = CODEX_KEPT_USER_TOKENS;
+    for entry in before {
+        let (text, parts) = match (&entry.facts.body, entry.message()) {
+            (Body::Compaction { details, .. }, _)
+                if details
+                    .as_ref()
+                    .is_some_and(|d| marks_replacement_history(d.bytes(entry.json))) =>
+            {
+                break;
+            }
+            (Body::Compaction { summary, .. }, _) => {
+                let text = summary_message(&entry, summary, options)?;
+                json::scan(text.as_bytes(), MAX_DEPTH, tape).map_err(bad)?;
+                let parts = text_parts(tape);
+                (text, parts)
+            }
+            (_, Some(message)) if entry.facts.role() == Some(Role::User) => {
+                json::scan(message, MAX_DEPTH, tape).map_err(bad)?;
+                if codex_context_message(tape) {
+                    continue;
+                }
+                let text = text_only(tape, message)?;
+                (text, text_parts(tape))
+            }
+            _ => continue,
+        };
+        if room == 0 {
+            break;
+        }
+        let tokens = parts.iter().map(String::len).sum::<usize>().div_ceil(4);
+        if tokens > room {
+            // Codex keeps a shortened copy of the message that overflows, and stops.
+            kept.push(Item {
+                text: Cow::Owned(with_content(tape, &codex_shortened(&parts, room * 4))),
+                entry: Some(entry.id()),
+                names: entry.id(),
+            });
+            break;
+        }
+        room -= tokens;
+        kept.push(Item {
+            text: Cow::Owned(text),
+            entry: Some(entry.id()),
+            names: entry.id(),
+        });
+    }
+    kept.reverse();
+    Ok(kept)
+}
+
+/// The texts of the message scanned into `tape`: its string content, or its text
+/// blocks' texts in order.
+fn text_parts(tape: &Tape) -> Vec<String> {
+    let Some(content) = tape.get(0, "content") else {
+        return Vec::new();
+    };
+    if tape.raw(content).first() == Some(&b'"') {
+        return vec![tape.string(content).into_owned()];
+    }
+    tape.elements(content)
+        .filter(|&b| {
+            tape.get(b, "type")
+                .is_some_and(|t| tape.string(t) == "text")
+        })
+        .filter_map(|b| tape.get(b, "text"))
+        .map(|t| tape.string(t).into_owned())
+        .collect()
+}
+
+/// Codex's shortened copy of a message's texts `parts` that do not fit in `budget`
+/// bytes, as text blocks (JSON): the first half of the budget and the last half, each
+/// cut at a character boundary (the first end moved back, the second start forward)
+/// across the parts joined, the parts' own bounds kept, and between them a block
+/// `…N tokens truncated…`, N the bytes over the budget / 4 rounded up (checked against
+/// Codex 0.171.0 by tests/interop_agents.rs).
+fn codex_shortened(parts: &[String], budget: usize) -> Vec<String> {
+    let joined: String = parts.concat();
+    let mut head_end = budget / 2;
+    let mut tail_start = joined.len().saturating_sub(budget - head_end);
+    while head_end > 0 && !joined.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    while tail_start < joined.len() && !joined.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    let block = |text: &str| {
+        Object::new()
+            .string("type", "text")
+            .string("text", text)
+            .finish()
+    };
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    let mut start = 0;
+    for part in parts {
+        let end = start + part.len();
+        if start < head_end {
+            head.push(&part[..head_end.min(end) - start]);
+        }
+        if end > tail_start {
+            tail.push(&part[tail_start.max(start) - start..]);
+        }
+        start = end;
+    }
+    let removed = joined.len().saturating_sub(budget).div_ceil(4);
+    let marker = format!("…{removed} tokens truncated…");
+    head.into_iter()
+        .filter(|t| !t.is_empty())
+        .map(block)
+        .chain([block(&marker)])
+        .chain(tail.into_iter().filter(|t| !t.is_empty()).map(block))
+        .collect()
+}
+
+/// The message scanned into `tape` (its JSON `message`) with its text blocks only, as
+/// Codex sends a kept user message (an image is left out); unchanged when its content
+/// is a string or only text.
+fn text_only(tape: &Tape, message: &[u8]) -> Result<String, Error> {
+    let Some(content) = tape.get(0, "content") else {
+        return Ok(crate::entry::utf8(message)?.to_owned());
+    };
+    let mut blocks = Vec::new();
+    let mut all_text = true;
+    for block in tape.elements(content) {
+        if tape
+            .get(block, "type")
+            .is_some_and(|t| tape.string(t) == "text")
+        {
+            blocks.push(crate::entry::utf8(tape.raw(block))?.to_owned());
+        } else {
+            all_text = false;
         }
     }
-    defects.reverse();
-    defects
+    if all_text {
+        return Ok(crate::entry::utf8(message)?.to_owned());
+    }
+    Ok(with_content(tape, &blocks))
+}
+
+/// Whether the user message scanned into `tape` is one Codex writes itself for the
+/// model, which it does not count as the user's: a text block whose text, trimmed,
+/// opens and closes with the markers of one of its kinds (ASCII case ignored), as Codex
+/// 0.171.0 reads them (checked against the CLI by tests/interop_agents.rs:
+/// `<user_instructions>` is not one of them, an opening marker alone is not enough).
+fn codex_context_message(tape: &Tape) -> bool {
+    const MARKERS: [(&str, &str); 6] = [
+        ("# AGENTS.md instructions", "</INSTRUCTIONS>"),
+        ("<environment_context>", "</environment_context>"),
+        ("<user_shell_command>", "</user_shell_command>"),
+        ("<turn_aborted>", "</turn_aborted>"),
+        ("<skill>", "</skill>"),
+        ("<subagent_notification>", "</subagent_notification>"),
+    ];
+    let Some(content) = tape.get(0, "content") else {
+        return false;
+    };
+    let texts: Vec<String> = match tape.elements(content).next() {
+        None if tape.raw(content).first() == Some(&b'"') => {
+            vec![tape.string(content).into_owned()]
+        }
+        _ => tape
+            .elements(content)
+            .filter_map(|b| tape.get(b, "text"))
+            .map(|t| tape.string(t).into_owned())
+            .collect(),
+    };
+    texts.iter().any(|text| {
+        let text = text.trim();
+        MARKERS.iter().any(|(open, close)| {
+            text.get(..open.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(open))
+                && text
+                    .get(text.len().saturating_sub(close.len())..)
+                    .is_some_and(|tail| tail.eq_ignore_ascii_case(close))
+        })
+    })
 }
 
 /// What Claude Code puts after a conversation that ends on the user's side.
@@ -1008,28 +1329,6 @@ fn whitespace_only(tape: &Tape) -> bool {
     })
 }
 
-/// `first` and `next`, two parts of one reply, as one message: `next`'s members, with
-/// `content` the blocks of both.
-fn merged_reply(first: &str, next: &str) -> Result<String, Error> {
-    let bad = |_| Error::internal("a committed message does not scan");
-    let mut a = Tape::default();
-    json::scan(first.as_bytes(), MAX_DEPTH, &mut a).map_err(bad)?;
-    let mut b = Tape::default();
-    json::scan(next.as_bytes(), MAX_DEPTH, &mut b).map_err(bad)?;
-    let blocks = |t: &Tape| -> Result<Vec<String>, Error> {
-        let mut blocks = Vec::new();
-        if let Some(content) = t.get(0, "content") {
-            for block in t.elements(content) {
-                blocks.push(crate::entry::utf8(t.raw(block))?.to_owned());
-            }
-        }
-        Ok(blocks)
-    };
-    let mut content = blocks(&a)?;
-    content.extend(blocks(&b)?);
-    Ok(with_content(&b, &content))
-}
-
 /// The message scanned into `t`, its `content` replaced by `blocks` (JSON texts).
 fn with_content(t: &Tape, blocks: &[String]) -> String {
     with_member(t, 0, "content", |o| {
@@ -1078,7 +1377,7 @@ fn recover_side_results<'a>(
     reader: &mut ToolReader,
     tape: &mut Tape,
 ) -> Result<(), Error> {
-    let answered: std::collections::HashSet<String> = kept
+    let answered: HashSet<String> = kept
         .iter()
         .filter_map(|(_, m)| m.tools.result_for.clone())
         .collect();
@@ -1088,6 +1387,9 @@ fn recover_side_results<'a>(
         }
         member(tape, message, "responseId")
     };
+    // First what is found for each group, then the kept list rebuilt once: splicing
+    // each group back in place would move the rest of the list once per group.
+    let mut recovered: Vec<Recovered<'a>> = Vec::new();
     let mut k = 0;
     while k < kept.len() {
         let Some(group) = response_id(tape, kept[k].1.role, kept[k].1.message) else {
@@ -1115,12 +1417,15 @@ fn recover_side_results<'a>(
         while end < kept.len() && kept[end].1.role == Role::ToolResult {
             end += 1;
         }
-        let mut missing: Vec<String> = kept[k..=last]
+        // How many times each call of the group is still unanswered.
+        let mut missing: HashMap<String, usize> = HashMap::new();
+        for call in kept[k..=last]
             .iter()
             .flat_map(|(_, m)| m.tools.calls.iter())
             .filter(|call| !answered.contains(*call))
-            .cloned()
-            .collect();
+        {
+            *missing.entry(call.clone()).or_default() += 1;
+        }
         // The parts found off the path, with the path index of the line they hang under.
         let mut parts: Vec<(usize, Kept<'a>)> = Vec::new();
         let mut found: Vec<Kept<'a>> = Vec::new();
@@ -1144,8 +1449,8 @@ fn recover_side_results<'a>(
                     let Some(call) = tools.result_for.as_deref() else {
                         continue;
                     };
-                    if let Some(m) = missing.iter().position(|c| c == call) {
-                        missing.swap_remove(m);
+                    if let Some(unanswered) = missing.get_mut(call).filter(|n| **n > 0) {
+                        *unanswered -= 1;
                         // Later parts of the reply may hang under a result.
                         for child in children(entry.id())? {
                             queue.push((child, 0, under));
@@ -1162,13 +1467,9 @@ fn recover_side_results<'a>(
                     if response_id(tape, Role::Assistant, message).as_deref() == Some(&group) =>
                 {
                     let tools = reader.read(&entry, message)?;
-                    missing.extend(
-                        tools
-                            .calls
-                            .iter()
-                            .filter(|call| !answered.contains(*call))
-                            .cloned(),
-                    );
+                    for call in tools.calls.iter().filter(|call| !answered.contains(*call)) {
+                        *missing.entry(call.clone()).or_default() += 1;
+                    }
                     parts.push((
                         under,
                         Kept {
@@ -1190,27 +1491,56 @@ fn recover_side_results<'a>(
                 _ => {}
             }
         }
-        if parts.is_empty() && found.is_empty() {
-            k = end;
-            continue;
+        if !(parts.is_empty() && found.is_empty()) {
+            recovered.push(Recovered {
+                start: k,
+                end,
+                to,
+                parts,
+                found,
+            });
         }
-        // The group rebuilt in commit order, as Claude Code reads its file: every part
-        // (the merged reply's blocks in the order they were written), then every result
-        // of its calls, on the path or off it.
-        let written = |m: &Kept<'_>| position(m.entry.id()).unwrap_or(u64::MAX);
-        let (mut results, mut segment): (Vec<_>, Vec<_>) = kept
-            .drain(k..end)
-            .chain(parts)
+        k = end;
+    }
+    if recovered.is_empty() {
+        return Ok(());
+    }
+    // Each group rebuilt in commit order, as Claude Code reads its file: every part (the
+    // merged reply's blocks in the order they were written), then every result of its
+    // calls, on the path or off it.
+    let written = |m: &Kept<'_>| position(m.entry.id()).unwrap_or(u64::MAX);
+    let mut old = std::mem::take(kept).into_iter().enumerate().peekable();
+    for group in recovered {
+        while let Some((_, m)) = old.next_if(|(i, _)| *i < group.start) {
+            kept.push(m);
+        }
+        let mut members = Vec::with_capacity(group.end - group.start + group.parts.len());
+        while let Some((_, m)) = old.next_if(|(i, _)| *i < group.end) {
+            members.push(m);
+        }
+        let (mut results, mut segment): (Vec<_>, Vec<_>) = members
+            .into_iter()
+            .chain(group.parts)
             .partition(|(_, m)| m.role == Role::ToolResult);
-        results.extend(found.into_iter().map(|m| (to, m)));
+        results.extend(group.found.into_iter().map(|m| (group.to, m)));
         segment.sort_by_cached_key(|(_, m)| written(m));
         results.sort_by_cached_key(|(_, m)| written(m));
-        segment.extend(results);
-        let added = segment.len();
-        kept.splice(k..k, segment);
-        k += added;
+        kept.extend(segment);
+        kept.extend(results);
     }
+    kept.extend(old.map(|(_, m)| m));
     Ok(())
+}
+
+/// What [`recover_side_results`] found for one split reply: the group `[start, end)` of
+/// the kept list (its parts and the results after them), the path index of its last
+/// entry, and the parts and results found off the path.
+struct Recovered<'a> {
+    start: usize,
+    end: usize,
+    to: usize,
+    parts: Vec<(usize, Kept<'a>)>,
+    found: Vec<Kept<'a>>,
 }
 
 /// `build_context` over a checked path, root first, for the pure function and the
@@ -1383,7 +1713,7 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
                 cut_point: m.role == Role::User || (k == 0 && Some(*i) == first_message_of_path()),
                 defects: Vec::new(),
                 synthesized: Vec::new(),
-                dropped: Vec::new(),
+                dropped: HashSet::new(),
                 tokens: 0.0,
             });
         }
@@ -1423,6 +1753,9 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         });
     }
     for r in &mut runs {
+        // Where synthetic results go in this run, and the message last read for them.
+        let mut targets: Option<Vec<usize>> = None;
+        let mut caller: Option<CallerFacts> = None;
         // How many calls of each message have no result.
         let mut missing_at: HashMap<usize, usize> = HashMap::new();
         for (k, d) in &r.defects {
@@ -1436,29 +1769,30 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
                 Act::Keep => defects.push(d),
                 Act::DropCaller => {
                     if missing_at.get(&k) == Some(&kept[k].1.tools.calls.len()) {
-                        if !r.dropped.contains(&k) {
-                            r.dropped.push(k);
-                        }
+                        r.dropped.insert(k);
                         d.action = Some(DROPPED);
                     }
                     defects.push(d);
                 }
                 Act::Drop => {
-                    r.dropped.push(k);
+                    r.dropped.insert(k);
                     d.action = Some(DROPPED);
                     defects.push(d);
                 }
                 Act::Synthesize(placement, text) => {
-                    let next_stays = |role: Role| match placement {
-                        Placement::AfterCall => false,
-                        Placement::AfterReply => role == Role::Assistant,
-                        Placement::BeforeNextTurn => role != Role::Assistant && role != Role::User,
+                    // One placement per build: the targets are computed once per run.
+                    let targets = targets.get_or_insert_with(|| {
+                        let roles: Vec<Role> =
+                            kept[r.start..r.end].iter().map(|(_, m)| m.role).collect();
+                        placement.targets(&roles)
+                    });
+                    let after = r.start + targets[k - r.start];
+                    // The defects come in kept order: each caller is read once.
+                    let facts = match caller {
+                        Some(ref facts) if facts.at == k => facts,
+                        _ => caller.insert(CallerFacts::read(&mut tape, k, &kept[k].1)?),
                     };
-                    let mut after = k;
-                    while after + 1 < r.end && next_stays(kept[after + 1].1.role) {
-                        after += 1;
-                    }
-                    let message = synthetic_result(&mut tape, &kept[k].1, &d.tool_call_id, text)?;
+                    let message = facts.synthetic_result(&d.tool_call_id, text);
                     r.synthesized.push((after, message, k));
                     d.action = Some(SYNTHESIZED);
                     defects.push(d);
@@ -1481,22 +1815,48 @@ pub(crate) fn build<'a, I: Iterator<Item = PathEntry<'a>> + Clone>(
         defects.extend(pair_tool_searches(&mut runs_items, &mut tape));
     }
     // A run a profile emptied (an output without a call, dropped) is no interaction.
-    let (mut runs, runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
+    let (mut runs, mut runs_items): (Vec<Run>, Vec<Vec<Item<'_>>>) = runs
         .into_iter()
         .zip(runs_items)
         .filter(|(_, items)| !items.is_empty())
         .unzip();
 
     // The summary message.
-    // Codex sends a compaction's replacement history, not its summary.
+    // Codex sends a compaction's replacement history, not its summary; without one, the
+    // history it rebuilds: the user messages before the compaction, then the summary.
     let replaced = profile == Some(Profile::Codex)
         && used.as_ref().is_some_and(|(.., c)| {
             c.details
                 .as_deref()
-                .is_some_and(|d| d.contains("\"replacementHistory\""))
+                .is_some_and(|d| marks_replacement_history(d.as_bytes()))
         });
+    let rebuilt = profile == Some(Profile::Codex) && !replaced && options.summary_message;
+    if let (true, Some((at, entry, summary, _))) = (rebuilt, &used) {
+        let before = path[..*at].iter().rev().copied().chain(whole.above.clone());
+        let mut items = codex_rebuilt_history(before, options, &mut tape)?;
+        items.push(Item {
+            text: Cow::Owned(summary_message(entry, summary, options)?),
+            entry: Some(entry.id()),
+            names: entry.id(),
+        });
+        // One interaction, before the kept ones; no cut point (its messages come from
+        // before the compaction).
+        runs.insert(
+            0,
+            Run {
+                start: 0,
+                end: 0,
+                cut_point: false,
+                defects: Vec::new(),
+                synthesized: Vec::new(),
+                dropped: HashSet::new(),
+                tokens: 0.0,
+            },
+        );
+        runs_items.insert(0, items);
+    }
     let summary_message = match &used {
-        Some((_, entry, summary, _)) if options.summary_message && !replaced => {
+        Some((_, entry, summary, _)) if options.summary_message && !replaced && !rebuilt => {
             Some(summary_message(entry, summary, options)?)
         }
         _ => None,
@@ -1642,47 +2002,72 @@ fn pairing_defects(run: &[(usize, Kept<'_>)], offset: usize) -> Vec<(usize, Defe
     found
 }
 
-/// The result `onDefect: "synthesize"` writes for the unanswered call `call_id` of the
-/// message `m`: `{"role":"toolResult","toolCallId","toolName","content":[text],
-/// "isError":true,"timestamp","synthetic":true}`, with the call's name and the message's
-/// timestamp (its own member, or its entry's when it has none).
-fn synthetic_result(
-    tape: &mut Tape,
-    m: &Kept<'_>,
-    call_id: &str,
-    text: &str,
-) -> Result<String, Error> {
-    json::scan(m.message, MAX_DEPTH, tape)
-        .map_err(|_| Error::internal("a committed message does not scan"))?;
-    let tape = &*tape;
-    let name = tape
-        .get(0, "content")
-        .into_iter()
-        .flat_map(|content| tape.elements(content))
-        .find(|&block| {
-            tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
-                && tape.get(block, "id").map(|t| tape.string(t)).as_deref() == Some(call_id)
+/// What a synthetic result needs of the message holding its call, read once for all
+/// of that message's unanswered calls: each call's name (of the first `toolCall` block
+/// with its id) and the message's timestamp (its own member, or its entry's when it
+/// has none).
+struct CallerFacts {
+    /// The caller's index in the kept list.
+    at: usize,
+    names: HashMap<String, String>,
+    timestamp: String,
+}
+
+impl CallerFacts {
+    fn read(tape: &mut Tape, at: usize, m: &Kept<'_>) -> Result<CallerFacts, Error> {
+        json::scan(m.message, MAX_DEPTH, tape)
+            .map_err(|_| Error::internal("a committed message does not scan"))?;
+        let tape = &*tape;
+        let mut names = HashMap::new();
+        for block in tape
+            .get(0, "content")
+            .into_iter()
+            .flat_map(|content| tape.elements(content))
+        {
+            if tape.get(block, "type").map(|t| tape.string(t)).as_deref() != Some("toolCall") {
+                continue;
+            }
+            let Some(id) = tape.get(block, "id") else {
+                continue;
+            };
+            names
+                .entry(tape.string(id).into_owned())
+                .or_insert_with(|| {
+                    tape.get(block, "name")
+                        .map(|name| tape.string(name).into_owned())
+                        .unwrap_or_default()
+                });
+        }
+        let timestamp = match tape.get(0, "timestamp") {
+            Some(t) => tape.raw(t),
+            None => m.entry.facts.timestamp.bytes(m.entry.json),
+        };
+        Ok(CallerFacts {
+            at,
+            names,
+            timestamp: crate::entry::utf8(timestamp)?.to_owned(),
         })
-        .and_then(|block| tape.get(block, "name"))
-        .map(|name| tape.string(name).into_owned())
-        .unwrap_or_default();
-    let timestamp = match tape.get(0, "timestamp") {
-        Some(t) => tape.raw(t),
-        None => m.entry.facts.timestamp.bytes(m.entry.json),
-    };
-    let content = Object::new()
-        .string("type", "text")
-        .string("text", text)
-        .finish();
-    Ok(Object::new()
-        .string("role", "toolResult")
-        .string("toolCallId", call_id)
-        .string("toolName", &name)
-        .raw("content", &format!("[{content}]"))
-        .boolean("isError", true)
-        .raw_bytes("timestamp", timestamp)
-        .boolean("synthetic", true)
-        .finish())
+    }
+
+    /// The result `onDefect: "synthesize"` writes for the unanswered call `call_id`:
+    /// `{"role":"toolResult","toolCallId","toolName","content":[text],"isError":true,
+    /// "timestamp","synthetic":true}`.
+    fn synthetic_result(&self, call_id: &str, text: &str) -> String {
+        let name = self.names.get(call_id).map_or("", String::as_str);
+        let content = Object::new()
+            .string("type", "text")
+            .string("text", text)
+            .finish();
+        Object::new()
+            .string("role", "toolResult")
+            .string("toolCallId", call_id)
+            .string("toolName", name)
+            .raw("content", &format!("[{content}]"))
+            .boolean("isError", true)
+            .raw("timestamp", &self.timestamp)
+            .boolean("synthetic", true)
+            .finish()
+    }
 }
 
 /// `{"role":"user","content":[{"type":"text","text":PREFIX+S+SUFFIX}],"timestamp":T}`:
@@ -1758,4 +2143,358 @@ fn metadata(entries: &[PathEntry<'_>]) -> Result<Vec<(String, String)>, Error> {
         }
     }
     Ok(values)
+}
+
+/// The linear forms of the pairing rules and profiles against the straightforward forms
+/// they replaced (each a walk or a rescan per call, per part or per item), on random
+/// inputs: the same output, so that only the cost changed.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Where a synthetic result goes, walking forward from the caller.
+    fn target_by_walk(roles: &[Role], placement: Placement, at: usize) -> usize {
+        let mut after = at;
+        while after + 1 < roles.len() && placement.passes(roles[after + 1]) {
+            after += 1;
+        }
+        after
+    }
+
+    /// The synthetic result written by scanning the caller again for each call.
+    fn synthetic_result_by_scan(m: &Kept<'_>, call_id: &str, text: &str) -> String {
+        let mut tape = Tape::default();
+        json::scan(m.message, MAX_DEPTH, &mut tape).unwrap();
+        let name = tape
+            .get(0, "content")
+            .into_iter()
+            .flat_map(|content| tape.elements(content))
+            .find(|&block| {
+                tape.get(block, "type").map(|t| tape.string(t)).as_deref() == Some("toolCall")
+                    && tape.get(block, "id").map(|t| tape.string(t)).as_deref() == Some(call_id)
+            })
+            .and_then(|block| tape.get(block, "name"))
+            .map(|name| tape.string(name).into_owned())
+            .unwrap_or_default();
+        let timestamp = match tape.get(0, "timestamp") {
+            Some(t) => tape.raw(t),
+            None => m.entry.facts.timestamp.bytes(m.entry.json),
+        };
+        let content = Object::new()
+            .string("type", "text")
+            .string("text", text)
+            .finish();
+        Object::new()
+            .string("role", "toolResult")
+            .string("toolCallId", call_id)
+            .string("toolName", &name)
+            .raw("content", &format!("[{content}]"))
+            .boolean("isError", true)
+            .raw_bytes("timestamp", timestamp)
+            .boolean("synthetic", true)
+            .finish()
+    }
+
+    /// The split replies merged part by part: the merged message written anew at
+    /// every part.
+    fn merge_part_by_part(items: Vec<Item<'_>>) -> Vec<Item<'_>> {
+        let mut tape = Tape::default();
+        let mut out: Vec<Item<'_>> = Vec::new();
+        let mut reply: Option<(usize, String)> = None;
+        for item in items {
+            let role = member(&mut tape, item.text.as_bytes(), "role");
+            match role.as_deref() {
+                Some("assistant") if whitespace_only(&tape) => {}
+                Some("assistant") => {
+                    let id = tape
+                        .get(0, "responseId")
+                        .map(|v| tape.string(v).into_owned());
+                    match (&reply, id) {
+                        (Some((at, current)), Some(id)) if *current == id => {
+                            let mut a = Tape::default();
+                            json::scan(out[*at].text.as_bytes(), MAX_DEPTH, &mut a).unwrap();
+                            let mut b = Tape::default();
+                            json::scan(item.text.as_bytes(), MAX_DEPTH, &mut b).unwrap();
+                            let mut content = content_blocks(&a).unwrap();
+                            content.extend(content_blocks(&b).unwrap());
+                            out[*at].text = Cow::Owned(with_content(&b, &content));
+                        }
+                        (_, id) => {
+                            reply = id.map(|id| (out.len(), id));
+                            out.push(item);
+                        }
+                    }
+                }
+                Some("toolResult") => out.push(item),
+                _ => {
+                    reply = None;
+                    out.push(item);
+                }
+            }
+        }
+        for item in &mut out {
+            if let Some(renamed) = renamed_calls(&item.text).unwrap() {
+                item.text = Cow::Owned(renamed);
+            }
+        }
+        out
+    }
+
+    /// Codex's tool search pairing by inserting and removing in place, back to front.
+    fn pair_in_place(runs: &mut [Vec<Item<'_>>]) -> Vec<Defect> {
+        let mut tape = Tape::default();
+        let mut found: Vec<(usize, usize, bool, String)> = Vec::new();
+        for (r, items) in runs.iter().enumerate() {
+            for (i, item) in items.iter().enumerate() {
+                json::scan(item.text.as_bytes(), MAX_DEPTH, &mut tape).unwrap();
+                let Some(codex) = tape.get(0, "codexItem") else {
+                    continue;
+                };
+                let kind = tape.get(codex, "type").map(|v| tape.string(v).into_owned());
+                let call = tape
+                    .get(codex, "call_id")
+                    .map(|v| tape.string(v).into_owned());
+                if let (Some(kind), Some(call)) = (kind, call) {
+                    match kind.as_str() {
+                        "tool_search_call" => found.push((r, i, true, call)),
+                        "tool_search_output" => found.push((r, i, false, call)),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let calls: HashSet<String> = found.iter().filter(|f| f.2).map(|f| f.3.clone()).collect();
+        let outputs: HashSet<String> = found.iter().filter(|f| !f.2).map(|f| f.3.clone()).collect();
+        let mut defects = Vec::new();
+        for (r, i, is_call, call) in found.iter().rev() {
+            let (r, i) = (*r, *i);
+            let start = runs[r]
+                .first()
+                .and_then(|item| item.entry)
+                .unwrap_or_default();
+            let defect = |reason, action| Defect {
+                interaction_start_id: start.to_owned(),
+                entry_id: runs[r][i].entry.unwrap_or_default().to_owned(),
+                tool_call_id: call.clone(),
+                reason,
+                action: Some(action),
+            };
+            if *is_call && !outputs.contains(call) {
+                let d = defect(PairingDefect::MissingResult, SYNTHESIZED);
+                let output = Object::new()
+                    .string("type", "tool_search_output")
+                    .string("call_id", call)
+                    .string("status", "completed")
+                    .string("execution", "client")
+                    .raw("tools", "[]")
+                    .finish();
+                let message = Object::new()
+                    .string("role", "assistant")
+                    .raw("content", "[]")
+                    .raw("codexItem", &output)
+                    .raw("synthetic", "true")
+                    .finish();
+                let names = runs[r][i].names;
+                let item = Item {
+                    text: Cow::Owned(message),
+                    entry: None,
+                    names,
+                };
+                runs[r].insert(i + 1, item);
+                defects.push(d);
+            } else if !*is_call && !calls.contains(call) {
+                defects.push(defect(PairingDefect::OrphanResult, DROPPED));
+                runs[r].remove(i);
+            }
+        }
+        defects.reverse();
+        defects
+    }
+
+    fn role() -> impl Strategy<Value = Role> {
+        prop_oneof![
+            Just(Role::User),
+            Just(Role::Assistant),
+            Just(Role::ToolResult),
+            Just(Role::Extension)
+        ]
+    }
+
+    /// A content block: a call (id and name from small pools, so that ids repeat), a
+    /// text (sometimes whitespace only) or a `Task` call.
+    fn block() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0u8..4, 0u8..3).prop_map(|(id, n)| format!(
+                r#"{{"type":"toolCall","id":"c{id}","name":"n{n}","arguments":{{}}}}"#
+            )),
+            (0u8..4).prop_map(|id| format!(
+                r#"{{"type":"toolCall","id":"c{id}","name":"Task","arguments":{{}}}}"#
+            )),
+            Just(r#"{"type":"text","text":"hi"}"#.to_owned()),
+            Just(r#"{"type":"text","text":" \n"}"#.to_owned()),
+        ]
+    }
+
+    /// A message's `content`: absent, a string, or an array of blocks.
+    fn content() -> impl Strategy<Value = Option<String>> {
+        prop_oneof![
+            1 => Just(None),
+            1 => Just(Some(r#""text""#.to_owned())),
+            6 => prop::collection::vec(block(), 0..4).prop_map(|b| Some(format!("[{}]", b.join(",")))),
+        ]
+    }
+
+    /// A message: a role, a `content`, maybe a `responseId` (of two), maybe a
+    /// timestamp, and a member after `content` that the merged reply takes from the
+    /// last part.
+    fn message() -> impl Strategy<Value = String> {
+        (
+            prop_oneof![
+                Just("assistant"),
+                Just("assistant"),
+                Just("toolResult"),
+                Just("user")
+            ],
+            content(),
+            prop::option::of(0u8..2),
+            prop::option::of(0u16..100),
+            0u8..3,
+        )
+            .prop_map(|(role, content, response, timestamp, tail)| {
+                let mut object = Object::new().string("role", role);
+                if let Some(content) = content {
+                    object = object.raw("content", &content);
+                }
+                if let Some(r) = response {
+                    object = object.string("responseId", &format!("msg_{r}"));
+                }
+                if let Some(t) = timestamp {
+                    object = object.number("timestamp", usize::from(t));
+                }
+                object.number("tail", usize::from(tail)).finish()
+            })
+    }
+
+    fn items<'a>(texts: &'a [String], ids: &'a [String]) -> Vec<Item<'a>> {
+        texts
+            .iter()
+            .zip(ids)
+            .map(|(text, id)| Item {
+                text: Cow::Borrowed(text),
+                entry: Some(id),
+                names: id,
+            })
+            .collect()
+    }
+
+    fn texts(items: &[Item<'_>]) -> Vec<(String, Option<String>, String)> {
+        items
+            .iter()
+            .map(|i| {
+                (
+                    i.text.clone().into_owned(),
+                    i.entry.map(str::to_owned),
+                    i.names.to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn placement_targets_equal_the_walk_from_each_message(
+            roles in prop::collection::vec(role(), 0..40),
+        ) {
+            for placement in [Placement::AfterCall, Placement::AfterReply, Placement::BeforeNextTurn] {
+                let targets = placement.targets(&roles);
+                let walked: Vec<usize> =
+                    (0..roles.len()).map(|at| target_by_walk(&roles, placement, at)).collect();
+                prop_assert_eq!(targets, walked);
+            }
+        }
+
+        #[test]
+        fn a_caller_read_once_writes_the_results_a_scan_per_call_writes(
+            blocks in prop::collection::vec(block(), 0..6),
+            timestamp in prop::option::of(0u16..100),
+        ) {
+            let mut message = Object::new()
+                .string("role", "assistant")
+                .raw("content", &format!("[{}]", blocks.join(",")));
+            if let Some(t) = timestamp {
+                message = message.number("timestamp", usize::from(t));
+            }
+            let message = message.finish();
+            let line = format!(r#"{{"id":"a","parentId":null,"timestamp":1733234567890,"type":"message","message":{message}}}"#);
+            let entry = crate::parse_entry(&line).unwrap();
+            let entry = PathEntry::of(&entry);
+            let kept = Kept {
+                entry,
+                message: entry.message().unwrap(),
+                role: Role::Assistant,
+                tools: ToolFacts::default(),
+            };
+            let facts = CallerFacts::read(&mut Tape::default(), 0, &kept).unwrap();
+            for call in ["c0", "c1", "c2", "c3", "c9"] {
+                prop_assert_eq!(
+                    facts.synthetic_result(call, "aborted"),
+                    synthetic_result_by_scan(&kept, call, "aborted")
+                );
+            }
+        }
+
+        #[test]
+        fn split_replies_merged_once_equal_merging_part_by_part(
+            texts_in in prop::collection::vec(message(), 0..24),
+        ) {
+            let ids: Vec<String> = (0..texts_in.len()).map(|i| format!("e{i}")).collect();
+            let merged = merge_split_replies(items(&texts_in, &ids)).unwrap();
+            let reference = merge_part_by_part(items(&texts_in, &ids));
+            prop_assert_eq!(texts(&merged), texts(&reference));
+        }
+
+        #[test]
+        fn tool_searches_paired_in_one_pass_equal_pairing_in_place(
+            runs_in in prop::collection::vec(
+                prop::collection::vec((0u8..4, 0u8..4), 0..12), 0..5),
+        ) {
+            // Each item: a tool search call, an output, another Codex item or a plain
+            // message, with a call id from a small pool.
+            let texts_in: Vec<Vec<String>> = runs_in
+                .iter()
+                .map(|run| {
+                    run.iter()
+                        .map(|&(kind, call)| match kind {
+                            0 => format!(r#"{{"role":"assistant","content":[],"codexItem":{{"type":"tool_search_call","call_id":"t{call}"}}}}"#),
+                            1 => format!(r#"{{"role":"assistant","content":[],"codexItem":{{"type":"tool_search_output","call_id":"t{call}"}}}}"#),
+                            2 => format!(r#"{{"role":"assistant","content":[],"codexItem":{{"type":"web_search_call","call_id":"t{call}"}}}}"#),
+                            _ => r#"{"role":"user","content":"x"}"#.to_owned(),
+                        })
+                        .collect()
+                })
+                .collect();
+            let ids: Vec<Vec<String>> = texts_in
+                .iter()
+                .enumerate()
+                .map(|(r, run)| (0..run.len()).map(|i| format!("e{r}-{i}")).collect())
+                .collect();
+            let mut paired: Vec<Vec<Item<'_>>> =
+                texts_in.iter().zip(&ids).map(|(t, i)| items(t, i)).collect();
+            let mut reference: Vec<Vec<Item<'_>>> =
+                texts_in.iter().zip(&ids).map(|(t, i)| items(t, i)).collect();
+            let defects = pair_tool_searches(&mut paired, &mut Tape::default());
+            let reference_defects = pair_in_place(&mut reference);
+            prop_assert_eq!(defects, reference_defects);
+            let paired: Vec<_> = paired.iter().map(|run| texts(run)).collect();
+            let reference: Vec<_> = reference.iter().map(|run| texts(run)).collect();
+            prop_assert_eq!(paired, reference);
+        }
+    }
 }

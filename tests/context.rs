@@ -1608,3 +1608,317 @@ proptest! {
         }
     }
 }
+
+// --- Linear in one message's calls and one reply's parts (round 4) ------------------------
+//
+// Each rule below was quadratic before round 4 (10,000 unanswered calls of one message:
+// 12 s under `synthesize`, pi and Codex; a reply of 8,000 parts under the Claude Code
+// profile: 7.5 s): at 100,000 these tests would take many minutes. Linear, they take a
+// moment. The linear forms are checked against the straightforward ones on random
+// inputs by the unit tests of src/context.rs.
+
+const SCALE: usize = 100_000;
+
+/// An assistant message calling `calls` (ids `c{i}`, names `n{i}`).
+fn calls_named(id: &str, parent: &str, calls: std::ops::Range<usize>) -> String {
+    let blocks: Vec<String> = calls
+        .map(|i| format!(r#"{{"type":"toolCall","id":"c{i}","name":"n{i}","arguments":{{}}}}"#))
+        .collect();
+    message(
+        id,
+        parent,
+        &format!(r#"{{"role":"assistant","content":[{}]}}"#, blocks.join(",")),
+    )
+}
+
+/// The result a profile or `synthesize` writes for call `c{i}`.
+fn synthesized_for(i: usize, text: &str) -> String {
+    format!(
+        r#"{{"role":"toolResult","toolCallId":"c{i}","toolName":"n{i}","content":[{{"type":"text","text":"{text}"}}],"isError":true,"timestamp":1,"synthetic":true}}"#
+    )
+}
+
+#[test]
+fn unanswered_calls_of_one_message_are_answered_in_linear_time() {
+    let all = vec![root_user("u-1"), calls_named("a-1", "u-1", 0..SCALE)];
+    let entries = entries_of(&all);
+    // (pi's placement, after the results, is the next test's.)
+    for (json, text) in [
+        (r#"{"onDefect":"synthesize"}"#, "aborted"),
+        (r#"{"profile":"codex"}"#, "aborted"),
+    ] {
+        let c = build_context(&entries, "a-1", &options(json)).unwrap();
+        assert_eq!(c.messages.len(), SCALE + 2, "{json}");
+        assert_eq!(c.defects.len(), SCALE, "{json}");
+        // Each call answered in call order, with its own name.
+        for (i, m) in c.messages[2..].iter().enumerate() {
+            assert_eq!(*m, synthesized_for(i, text), "{json}");
+        }
+        assert!(c.defects.iter().all(|d| d.synthesized()));
+    }
+}
+
+#[test]
+fn pi_answers_unanswered_calls_after_all_the_results_in_linear_time() {
+    // Half the calls answered on the path: pi's "No result provided" go after the last
+    // result, before the next turn; each used to walk past every result.
+    let half = SCALE / 2;
+    let mut all = vec![root_user("u-1"), calls_named("a-1", "u-1", 0..SCALE)];
+    for i in 0..half {
+        let parent = if i == 0 {
+            "a-1".to_owned()
+        } else {
+            format!("r-{}", i - 1)
+        };
+        all.push(result(&format!("r-{i}"), &parent, &format!("c{i}")));
+    }
+    all.push(user_msg("u-2", &format!("r-{}", half - 1)));
+    let c = build_context(&entries_of(&all), "u-2", &options(r#"{"profile":"pi"}"#)).unwrap();
+    assert_eq!(c.messages.len(), 2 + SCALE + 1);
+    assert!(c.messages[2 + half - 1].contains(&format!(r#""toolCallId":"c{}""#, half - 1)));
+    for (i, m) in c.messages[2 + half..2 + SCALE].iter().enumerate() {
+        assert_eq!(*m, synthesized_for(half + i, "No result provided"));
+    }
+    assert_eq!(c.messages[2 + SCALE], message_of(all.last().unwrap()));
+}
+
+#[test]
+fn synthesized_results_of_a_long_reply_follow_its_last_message_in_linear_time() {
+    // One reply of 100,000 assistant messages, one unanswered call each: every result
+    // goes after the last of them (each used to walk to the end of the reply).
+    let mut all = vec![root_user("u-1")];
+    for i in 0..SCALE {
+        let parent = if i == 0 {
+            "u-1".to_owned()
+        } else {
+            format!("a-{}", i - 1)
+        };
+        all.push(calls_named(&format!("a-{i}"), &parent, i..i + 1));
+    }
+    let leaf = format!("a-{}", SCALE - 1);
+    let c = build_context(
+        &entries_of(&all),
+        &leaf,
+        &options(r#"{"onDefect":"synthesize"}"#),
+    )
+    .unwrap();
+    assert_eq!(c.messages.len(), 1 + 2 * SCALE);
+    for (i, m) in c.messages[1 + SCALE..].iter().enumerate() {
+        assert_eq!(*m, synthesized_for(i, "aborted"));
+    }
+}
+
+#[test]
+fn codex_pairs_many_tool_searches_and_drops_many_outputs_in_linear_time() {
+    // 50,000 tool searches without an output and 50,000 outputs without a call, and
+    // 50,000 results without a call: each used to be inserted or removed in place.
+    let search = |id: &str, parent: &str, kind: &str, call: &str| {
+        message(
+            id,
+            parent,
+            &format!(
+                r#"{{"role":"assistant","content":[],"codexItem":{{"type":"{kind}","call_id":"{call}"}}}}"#
+            ),
+        )
+    };
+    let half = SCALE / 2;
+    let mut all = vec![root_user("u-1")];
+    let mut parent = "u-1".to_owned();
+    for i in 0..half {
+        let (s, o, r) = (format!("s-{i}"), format!("o-{i}"), format!("r-{i}"));
+        all.push(search(&s, &parent, "tool_search_call", &format!("t{i}")));
+        all.push(search(&o, &s, "tool_search_output", &format!("x{i}")));
+        all.push(result(&r, &o, &format!("z{i}")));
+        parent = r;
+    }
+    let c = build_context(
+        &entries_of(&all),
+        &parent,
+        &options(r#"{"profile":"codex"}"#),
+    )
+    .unwrap();
+    assert_eq!(c.messages.len(), 1 + 2 * half);
+    assert_eq!(c.defects.len(), 3 * half);
+    assert!(
+        c.messages[2 * half].contains(&format!(r#""call_id":"t{}""#, half - 1))
+            && c.messages[2 * half].contains(r#""synthetic":true"#)
+    );
+    let dropped = c.defects.iter().filter(|d| d.action == Some("dropped"));
+    assert_eq!(dropped.count(), 2 * half);
+}
+
+/// A part of reply `response` with one call `c{i}`.
+fn numbered_part(id: &str, parent: &str, response: &str, i: usize) -> String {
+    assistant_json(
+        id,
+        parent,
+        &format!(
+            r#""content":[{{"type":"toolCall","id":"c{i}","name":"t","arguments":{{}}}}],"responseId":"{response}""#
+        ),
+    )
+}
+
+#[test]
+fn claude_code_merges_a_reply_of_many_parts_in_linear_time() {
+    // One reply of 100,000 parts, each a call; the even ones answered right after their
+    // part, the odd ones never (Claude Code leaves those parts out).
+    let mut all = vec![root_user("u-1")];
+    let mut parent = "u-1".to_owned();
+    for i in 0..SCALE {
+        let part = format!("a-{i}");
+        all.push(numbered_part(&part, &parent, "msg_1", i));
+        parent = part;
+        if i % 2 == 0 {
+            let r = format!("r-{i}");
+            all.push(result(&r, &parent, &format!("c{i}")));
+            parent = r;
+        }
+    }
+    let c = build_context(
+        &entries_of(&all),
+        &parent,
+        &options(r#"{"profile":"claude-code"}"#),
+    )
+    .unwrap();
+    // The user's, the merged reply, its 50,000 results, "No response requested.".
+    assert_eq!(c.messages.len(), 1 + 1 + SCALE / 2 + 1);
+    let reply: serde_json::Value = serde_json::from_str(&c.messages[1]).unwrap();
+    let ids: Vec<&str> = reply["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..SCALE).step_by(2).map(|i| format!("c{i}")).collect();
+    assert_eq!(ids, expected);
+    assert!(c.messages[2 + SCALE / 2 - 1].contains(&format!(r#""toolCallId":"c{}""#, SCALE - 2)));
+    assert_eq!(c.defects.len(), SCALE / 2);
+    assert!(c.defects.iter().all(|d| d.action == Some("dropped")));
+}
+
+#[test]
+fn claude_code_takes_back_the_side_results_of_many_replies_in_linear_time() {
+    // 50,000 replies, each one part whose result hangs off the path (on the part's
+    // line, beside the next prompt): each group used to be spliced back in place.
+    let n = SCALE / 2;
+    let mut all = vec![root_user("u-0")];
+    for i in 0..n {
+        let part = format!("a-{i}");
+        all.push(numbered_part(
+            &part,
+            &format!("u-{i}"),
+            &format!("msg_{i}"),
+            i,
+        ));
+        all.push(result(&format!("r-{i}"), &part, &format!("c{i}")));
+        all.push(user_msg(&format!("u-{}", i + 1), &part));
+    }
+    let leaf = format!("u-{n}");
+    let c = build_context(
+        &entries_of(&all),
+        &leaf,
+        &options(r#"{"profile":"claude-code"}"#),
+    )
+    .unwrap();
+    assert!(c.defects.is_empty());
+    assert_eq!(c.messages.len(), 1 + 3 * n + 1);
+    for i in [0, n / 2, n - 1] {
+        assert!(c.messages[1 + 3 * i].contains(&format!(r#""id":"c{i}""#)));
+        assert!(c.messages[2 + 3 * i].contains(&format!(r#""toolCallId":"c{i}""#)));
+        assert_eq!(c.messages[3 + 3 * i], message_of(&all[3 + 3 * i]));
+    }
+}
+
+// --- Codex: a compaction without a replacement history (round 4) -------------------------
+
+/// Rule (docs/contract.md §12, Codex; checked against Codex 0.171.0 by
+/// tests/interop_agents.rs): at a compaction without a replacement history Codex
+/// rebuilds the history as the user messages before it (its own context messages left
+/// out, text only, newest first while they fit in 20,000 tokens of 4 bytes), in order,
+/// then the summary; what follows comes after. Before round 4 the summary came first.
+#[test]
+fn profile_codex_rebuilds_a_compaction_without_replacement_history_user_messages_first() {
+    let user = |id: &str, parent: &str, content: &str| {
+        message(
+            id,
+            parent,
+            &format!(r#"{{"role":"user","content":{content}}}"#),
+        )
+    };
+    let all = lines(&[
+        &root_user("u-1"),
+        &text_msg("a-1", "u-1"),
+        &user(
+            "env",
+            "a-1",
+            r#"[{"type":"text","text":"<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"}]"#,
+        ),
+        &user(
+            "u-2",
+            "env",
+            r#"[{"type":"text","text":"look"},{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"text","text":"here"}]"#,
+        ),
+        &text_msg("a-2", "u-2"),
+        &compaction("c-1", "a-2", None),
+        &user_msg("h-1", "c-1"),
+        &text_msg("a-3", "h-1"),
+    ]);
+    let c = both(&all, "a-3", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(
+        c.messages,
+        [
+            message_of(&all[0]).to_owned(),
+            r#"{"role":"user","content":[{"type":"text","text":"look"},{"type":"text","text":"here"}]}"#.to_owned(),
+            r#"{"role":"user","content":[{"type":"text","text":"s-c-1"}],"timestamp":5}"#.to_owned(),
+            message_of(&all[6]).to_owned(),
+            message_of(&all[7]).to_owned(),
+        ]
+    );
+    assert_eq!(kept_ids(&c), ["u-1", "u-2", "c-1", "h-1", "a-3"]);
+    assert!(!c.has_summary_message());
+    assert_eq!(
+        (c.interactions[0].count, c.interactions[0].cut_point),
+        (3, false)
+    );
+    assert_eq!(c.interactions[1].first_entry_id, "h-1");
+    // Without the profile: the summary message, then what the compaction keeps.
+    let plain = both(&all, "a-3", &defaults()).unwrap();
+    assert_eq!(kept_ids(&plain), ["h-1", "a-3"]);
+    assert!(plain.has_summary_message());
+
+    // An earlier compaction without a replacement history is part of what Codex
+    // rebuilt there: its summary counts as a user message; one with a replacement
+    // history ends the walk. The message over the 20,000 tokens left is sent shortened
+    // to them (half from each end, the bytes over / 4 counted in the middle) and ends
+    // the walk too.
+    let big = format!(r#""{}""#, "x".repeat(80_001));
+    let replaced = r#"{"id":"c-0","parentId":"u-0","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":0,"details":{"replacementHistory":1}}"#;
+    let all = lines(&[
+        &root_user("u-0"),
+        replaced,
+        &user_msg("h-0", "c-0"),
+        &compaction("c-1", "h-0", None),
+        &user_msg("u-1", "c-1"),
+        &compaction("c-2", "u-1", None),
+        &user_msg("h-2", "c-2"),
+    ]);
+    let c = both(&all, "h-2", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["h-0", "c-1", "u-1", "c-2", "h-2"]);
+    let all = lines(&[
+        &root_user("u-0"),
+        &user("u-big", "u-0", &big),
+        &user_msg("u-1", "u-big"),
+        &compaction("c-1", "u-1", None),
+        &user_msg("h-1", "c-1"),
+    ]);
+    let c = both(&all, "h-1", &options(r#"{"profile":"codex"}"#)).unwrap();
+    assert_eq!(kept_ids(&c), ["u-big", "u-1", "c-1", "h-1"]);
+    // 19,999 tokens left after u-1: 79,996 bytes, 5 over.
+    let half = "x".repeat(39_998);
+    assert_eq!(
+        c.messages[0],
+        format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"{half}"}},{{"type":"text","text":"…2 tokens truncated…"}},{{"type":"text","text":"{half}"}}]}}"#
+        )
+    );
+}

@@ -340,8 +340,8 @@ fn big_fixture(path: &Path, n: usize) -> Vec<String> {
     ids
 }
 
-/// Rewrites byte `at` of `path` in place and puts its modification time back: the
-/// change an index cannot see at open.
+/// Rewrites byte `at` of `path` in place and puts its modification time back, as
+/// another program could; only the change time shows it.
 fn rewrite_keeping_mtime(path: &Path, at: usize, byte: u8) {
     let modified = std::fs::metadata(path).unwrap().modified().unwrap();
     let mut bytes = read_file(path);
@@ -363,7 +363,11 @@ fn damage_the_index_cannot_see_is_corrupt_line_at_the_first_read_that_touches_it
     let dir = temp_dir("index-first-read");
     let path = dir.join("s.jsonl");
     let ids = big_fixture(&path, 200);
-    // Entry e0150's text gets a control byte: invalid JSON, same size, same mtime.
+    // A store and a writer open through the index; then entry e0150's text gets a
+    // control byte (invalid JSON, same size, same mtime) while they are open: what
+    // their open checked cannot see it.
+    let (store, report) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    let (writer, _) = Store::open_jsonl(&path).unwrap();
     let at = offset_in_line(&path, "e0150", "entry 150 entry");
     rewrite_keeping_mtime(&path, at, 0x01);
     let expected_line = 151;
@@ -380,8 +384,7 @@ fn damage_the_index_cannot_see_is_corrupt_line_at_the_first_read_that_touches_it
         }
     }
 
-    // With the index the open succeeds; what does not touch the line answers.
-    let (store, report) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    // The open through the index succeeded; what does not touch the line answers.
     assert_eq!(report.state, session::State::Ready);
     assert_eq!(store.len().unwrap(), 200);
     assert_eq!(store.path_to("e0149").unwrap().len(), 136);
@@ -409,8 +412,7 @@ fn damage_the_index_cannot_see_is_corrupt_line_at_the_first_read_that_touches_it
     assert!(store.path_to(&ids[10]).is_ok());
     drop(store);
 
-    // A writer opened with the index still appends where the damage is not read.
-    let (writer, _) = Store::open_jsonl(&path).unwrap();
+    // The writer still appends where the damage is not read.
     writer.append(user("w", Some("e0149"), "ok")).unwrap();
     assert!(matches!(
         writer.append(user("w2", Some("e0150"), "no")),
@@ -424,9 +426,10 @@ fn a_line_changed_into_another_valid_entry_is_corrupt_line_too() {
     let dir = temp_dir("index-changed-valid");
     let path = dir.join("s.jsonl");
     big_fixture(&path, 100);
+    // Changed while a store is open through the index.
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
     let at = offset_in_line(&path, "e0070", "entry 70 entry");
     rewrite_keeping_mtime(&path, at, b'E');
-    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
     match store.path_to("e0071") {
         Err(session::Error::CorruptLine { line: 71, fault }) => {
             assert_eq!(fault.reason(), "invalid_entry");
@@ -434,11 +437,17 @@ fn a_line_changed_into_another_valid_entry_is_corrupt_line_too() {
         }
         other => panic!("{other:?}"),
     }
-    // verify full sees the valid line as it is now.
-    let full = JsonlOptions::from_json(r#"{"readOnly":true,"verify":"full"}"#).unwrap();
-    let (store, _) = Store::open_jsonl_with(&path, &full).unwrap();
-    let path70 = String::from_utf8(store.path_to_json("e0070").unwrap()).unwrap();
-    assert!(path70.contains("Entry 70"), "{path70}");
+    // A later open sees the valid line as it is now: verify full, and the index too,
+    // whose change time no longer matches.
+    for options in [
+        r#"{"readOnly":true,"verify":"full"}"#,
+        r#"{"readOnly":true}"#,
+    ] {
+        let options = JsonlOptions::from_json(options).unwrap();
+        let (store, _) = Store::open_jsonl_with(&path, &options).unwrap();
+        let path70 = String::from_utf8(store.path_to_json("e0070").unwrap()).unwrap();
+        assert!(path70.contains("Entry 70"), "{path70}");
+    }
 }
 
 #[test]

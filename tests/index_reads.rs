@@ -4,17 +4,18 @@
 //! record's checksum: a line that changed is `corrupt_line` with its line number, never
 //! an answer built from the changed bytes. Navigation checks the line of every entry it
 //! returns, its label's line included. What the index derives from *other* lines (which
-//! entries are children or leaves, depth, child count) is only as current as the checks
-//! at open: a same-size rewrite that keeps the modification time and misses the sampled
-//! regions may leave those stale (docs/contract.md §3), and the test below says so.
+//! entries are children or leaves, depth, child count) is never stale at open: the
+//! index records the file's change time, which every edit moves — even one that keeps
+//! the size and puts the modification time back — and an index whose file changed is
+//! not used (round 4, docs/contract.md §3).
 
 mod common;
 
 use std::path::Path;
 
-use common::index::read_only_with_index;
+use common::index::{file_id, read_only_with_index};
 use common::*;
-use session::{ContextOptions, Error, JsonlOptions, State, Store, TreeOptions};
+use session::{ContextOptions, Error, JsonlOptions, State, Store, TreeOptions, index_path};
 
 /// A session of `n` entries whose text is `"entry {i} "` repeated `repeat` times, in a
 /// chain with a branch every tenth entry (e0010's parent is e0008, so e0009 is a leaf).
@@ -212,17 +213,16 @@ fn navigation_checks_the_line_of_every_entry_it_returns_and_of_its_label() {
     assert_eq!(labelled[0].label.as_deref(), Some("alpha"));
     drop(store);
 
-    // The label's text changes (same size, mtime kept, outside the sampled regions):
-    // a node that carries the label checks the label's line.
-    let at = edit_line(
+    // The label's text changes (same size, mtime kept) while a store is open through
+    // the index: a node that carries the label checks the label's line.
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    edit_line(
         &path,
         "lab",
         r#""label":"alpha""#,
         r#""label":"alphA""#,
         true,
     );
-    assert_outside_the_open_checks(&path, at, 15);
-    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
     assert_corrupt("children of e0050", store.children("e0050"), 201);
     assert_corrupt("labels", store.labels(), 201);
     assert_corrupt("tree", store.tree(&TreeOptions::default()), 201);
@@ -232,67 +232,83 @@ fn navigation_checks_the_line_of_every_entry_it_returns_and_of_its_label() {
     write_file(&path, &original);
     let (writer, _) = Store::open_jsonl(&path).unwrap();
     drop(writer);
-    let at = edit_line(&path, "e0089", "entry 89 entry", "Entry 89 entry", true);
-    assert_outside_the_open_checks(&path, at, 14);
     let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    edit_line(&path, "e0089", "entry 89 entry", "Entry 89 entry", true);
     assert_corrupt("leaves", store.leaves(), 90);
     assert_corrupt("children of e0088", store.children("e0088"), 90);
     assert_eq!(store.latest_leaf().unwrap().unwrap().id, "last");
     assert_eq!(store.state(), State::Ready);
 }
 
+/// The answers of the navigation calls that derive from lines they do not return:
+/// children of the entries around the edit, the leaves, the path and depth below it,
+/// the roots and the whole tree.
+fn navigation(store: &Store) -> Vec<String> {
+    let ids = |nodes: Vec<session::Node>| {
+        nodes
+            .into_iter()
+            .map(|n| format!("{}@{}", n.id, n.depth))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut answers: Vec<String> = ["e0067", "e0068", "e0069", "e0071"]
+        .iter()
+        .map(|id| ids(store.children(id).unwrap()))
+        .collect();
+    answers.push(store.leaves().unwrap().to_json());
+    answers.push(ids(store.roots().unwrap()));
+    answers.push(format!("{}", store.path_to("e0071").unwrap().len()));
+    answers.push(store.tree_json(&TreeOptions::default()).unwrap());
+    answers
+}
+
+/// Rule (round 4): an index is used only while the file's change time is the one it
+/// recorded. An edit in place that keeps the size and puts the modification time back,
+/// outside the sampled regions and the last line — which the checks at open missed in
+/// round 3, leaving children, leaves, depth and paths as indexed — now replays the
+/// file: every navigation answer is the file's.
 #[test]
-fn an_edit_the_open_checks_miss_may_leave_navigation_stale_but_no_changed_line_is_returned() {
-    let dir = temp_dir("index-reads-stale");
+fn an_in_place_edit_keeping_size_and_mtime_is_never_answered_from_the_index() {
+    let dir = temp_dir("index-reads-ctime");
     let path = dir.join("s.jsonl");
     chain(&path, 200, 100);
-    let original = read_file(&path);
-    // e0070 moves from e0068 to e0067: same size, mtime kept, outside the sampled
-    // regions and the last line.
+    // e0070 moves from e0068 to e0069 (so e0069 is no longer a leaf): same size, mtime
+    // kept, outside the sampled regions and the last line.
     let at = edit_line(
         &path,
         "e0070",
         r#""parentId":"e0068""#,
-        r#""parentId":"e0067""#,
+        r#""parentId":"e0069""#,
         true,
     );
     assert_outside_the_open_checks(&path, at, 18);
-    let ids = |nodes: Vec<session::Node>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
 
-    // The truth, from the file: e0067 has two children now, e0068 one.
+    // The truth, from the file.
     let full = JsonlOptions::from_json(r#"{"readOnly":true,"verify":"full"}"#).unwrap();
     let (truth, _) = Store::open_jsonl_with(&path, &full).unwrap();
-    assert_eq!(ids(truth.children("e0067").unwrap()), ["e0068", "e0070"]);
-    assert_eq!(ids(truth.children("e0068").unwrap()), ["e0069"]);
-    assert_eq!(truth.children("e0071").unwrap()[0].depth, 64);
-
-    // Through the index: an answer that returns the changed line is corrupt_line, as is
-    // every path through it ...
-    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
-    assert_corrupt("children of e0068", store.children("e0068"), 71);
-    assert_corrupt("path through e0070", store.path_to("e0071"), 71);
-    // ... but the index cannot know that e0070 now names e0067 without reading every
-    // line: what it derives from lines it does not return is as it was indexed. This is
-    // the narrowed promise (docs/contract.md §3), not a wish.
-    assert_eq!(ids(store.children("e0067").unwrap()), ["e0068"]);
-    assert_eq!(store.children("e0071").unwrap()[0].depth, 65);
-    drop(store);
-
-    // A change the open checks see (here the modification time) replays the file.
-    write_file(&path, &original);
-    let (writer, _) = Store::open_jsonl(&path).unwrap();
-    drop(writer);
-    edit_line(
-        &path,
-        "e0070",
-        r#""parentId":"e0068""#,
-        r#""parentId":"e0067""#,
-        false,
+    let expected = navigation(&truth);
+    assert_eq!(expected[1], "e0069@63", "e0068's children");
+    assert_eq!(expected[2], "e0070@64", "e0069's children");
+    assert!(
+        !expected[4].contains(r#""id":"e0069""#),
+        "e0069 is no longer a leaf"
     );
+
+    // Through the index: the same answers, for a reader and for a writer.
     let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
-    assert_eq!(ids(store.children("e0067").unwrap()), ["e0068", "e0070"]);
-    assert_eq!(ids(store.children("e0068").unwrap()), ["e0069"]);
-    assert_eq!(store.path_to("e0071").unwrap().len(), 64);
+    assert_eq!(navigation(&store), expected);
+    drop(store);
+    let (writer, _) = Store::open_jsonl(&path).unwrap();
+    assert_eq!(navigation(&writer), expected);
+    // The writer writes a new index at its close, which a later open uses.
+    writer.append(user("w", Some("e0199"), "w")).unwrap();
+    drop(writer);
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    assert_eq!(navigation(&store)[..4], expected[..4]);
+    assert_eq!(
+        store.path_to("w").unwrap().len(),
+        truth.path_to("e0199").unwrap().len() + 1
+    );
 }
 
 /// `build_context` reads the path from the leaf back to the latest compaction's first
@@ -318,10 +334,12 @@ fn build_context_reads_nothing_before_the_latest_compaction_cut() {
     let before = store
         .build_context("after", &ContextOptions::default(), None)
         .unwrap();
+    drop(store);
 
-    let at = edit_line(&path, "e0070", "entry 70 entry", "Entry 70 entry", true);
-    assert_outside_the_open_checks(&path, at, 1);
+    // Changed while a store is open through the index (an edit before the open would
+    // replay the file: its change time moved).
     let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    edit_line(&path, "e0070", "entry 70 entry", "Entry 70 entry", true);
     let after = store
         .build_context("after", &ContextOptions::default(), None)
         .unwrap();
@@ -337,5 +355,67 @@ fn build_context_reads_nothing_before_the_latest_compaction_cut() {
         "an uncompacted leaf's context",
         store.build_context("e0199", &ContextOptions::default(), None),
         71,
+    );
+}
+
+/// `index` (an index this library wrote for the file) in the layout of version 3, which
+/// round 3 wrote: the same header without the change time, resealed.
+fn as_version_3(index: &[u8]) -> Vec<u8> {
+    assert_eq!(
+        &index[8..12],
+        &4u32.to_le_bytes(),
+        "the index is of version 4"
+    );
+    let mut old = index.to_vec();
+    // The two u64s of the change time follow the modification time (fields 5 and 6).
+    old.drain(64..80);
+    old.splice(232..232, [0u8; 16]);
+    old[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let seal = session::store::index_checksum(&old[..248]);
+    old[248..256].copy_from_slice(&seal.to_le_bytes());
+    assert_eq!(old.len(), index.len());
+    old
+}
+
+/// Rule (round 4): the index format's version went to 4 with the change time; an index
+/// of version 3 — which round 3 would have used after an edit that keeps the size and
+/// the modification time — is never read: the file is replayed, and a writer rebuilds
+/// the index at its close.
+#[test]
+fn an_index_of_the_previous_version_is_rebuilt_never_read() {
+    let dir = temp_dir("index-reads-v3");
+    let path = dir.join("s.jsonl");
+    chain(&path, 200, 100);
+    let old = as_version_3(&read_file(&index_path(&path)));
+    edit_line(
+        &path,
+        "e0070",
+        r#""parentId":"e0068""#,
+        r#""parentId":"e0069""#,
+        true,
+    );
+    write_file(&index_path(&path), &old);
+    let full = JsonlOptions::from_json(r#"{"readOnly":true,"verify":"full"}"#).unwrap();
+    let (truth, _) = Store::open_jsonl_with(&path, &full).unwrap();
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    assert_eq!(navigation(&store), navigation(&truth));
+    drop(store);
+    assert_eq!(
+        read_file(&index_path(&path)),
+        old,
+        "a reader never writes one"
+    );
+    let (writer, _) = Store::open_jsonl(&path).unwrap();
+    assert_eq!(navigation(&writer), navigation(&truth));
+    drop(writer);
+    let rebuilt = read_file(&index_path(&path));
+    assert_eq!(&rebuilt[8..12], &4u32.to_le_bytes(), "rebuilt as version 4");
+    // The rebuilt index matches the file: a writer that appends nothing keeps it.
+    let written = file_id(&index_path(&path));
+    drop(Store::open_jsonl(&path).unwrap());
+    assert_eq!(
+        file_id(&index_path(&path)),
+        written,
+        "the rebuilt index is used"
     );
 }

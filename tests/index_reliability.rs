@@ -7,8 +7,10 @@
 //!
 //! Only the public API and plain file operations are used: nothing here depends on the
 //! index's format. Every in-place rewrite of the session file moves its mtime forward
-//! ([`rewrite_in_place`]): a same-size rewrite that keeps the mtime is outside the
-//! index's guarantee (docs/reliability.md). Each test prints its figure.
+//! ([`rewrite_in_place`]), and, since the index records the change time (round 4),
+//! every rewrite or planted tail also makes the open replay the file: these sweeps
+//! then check that fallback, and `a_matching_index_is_used_a_writer_that_appends_nothing_leaves_it_as_it_is`
+//! that an untouched file's index is used. Each test prints its figure.
 
 mod common;
 

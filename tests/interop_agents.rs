@@ -20,9 +20,10 @@
 //! checked against pi's own code by `tests/interop_pi.rs`.
 //!
 //! Variants of corpus files made in the test check what the agent does with an
-//! interrupted turn (cut after its results; a call left without its result) and with
+//! interrupted turn (cut after its results; a call left without its result), with
 //! an unpaired Codex tool search (a call without its output; an output without its
-//! call).
+//! call) and with a Codex `compacted` line without its replacement history (the form
+//! older Codex wrote).
 //!
 //! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
 //! packages are missing; ~800 MB of native binaries). Without node the test prints a
@@ -151,6 +152,91 @@ fn tool_search_variants() -> Vec<(String, String)> {
     ]
 }
 
+/// User message texts put before the compaction of [`compaction_variants`]: Codex's own
+/// context messages, which it leaves out of the history it rebuilds (markers at both
+/// ends of the trimmed text, case ignored, any part of the message), and look-alikes it
+/// keeps (`<user_instructions>`, an opening marker alone).
+const CODEX_CONTEXT_LOOKALIKES: [&[&str]; 12] = [
+    &["# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nx\n</INSTRUCTIONS>"],
+    &["<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"],
+    &["<ENVIRONMENT_CONTEXT></ENVIRONMENT_CONTEXT>"],
+    &["  <user_shell_command>\nls\n</user_shell_command>\n"],
+    &["<turn_aborted>\nx\n</turn_aborted>"],
+    &["<skill>\n<name>x</name>\n</skill>"],
+    &["<subagent_notification>x</subagent_notification>"],
+    &[
+        "left out: a part",
+        "<environment_context></environment_context>",
+    ],
+    &["<user_instructions>\nkept\n</user_instructions>"],
+    &["<environment_context>\nkept: no closing marker"],
+    &["# AGENTS.md instructions, kept: no closing marker"],
+    &["kept: plain"],
+];
+
+/// `codex/localpush-12-54-34.jsonl` with its `compacted` line's `replacement_history`
+/// removed, as older Codex wrote it, and [`CODEX_CONTEXT_LOOKALIKES`] as user messages
+/// before it: Codex rebuilds the history from the user messages before the line (its
+/// own context messages left out) and its `message` (the summary), in that order.
+fn compaction_variants() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(common::corpus_dir().join("codex/localpush-12-54-34.jsonl"))
+        .unwrap();
+    let mut removed = 0;
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let mut value: Value = serde_json::from_str(line).unwrap();
+        if value["type"] == "compacted"
+            && let Some(payload) = value["payload"].as_object_mut()
+            && payload.remove("replacement_history").is_some()
+        {
+            removed += 1;
+            for texts in CODEX_CONTEXT_LOOKALIKES {
+                let content: Vec<Value> = texts
+                    .iter()
+                    .map(|t| json!({"type": "input_text", "text": t}))
+                    .collect();
+                let payload = json!({"type": "message", "role": "user", "content": content});
+                let message = json!({"timestamp": value["timestamp"], "type": "response_item", "payload": payload});
+                lines.push(message.to_string());
+            }
+            lines.push(value.to_string());
+            continue;
+        }
+        lines.push(line.to_owned());
+    }
+    assert_eq!(
+        removed, 1,
+        "localpush-12-54-34.jsonl has one compacted line"
+    );
+    // The same line after a user message of three text parts over Codex's budget of
+    // 20,000 tokens (4 bytes each), multi-byte characters where the cuts fall: Codex
+    // sends a shortened copy of it and nothing before it.
+    let compacted = lines
+        .iter()
+        .position(|l| l.contains(r#""type":"compacted""#))
+        .unwrap();
+    let big: String = (0..12_000).map(|i| format!("{i:07}é中 ")).collect();
+    let parts = ["A".repeat(1000), big, "C".repeat(999)];
+    let content: Vec<Value> = parts
+        .iter()
+        .map(|t| json!({"type": "input_text", "text": t}))
+        .collect();
+    let payload = json!({"type": "message", "role": "user", "content": content});
+    let over = json!({"timestamp": "2026-02-24T09:51:48.000Z", "type": "response_item", "payload": payload});
+    let mut shortened = lines.clone();
+    shortened.insert(compacted, over.to_string());
+    vec![
+        (
+            "variant: a Codex compacted line without its replacement history".into(),
+            lines.join("\n") + "\n",
+        ),
+        (
+            "variant: the same after a user message over Codex's budget".into(),
+            shortened.join("\n") + "\n",
+        ),
+    ]
+}
+
 #[test]
 fn claude_code_and_codex_send_what_libsession_resumes() {
     if !common::node_available() {
@@ -185,6 +271,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         .chain(
             tool_search_variants()
                 .into_iter()
+                .chain(compaction_variants())
                 .map(|(name, text)| (name, "codex", text)),
         );
     for (n, (name, format, text)) in variants.enumerate() {
@@ -194,7 +281,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         add(name, format, &file, entries, leaf);
     }
     assert!(
-        names.len() >= 41,
+        names.len() >= 43,
         "{} Claude Code and Codex files and variants",
         names.len()
     );

@@ -57,7 +57,7 @@ const (
 	ProfileNone       Profile = "none"        // no agent's rules, whatever the session's origin
 	ProfilePi         Profile = "pi"          // failed replies left out; "No result provided" for a missing result
 	ProfileClaudeCode Profile = "claude-code" // split replies merged by message id; a part whose calls have no result left out
-	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history
+	ProfileCodex      Profile = "codex"       // "aborted" after the call; outputs without a call dropped; replacement history, or the user messages before a compaction then its summary
 )
 
 // Budget bounds the context's tokens: whole interactions are kept from the newest

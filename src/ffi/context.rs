@@ -78,10 +78,14 @@ pub type SessionTokenEstimator = Option<
 /// ("action":"dropped"), sends "No response requested." after a conversation ending on
 /// the user's side and old Task calls as Agent; Codex answers a call without an output
 /// with "aborted" right after it, drops an output without a call ("action":"dropped"),
-/// pairs tool searches the same way and sends a compaction's replacement history in
-/// place of its summary. The profile applies only while onDefect is "error"; other
-/// defects are kept, and the compaction's own cut is taken even when it is not an
-/// interaction start or leaves a call pending, as those agents take it.
+/// pairs tool searches the same way, sends a compaction's replacement history in place
+/// of its summary and, at a compaction without one, the history Codex rebuilds there:
+/// the user messages before it (text only, newest first while they fit in 20,000
+/// tokens of 4 bytes, the one that does not fit shortened as Codex shortens it, Codex's
+/// own context messages left out), then the summary, as one interaction. The profile
+/// applies only while onDefect is "error"; other defects are kept, and the compaction's
+/// own cut is taken even when it is not an interaction start or leaves a call pending,
+/// as those agents take it.
 ///
 /// Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
 /// non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,

@@ -328,23 +328,27 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   nothing.
 /// - "index" (default true): use and keep the session index <path>.idx, a
 ///   disposable cache that lets open skip reading the lines it covers: they are read
-///   on demand. It is used only when it matches the file (device, inode, covered
-///   size, modification time, checksums of 16 sampled regions and of the last covered
-///   line); otherwise the file is replayed as without it. A writer writes it every
-///   65,536 appends or 64 MiB and at session_store_close (best effort: a failure
-///   there only costs the next open a full replay), never inside open; readers never
-///   write it.
+///   on demand. It is used only when the file is as it was when the index was
+///   written: the same device and inode, the same change time (ctime, which every
+///   write, truncation or change of times or mode moves and no program can set back),
+///   the covered size, the modification time, and matching checksums of 16 sampled
+///   regions and of the last covered line. Otherwise the file is replayed as without
+///   it, so an edit made before open, even in place keeping the size and the
+///   modification time, is always seen, as are lines appended since (a writer killed
+///   before its close, or one still appending: those opens replay the whole file). A
+///   writer writes it every 65,536 appends or 64 MiB and at session_store_close (best
+///   effort: a failure there only costs the next open a full replay), never inside
+///   open; readers never write it.
 ///   Only a file that is exactly its entries' lines (as the library writes them) gets
 ///   one. With an index, a covered line is checked every time a call reads it from the
-///   file (the first time and every later one): a line changed in place without
-///   changing the file's size and modification time (outside the checks above), before
-///   open or while the store is open, is SESSION_ERR_CORRUPT_LINE with its line from
-///   the calls that read it, not from open, and the store is not tainted; no call
-///   returns a changed line, nor a label its label entry's line no longer sets. What the
-///   index derives from lines a call does not return (which entries are children,
-///   leaves or roots, depth, childCount, onPath, whether an id exists) can stay as
-///   it was indexed after such a change: open with "verify":"full" to rule it out. A
-///   damaged index found by a call makes that call replay the file and answer from it.
+///   file (the first time and every later one): a line another program changes in
+///   place while the store is open is SESSION_ERR_CORRUPT_LINE with its line from the
+///   calls that read it, and the store is not tainted; no call returns a changed line,
+///   nor a label its label entry's line no longer sets. What the store derives from
+///   lines a call does not return (which entries are children, leaves or roots, depth,
+///   childCount, onPath, whether an id exists) is as the file was at open, as it is for
+///   a store opened without the index. A damaged index found by a call makes that call
+///   replay the file and answer from it.
 ///   The index gets the session file's permissions (and owner, where allowed), is never
 ///   written through a symbolic link or onto a FIFO, and is never written from
 ///   checksums of bytes another program changed under the writer (the writer removes

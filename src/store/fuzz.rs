@@ -18,7 +18,8 @@ pub fn reseal_index(index: &mut [u8]) {
     if index.len() < 2 * PAGE || !index.len().is_multiple_of(PAGE) {
         return;
     }
-    let Some(pages) = u64_at(index, 24 + 11 * 8).and_then(|p| usize::try_from(p).ok()) else {
+    let pages = u64_at(index, header_field(PAGES_FIELD));
+    let Some(pages) = pages.and_then(|p| usize::try_from(p).ok()) else {
         return;
     };
     let sums_at = pages.saturating_add(1).saturating_mul(PAGE);
@@ -31,7 +32,8 @@ pub fn reseal_index(index: &mut [u8]) {
         .collect();
     index[sums_at..sums_at + sums.len()].copy_from_slice(&sums);
     let sums_hash = Hash64::of(&sums);
-    index[24 + 12 * 8..24 + 13 * 8].copy_from_slice(&sums_hash.to_le_bytes());
+    let at = header_field(SUMS_HASH_FIELD);
+    index[at..at + 8].copy_from_slice(&sums_hash.to_le_bytes());
     let seal = Hash64::of(&index[..HEADER - 8]);
     index[HEADER - 8..HEADER].copy_from_slice(&seal.to_le_bytes());
 }

@@ -63,7 +63,8 @@ impl Base {
     /// The base of the file `jsonl` (in the state `stamp`; `None` skips the identity
     /// checks, for the fuzz target) from its index `index`, when the index is intact,
     /// of this version, and matches the file: device, inode, covered size, modification
-    /// time, sampled regions and last line. `Ok(None)` means: replay the file.
+    /// time, change time, sampled regions and last line. `Ok(None)` means: replay the
+    /// file.
     pub(crate) fn open(
         jsonl: Box<dyn Source>,
         index: Box<dyn Source>,
@@ -87,7 +88,12 @@ impl Base {
             } else {
                 now.mtime >= recorded.mtime
             };
-            if !same_file || now.size < recorded.size || !time_fits {
+            // Any change since the index was written — an append, an edit in place that
+            // keeps the size and puts the modification time back — moved the change
+            // time: what the index derived from lines (children, leaves, depth, which
+            // ids exist) may no longer hold, and checking it would mean reading them all.
+            let untouched = now.ctime == recorded.ctime;
+            if !same_file || now.size < recorded.size || !time_fits || !untouched {
                 return Ok(None);
             }
         }

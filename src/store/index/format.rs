@@ -14,7 +14,16 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 pub(crate) const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
-pub(crate) const VERSION: u32 = 3;
+/// 4 since round 4, which records the change time: an index of version 3 (without it)
+/// is rebuilt, never read as this one.
+pub(crate) const VERSION: u32 = 4;
+/// Where the header's `u64` field `i` starts, and the fields the fuzz helpers reseal:
+/// the count of checksummed pages and the checksum of their checksums.
+pub(crate) const fn header_field(i: usize) -> usize {
+    24 + i * 8
+}
+pub(crate) const PAGES_FIELD: usize = 13;
+pub(crate) const SUMS_HASH_FIELD: usize = 14;
 /// The unit of reading and of checksums.
 pub(crate) const PAGE: usize = 4096;
 /// The header's size, at the start of page 0.
@@ -103,7 +112,7 @@ pub(crate) fn read_exact_at(source: &dyn Source, buf: &mut [u8], at: u64) -> io:
 }
 
 /// What identifies the session file's state when its index is written, and is checked
-/// when it is read: device, inode, size and modification time.
+/// when it is read: device, inode, size, modification time and change time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stamp {
     pub(crate) dev: u64,
@@ -111,6 +120,11 @@ pub(crate) struct Stamp {
     pub(crate) size: u64,
     /// Seconds and nanoseconds.
     pub(crate) mtime: (i64, i64),
+    /// The change time (`ctime`), seconds and nanoseconds: every write, truncation,
+    /// `utimensat` or `chmod` moves it and no program can set it back, so an equal one
+    /// says the file was not touched since — where the modification time can be put
+    /// back (`touch -d`, `cp -a` over the file, `utimensat`).
+    pub(crate) ctime: (i64, i64),
 }
 
 impl Stamp {
@@ -120,6 +134,7 @@ impl Stamp {
             ino: meta.ino(),
             size: meta.len(),
             mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
         }
     }
 }
@@ -407,6 +422,8 @@ impl Header {
             s.size,
             s.mtime.0 as u64,
             s.mtime.1 as u64,
+            s.ctime.0 as u64,
+            s.ctime.1 as u64,
             self.entries,
             self.seed,
             self.slots,
@@ -445,26 +462,27 @@ impl Header {
         if Hash64::of(&bytes[..HEADER - 8]) != u64_at(bytes, HEADER - 8)? {
             return None;
         }
-        let v = |i: usize| u64_at(bytes, 24 + i * 8);
+        let v = |i: usize| u64_at(bytes, header_field(i));
         Some(Header {
             stamp: Stamp {
                 dev: v(0)?,
                 ino: v(1)?,
                 size: v(2)?,
                 mtime: (v(3)? as i64, v(4)? as i64),
+                ctime: (v(5)? as i64, v(6)? as i64),
             },
-            entries: v(5)?,
-            seed: v(6)?,
-            slots: v(7)?,
-            extra_bytes: v(8)?,
-            roots: v(9)?,
-            labels: v(10)?,
-            pages: v(11)?,
-            sums_hash: v(12)?,
-            sample_hash: v(13)?,
-            last_hash: v(14)?,
-            leaf_first: u32_at(bytes, 24 + 15 * 8)?,
-            leaf_last: u32_at(bytes, 28 + 15 * 8)?,
+            entries: v(7)?,
+            seed: v(8)?,
+            slots: v(9)?,
+            extra_bytes: v(10)?,
+            roots: v(11)?,
+            labels: v(12)?,
+            pages: v(PAGES_FIELD)?,
+            sums_hash: v(SUMS_HASH_FIELD)?,
+            sample_hash: v(15)?,
+            last_hash: v(16)?,
+            leaf_first: u32_at(bytes, header_field(17))?,
+            leaf_last: u32_at(bytes, header_field(17) + 4)?,
         })
     }
 }

@@ -2,20 +2,22 @@
 //! open skip reading the lines it covers.
 //!
 //! The JSONL file stays the only source of truth. Open uses an index only when it
-//! matches the file: same device and inode, a size at least the covered size, the
-//! modification time it recorded (equal when the file has exactly the covered size,
-//! not older when it grew), a checksum of 16 regions of 256 bytes spread over the
-//! covered prefix, and a checksum of the last covered line. Anything else — another
-//! file, a shorter one, a changed time or byte in those places, a torn, truncated,
-//! foreign or other-version index — and the store is rebuilt from the file exactly as
-//! without an index. Bytes after the covered prefix are recovered and replayed as
-//! always (tail rules, `needs_repair`, line numbers). Outside the guarantee: a
-//! same-size rewrite of the covered prefix by another program that keeps the
-//! modification time and misses the sampled regions and the last line. Even then no
-//! changed line is returned (every read of a line checks it, below), but what the
-//! index derives from lines a query does not return — which entries are an entry's
-//! children, the leaves and roots, depth and child count, whether an id exists — is as
-//! it was indexed; `{"verify":"full"}` checks every line at open.
+//! matches the file: same device and inode, the change time (`ctime`) it recorded, a
+//! size at least the covered size, the modification time it recorded (equal when the
+//! file has exactly the covered size, not older when it grew), a checksum of 16 regions
+//! of 256 bytes spread over the covered prefix, and a checksum of the last covered
+//! line. Anything else — another file, a shorter one, a changed time or byte in those
+//! places, a torn, truncated, foreign or other-version index — and the store is rebuilt
+//! from the file exactly as without an index. The change time is what makes the index
+//! never stale at open: every write moves it and no program can set it back, so an
+//! edit in place that keeps the size and puts the modification time back is seen too
+//! (what the index derives from lines a query does not return — which entries are an
+//! entry's children, the leaves and roots, depth and child count, whether an id exists
+//! — could not be checked otherwise without reading every line). Its price: a file
+//! that grew since its index was written (a writer killed before its close, or still
+//! appending) is replayed whole until a writer's close writes a new index. Bytes after
+//! the covered prefix (possible only within one tick of a coarse clock) are recovered
+//! and replayed as always (tail rules, `needs_repair`, line numbers).
 //!
 //! Nothing is read at open beyond the header, the page checksums, the samples, the
 //! last line, and the roots and labels. Queries read index pages and lines on demand:
@@ -34,10 +36,10 @@
 //! holds may then describe bytes that are gone): it removes the index instead (see
 //! `FileSink::write_index`). How the file is created: [`write`].
 //!
-//! Format (version 3, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
+//! Format (version 4, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
 //! header: magic `LSIDX\r\n\x1a`, version `u32`, page size `u32`, record size `u32`,
 //! reserved `u32`; then `u64`s: device, inode, covered size, mtime seconds, mtime
-//! nanoseconds, entries, id-hash seed, hash-table slots, roots-and-labels bytes, roots,
+//! nanoseconds, ctime seconds, ctime nanoseconds, entries, id-hash seed, hash-table slots, roots-and-labels bytes, roots,
 //! labels, checksummed pages, checksum of the page checksums, checksum of the samples,
 //! checksum of the last line; then the first and last leaf (`u32`); the header's own
 //! checksum is its last 8 bytes. Then, each section starting on a page: one 108-byte
