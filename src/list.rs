@@ -418,8 +418,9 @@ fn read_whole(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fau
         }
         start = newline + 1;
     }
+    let head = HEAD_BYTES.min(bytes.len());
+    scan_head(&bytes[..head], info)?;
     let mut in_memory = InMemory(bytes);
-    read_head(&mut in_memory, info)?;
     read_tail(&mut in_memory, info)?;
     info.entries = Some(entries as u64);
     Ok(())
@@ -448,7 +449,15 @@ impl ListFile for InMemory {
 /// The complete lines of the first [`HEAD_BYTES`]: each must be an entry; the first
 /// user message among them gives `firstUserText`.
 fn read_head(file: &mut dyn ListFile, info: &mut SessionInfo) -> Result<(), Fault> {
-    let head = read_exact_at(file, 0, HEAD_BYTES)?;
+    // Never more than the file holds: a buffer of HEAD_BYTES for a small file was
+    // zeroed and copied for nothing, the largest cost of listing many small sessions.
+    let len = usize::try_from(info.bytes).map_or(HEAD_BYTES, |n| n.min(HEAD_BYTES));
+    let head = read_exact_at(file, 0, len)?;
+    scan_head(&head, info)
+}
+
+/// The first user text from `head`, the start of the file: its complete lines only.
+fn scan_head(head: &[u8], info: &mut SessionInfo) -> Result<(), Fault> {
     let complete = head
         .iter()
         .rposition(|&b| b == b'\n')
