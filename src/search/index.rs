@@ -6,8 +6,8 @@
 //!   first block and the hash of its last indexed block, the committed bytes and lines
 //!   indexed, its entry count and the row of its last committed entry (its latest
 //!   leaf);
-//! - `entries`: every committed entry of those files (id, seq, role, timestamp, the row
-//!   of its parent, whether it is on the latest leaf's path, where its line is in the
+//! - `entries`: every committed entry of those files (id, seq, role, the row of its
+//!   parent, whether it is on the latest leaf's path, where its line is in the
 //!   file and whether it has text to search);
 //! - `texts`: the FTS5 table of the words of the text a person reads ([`words`]: folded,
 //!   cut at ASCII separators, long ones as windows), keyed by the entry's row. It keeps
@@ -82,7 +82,7 @@ CREATE TABLE files(
   words INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
-  seq INTEGER NOT NULL, role TEXT, timestamp TEXT NOT NULL, parent INTEGER,
+  seq INTEGER NOT NULL, role TEXT, parent INTEGER,
   on_latest INTEGER NOT NULL DEFAULT 0, line_at INTEGER NOT NULL,
   line_len INTEGER NOT NULL, has_text INTEGER NOT NULL, words INTEGER NOT NULL);
 CREATE INDEX entries_by_id ON entries(file, entry_id);
@@ -870,9 +870,9 @@ fn read_new(
     let mut find_parent =
         tx.prepare("SELECT id FROM entries WHERE file = ?1 AND entry_id = ?2 ORDER BY id LIMIT 1")?;
     let mut insert_entry = tx.prepare(
-        "INSERT INTO entries(file, entry_id, seq, role, timestamp, parent, line_at, line_len,
-                             has_text, words)
-         VALUES(?1, ?2, ?3, NULLIF(?4, ''), ?5, NULLIF(?6, 0), ?7, ?8, ?9, ?10)",
+        "INSERT INTO entries(file, entry_id, seq, role, parent, line_at, line_len, has_text,
+                             words)
+         VALUES(?1, ?2, ?3, NULLIF(?4, ''), NULLIF(?5, 0), ?6, ?7, ?8, ?9)",
     )?;
     let mut insert_text = tx.prepare("INSERT INTO texts(rowid, words) VALUES(?1, ?2)")?;
     let mut insert_error =
@@ -948,8 +948,6 @@ fn read_new(
                                     },
                                     None => None,
                                 };
-                                let timestamp =
-                                    String::from_utf8_lossy(facts.timestamp.bytes(json));
                                 let (role, text) = readable(tape);
                                 let line_at = line_end as i64 - 1 - line_len;
                                 // The words the index holds for the text, as one string.
@@ -977,7 +975,6 @@ fn read_new(
                                     facts.id.of(json),
                                     state.entries,
                                     role.as_deref().unwrap_or(""),
-                                    timestamp,
                                     row_or_zero(parent),
                                     line_at,
                                     line_len,
@@ -1107,10 +1104,11 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    /// The readable text of the entry whose line is `len` bytes at `at` in file
-    /// `name`; `None` when it cannot be read back as an entry (the file changed since
-    /// the index was brought up to date: it is left to the next search).
-    fn text(&mut self, name: &str, at: i64, len: i64) -> Option<String> {
+    /// The readable text and the timestamp (as written) of the entry whose line is
+    /// `len` bytes at `at` in file `name`; `None` when it cannot be read back as the
+    /// entry `id` with text (the file changed since the index was brought up to date:
+    /// it is left to the next search).
+    fn text(&mut self, name: &str, id: &str, at: i64, len: i64) -> Option<(String, String)> {
         if self.open.as_ref().is_none_or(|(open, _)| open != name) {
             let path = self.dir.join(name);
             let file = open_regular_with(
@@ -1126,8 +1124,14 @@ impl Reader<'_> {
         self.buf.resize(len, 0);
         file.read_exact_at(&mut self.buf, u64::try_from(at).ok()?)
             .ok()?;
-        self.parser.parse(&self.buf).ok()?;
-        readable(self.parser.tape()).1
+        let (_, facts) = self.parser.parse(&self.buf).ok()?;
+        let tape = self.parser.tape();
+        if facts.id.of(&tape.text) != id {
+            return None;
+        }
+        let text = readable(tape).1?;
+        let timestamp = String::from_utf8_lossy(facts.timestamp.bytes(&tape.text)).into_owned();
+        Some((text, timestamp))
     }
 }
 
@@ -1178,7 +1182,7 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
         filters.push("e.on_latest = 1".into());
     }
     let sql = format!(
-        "SELECT f.name, e.entry_id, e.seq, e.role, e.timestamp, e.on_latest, e.line_at,
+        "SELECT f.name, e.entry_id, e.seq, e.role, NULL, e.on_latest, e.line_at,
                 e.line_len, e.words
          FROM {from} JOIN files f ON f.id = e.file
          WHERE {} ORDER BY f.name, e.seq",
@@ -1230,7 +1234,8 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
         }
         let Some(r) = rows.next()? else { break };
         let name: String = r.get(0)?;
-        let Some(text) = reader.text(&name, r.get(6)?, r.get(7)?) else {
+        let id: String = r.get(1)?;
+        let Some((text, _)) = reader.text(&name, &id, r.get(6)?, r.get(7)?) else {
             continue;
         };
         if !contains_all(&text, &needles) || !contains_all_ascii(&text, &short) {
@@ -1253,10 +1258,10 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
         };
         let hit = Hit {
             path: name,
-            entry_id: r.get(1)?,
+            entry_id: id,
             seq: r.get::<_, i64>(2)?.max(0) as u64,
             role: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-            timestamp: r.get(4)?,
+            timestamp: String::new(),
             snippet: String::new(),
             score,
             on_latest_path: r.get::<_, i64>(5)? != 0,
@@ -1273,8 +1278,9 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
     for (mut hit, at, len) in hits {
         // Read a second time (ranked, only the hits kept are): a line that no longer
         // reads back is left out, as above.
-        if let Some(text) = reader.text(&hit.path, at, len) {
+        if let Some((text, timestamp)) = reader.text(&hit.path, &hit.entry_id, at, len) {
             hit.snippet = snippet(&text, &terms);
+            hit.timestamp = timestamp;
             out.push(hit);
         }
     }

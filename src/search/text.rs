@@ -103,6 +103,10 @@ pub fn terms(query: &str) -> Vec<&str> {
 
 /// `text` folded for case-insensitive matching (see [`fold`]).
 pub(crate) fn folded(text: &str) -> String {
+    // ASCII folds byte for byte (the same result, much faster).
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
     text.chars().map(fold).collect()
 }
 
