@@ -6,6 +6,7 @@
 //!   first block and the hash of its last indexed block, the committed bytes and lines
 //!   indexed, its entry count and the row of its last committed entry (its latest
 //!   leaf);
+//! - `roles`: the roles met, each once (an entry holds its role's row);
 //! - `entries`: every committed entry of those files (id, seq, role, the row of its
 //!   parent, whether it is on the latest leaf's path, where its line is in the
 //!   file and whether it has text to search);
@@ -82,7 +83,7 @@ CREATE TABLE files(
   words INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
-  seq INTEGER NOT NULL, role TEXT, parent INTEGER,
+  seq INTEGER NOT NULL, role INTEGER, parent INTEGER,
   on_latest INTEGER NOT NULL DEFAULT 0, line_at INTEGER NOT NULL,
   line_len INTEGER NOT NULL, has_text INTEGER NOT NULL, words INTEGER NOT NULL);
 CREATE INDEX entries_by_id ON entries(file, entry_id);
@@ -90,6 +91,7 @@ CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
 CREATE INDEX errors_by_file ON errors(file);
 CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE roles(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE vocabulary(id INTEGER PRIMARY KEY, words TEXT NOT NULL);
 CREATE VIRTUAL TABLE texts USING fts5(words, tokenize = 'ascii', content = '',
                                       contentless_delete = 1, detail = none);
@@ -872,8 +874,12 @@ fn read_new(
     let mut insert_entry = tx.prepare(
         "INSERT INTO entries(file, entry_id, seq, role, parent, line_at, line_len, has_text,
                              words)
-         VALUES(?1, ?2, ?3, NULLIF(?4, ''), NULLIF(?5, 0), ?6, ?7, ?8, ?9)",
+         VALUES(?1, ?2, ?3, NULLIF(?4, 0), NULLIF(?5, 0), ?6, ?7, ?8, ?9)",
     )?;
+    let mut find_role = tx.prepare("SELECT id FROM roles WHERE name = ?1")?;
+    let mut add_role = tx.prepare("INSERT INTO roles(name) VALUES(?1)")?;
+    // The row of each role in `roles`, as it is met.
+    let mut role_rows: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
     let mut insert_text = tx.prepare("INSERT INTO texts(rowid, words) VALUES(?1, ?2)")?;
     let mut insert_error =
         tx.prepare("INSERT INTO errors(file, line, reason, message) VALUES(?1, ?2, ?3, ?4)")?;
@@ -949,6 +955,26 @@ fn read_new(
                                     None => None,
                                 };
                                 let (role, text) = readable(tape);
+                                let role_row = match role {
+                                    None => 0,
+                                    Some(role) => match role_rows.get(&role) {
+                                        Some(&row) => row,
+                                        None => {
+                                            let row = match find_role
+                                                .query_row([&role], |r| r.get(0))
+                                                .optional()?
+                                            {
+                                                Some(row) => row,
+                                                None => {
+                                                    add_role.execute([&role])?;
+                                                    tx.last_insert_rowid()
+                                                }
+                                            };
+                                            role_rows.insert(role, row);
+                                            row
+                                        }
+                                    },
+                                };
                                 let line_at = line_end as i64 - 1 - line_len;
                                 // The words the index holds for the text, as one string.
                                 doc.clear();
@@ -974,7 +1000,7 @@ fn read_new(
                                     state.id,
                                     facts.id.of(json),
                                     state.entries,
-                                    role.as_deref().unwrap_or(""),
+                                    role_row,
                                     row_or_zero(parent),
                                     line_at,
                                     line_len,
@@ -1176,13 +1202,17 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
             params.push(Value::Text(role.clone()));
             marks.push(format!("?{}", params.len()));
         }
-        filters.push(format!("e.role IN ({})", marks.join(", ")));
+        filters.push(format!(
+            "e.role IN (SELECT id FROM roles WHERE name IN ({}))",
+            marks.join(", ")
+        ));
     }
     if query.latest_path_only {
         filters.push("e.on_latest = 1".into());
     }
     let sql = format!(
-        "SELECT f.name, e.entry_id, e.seq, e.role, NULL, e.on_latest, e.line_at,
+        "SELECT f.name, e.entry_id, e.seq, (SELECT name FROM roles WHERE id = e.role), NULL,
+                e.on_latest, e.line_at,
                 e.line_len, e.words
          FROM {from} JOIN files f ON f.id = e.file
          WHERE {} ORDER BY f.name, e.seq",
