@@ -1200,3 +1200,26 @@ fn the_index_answers_every_query_exactly_as_a_scan_of_the_texts() {
     write_file(&dir.join(name.as_str()), &jsonl(&refs));
     check_equivalence(&dir, &files, &queries);
 }
+
+#[test]
+fn bm25_counts_each_occurrence_so_a_longer_entry_that_says_it_more_ranks_first() {
+    let dir = temp_dir("search-rank-tf");
+    let lines = [
+        user(
+            "u-1",
+            None,
+            "nothing of the kind here, only ten plain words today",
+        ),
+        assistant(
+            "a-long",
+            "u-1",
+            "parser parser parser parser parser parser, and ten more words after it all",
+        ),
+        assistant("a-short", "a-long", "the parser broke again today"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write_file(&dir.join("s.jsonl"), &jsonl(&lines));
+    let result = find(&dir, "parser");
+    assert_eq!(ids(&result), ["a-long", "a-short"]);
+    assert!(result.hits[0].score > result.hits[1].score);
+}

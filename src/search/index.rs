@@ -39,7 +39,7 @@ use rusqlite::{
 };
 
 use super::text::{
-    contains_all, contains_all_ascii, fold_terms, readable, runs, snippet, terms, words,
+    contains_all, contains_all_ascii, fold_terms, folded, readable, runs, snippet, terms, words,
 };
 use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
@@ -1070,10 +1070,10 @@ fn words_holding(blocks: &[String], run: &str, cap: usize) -> Vec<String> {
     out
 }
 
-/// What the full-text index is asked for a term: each of its selective runs as the
-/// words that hold it (`("w1" OR "w2") AND …`); `Ok(None)` when no run is selective
-/// enough to ask anything; `Err(())` when some run is in no word at all (nothing can
-/// match).
+/// What the full-text index is asked for a term: for each of its [`runs`], the words
+/// of the vocabulary that hold it (left out when more than [`MAX_WORDS_PER_RUN`]: it
+/// would select little); `Err(())` when some run is in no word at all (no entry can
+/// hold the term).
 fn term_groups(blocks: &[String], term: &str) -> Result<Vec<Vec<String>>, ()> {
     let mut groups: Vec<Vec<String>> = Vec::new();
     for run in runs(term) {
@@ -1210,16 +1210,22 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
     if query.latest_path_only {
         filters.push("e.on_latest = 1".into());
     }
+    let ranked = !long.is_empty();
+    // Ranked, every candidate is read and the hits are sorted here, so the rows come
+    // in the index's order (the entries' rows ascending: each page read once).
+    let order = match ranked {
+        true => "",
+        false => "ORDER BY f.name, e.seq",
+    };
     let sql = format!(
         "SELECT f.name, e.entry_id, e.seq, (SELECT name FROM roles WHERE id = e.role), NULL,
                 e.on_latest, e.line_at,
                 e.line_len, e.words
          FROM {from} JOIN files f ON f.id = e.file
-         WHERE {} ORDER BY f.name, e.seq",
+         WHERE {} {order}",
         filters.join(" AND ")
     );
     let needles = fold_terms(&long);
-    let ranked = !long.is_empty();
     // BM25's figures: entries with text, their mean length in words, and per long
     // term the entries the index names for it.
     let (total, mean_words) = conn.query_row(
@@ -1268,12 +1274,13 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
         let Some((text, _)) = reader.text(&name, &id, r.get(6)?, r.get(7)?) else {
             continue;
         };
-        if !contains_all(&text, &needles) || !contains_all_ascii(&text, &short) {
+        // Folded once, for the check and the counts.
+        let haystack = folded(&text);
+        if !contains_all(&haystack, &needles) || !contains_all_ascii(&text, &short) {
             continue;
         }
         let score = match ranked {
             true => {
-                let haystack = super::text::folded(&text);
                 let norm = K1 * (1.0 - B + B * r.get::<_, i64>(8)? as f64 / mean_words);
                 needles
                     .iter()
@@ -1299,9 +1306,12 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
         hits.push((hit, r.get(6)?, r.get(7)?));
     }
     if ranked {
-        // Best first; equal scores in the order of the files and their entries (the
-        // order the candidates came in: a stable sort keeps it).
-        hits.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
+        // Best first; equal scores in the order of the files and their entries.
+        hits.sort_by(|a, b| {
+            (b.0.score.total_cmp(&a.0.score))
+                .then_with(|| a.0.path.cmp(&b.0.path))
+                .then(a.0.seq.cmp(&b.0.seq))
+        });
         hits.truncate(limit);
     }
     let mut out = Vec::with_capacity(hits.len());

@@ -158,14 +158,10 @@ pub(crate) fn fold_terms(terms: &[&str]) -> Vec<String> {
     terms.iter().map(|t| folded(t)).collect()
 }
 
-/// Whether every one of `needles` ([`fold_terms`]) occurs in `text`,
-/// case-insensitively (the folding of [`snippet`]). The text is folded once, and each
-/// lookup is linear in the text and the needle (`str::find`).
-pub(crate) fn contains_all(text: &str, needles: &[String]) -> bool {
-    if needles.iter().all(String::is_empty) {
-        return true;
-    }
-    let haystack = folded(text);
+/// Whether every one of `needles` ([`fold_terms`]) occurs in `haystack`, text already
+/// [`folded`]: case-insensitively (the folding of [`snippet`]). Each lookup is linear
+/// in the text and the needle (`str::find`).
+pub(crate) fn contains_all(haystack: &str, needles: &[String]) -> bool {
     needles
         .iter()
         .all(|needle| haystack.contains(needle.as_str()))
@@ -295,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_term_is_found_as_a_substring_in_any_case() {
-        let all = |text: &str, terms: &[&str]| contains_all(text, &fold_terms(terms));
+        let all = |text: &str, terms: &[&str]| contains_all(&folded(text), &fold_terms(terms));
         assert!(all("where is the Flamingo config", &["flAMINGO"]));
         assert!(!all("flam ingo", &["flamingo"]));
         assert!(all("项目名是 tiny-pi", &["项目名", "PI"]));
