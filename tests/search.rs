@@ -1223,3 +1223,45 @@ fn bm25_counts_each_occurrence_so_a_longer_entry_that_says_it_more_ranks_first()
     assert_eq!(ids(&result), ["a-long", "a-short"]);
     assert!(result.hits[0].score > result.hits[1].score);
 }
+
+#[test]
+fn the_vocabulary_written_a_block_per_update_is_merged_and_every_word_still_found() {
+    let dir = temp_dir("search-vocabulary-blocks");
+    let path = dir.join("s.jsonl");
+    write_file(&path, &jsonl(&[&user("u-0", None, "start")]));
+    let word = |i: usize| format!("zq{i}word");
+    let mut parent = "u-0".to_owned();
+    for i in 0..70 {
+        let id = format!("u-{}", i + 1);
+        append(
+            &path,
+            &user(&id, Some(&parent), &format!("the {} here", word(i))),
+        );
+        assert_eq!(ids(&find(&dir, &word(i))), [id.as_str()]);
+        parent = id;
+    }
+    let conn = rusqlite::Connection::open(dir.join(SIDECAR)).expect("open");
+    let blocks: i64 = conn
+        .query_row("SELECT count(*) FROM vocabulary", [], |r| r.get(0))
+        .expect("blocks");
+    assert!(blocks < 64, "{blocks} blocks");
+    drop(conn);
+    for i in [0, 33, 69] {
+        assert_eq!(sorted_ids(&dir, &word(i)), [format!("u-{}", i + 1)]);
+    }
+    // A piece of every word, in another case: all 70 entries, each once.
+    assert_eq!(sorted_ids(&dir, "word").len(), 20);
+    assert_eq!(
+        search(
+            &dir,
+            &SearchQuery {
+                limit: 1000,
+                ..SearchQuery::new("WORD")
+            }
+        )
+        .expect("search")
+        .hits
+        .len(),
+        70
+    );
+}

@@ -16,7 +16,8 @@
 //!   the session file, to check the terms and cut the snippet) nor positions
 //!   (`detail=none`);
 //! - `vocabulary`: every word ever put in `texts`, in blocks of newline-separated words
-//!   (a query finds the words that hold each of its terms' [`runs`] by scanning them);
+//!   (a query finds the words that hold each of its terms' [`runs`] by scanning them;
+//!   a word may be in more than one block until they are merged: [`MAX_BLOCKS`]);
 //! - `errors`: the corrupt lines found in those files;
 //! - `state`: the folder's fingerprint when last brought up to date (see [`fingerprint`]).
 //!
@@ -581,32 +582,56 @@ fn update_all(
     Ok(())
 }
 
-/// The words of the index ([`words`]): those already in `vocabulary` (read when the
-/// first file is read) and those this update adds, saved as one more block.
+/// The most blocks the vocabulary is kept in. An update writes the words it met as one
+/// more block without reading the others (reading them all would cost a search after
+/// a one-line append as much as the whole vocabulary), so a word may be in several
+/// blocks; once there are this many, the next update that reads a file reads them all
+/// and writes them back as one.
+const MAX_BLOCKS: i64 = 64;
+
+/// The words an update puts in the index ([`words`]), each once.
 #[derive(Default)]
 struct Vocabulary {
-    known: Option<std::collections::HashSet<Box<str>>>,
+    /// The words met by this update; when merging, every word of the vocabulary too.
+    seen: std::collections::HashSet<Box<str>>,
+    /// The words met by this update, newline-separated.
     added: String,
+    /// Whether the blocks are merged by this update; decided when the first file is
+    /// read.
+    merge: Option<bool>,
 }
 
 impl Vocabulary {
-    /// Reads the words already in the index, once.
+    /// Decides, once, whether this update merges the blocks, and reads them if so.
     fn load(&mut self, tx: &Connection) -> Result<(), Fail> {
-        if self.known.is_none() {
-            let mut set = std::collections::HashSet::new();
+        if self.merge.is_some() {
+            return Ok(());
+        }
+        let blocks: i64 = tx.query_row("SELECT count(*) FROM vocabulary", [], |r| r.get(0))?;
+        let merge = blocks >= MAX_BLOCKS;
+        if merge {
             let mut stmt = tx.prepare("SELECT words FROM vocabulary")?;
             let mut rows = stmt.query([])?;
             while let Some(row) = rows.next()? {
                 let block: String = row.get(0)?;
-                set.extend(block.split('\n').filter(|w| !w.is_empty()).map(Box::from));
+                self.seen
+                    .extend(block.split('\n').filter(|w| !w.is_empty()).map(Box::from));
             }
-            self.known = Some(set);
         }
+        self.merge = Some(merge);
         Ok(())
     }
 
     fn save(&mut self, tx: &Connection) -> Result<(), Fail> {
-        if !self.added.is_empty() {
+        if self.merge == Some(true) {
+            let mut all = String::new();
+            for word in &self.seen {
+                all.push_str(word);
+                all.push('\n');
+            }
+            tx.execute("DELETE FROM vocabulary", [])?;
+            tx.execute("INSERT INTO vocabulary(words) VALUES(?1)", [all])?;
+        } else if !self.added.is_empty() {
             tx.execute(
                 "INSERT INTO vocabulary(words) VALUES(?1)",
                 [std::mem::take(&mut self.added)],
@@ -884,8 +909,7 @@ fn read_new(
     let mut insert_error =
         tx.prepare("INSERT INTO errors(file, line, reason, message) VALUES(?1, ?2, ?3, ?4)")?;
     vocabulary.load(tx)?;
-    let Vocabulary { known, added } = vocabulary;
-    let known = known.get_or_insert_default();
+    let Vocabulary { seen, added, .. } = vocabulary;
     // The rows of the entries read by this call, by id: the parent of most entries
     // (earlier files' rows are looked up in the table).
     let mut rows: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
@@ -988,8 +1012,8 @@ fn read_new(
                                             doc.push(' ');
                                         }
                                         doc.push_str(word);
-                                        if !known.contains(word) {
-                                            known.insert(Box::from(word));
+                                        if !seen.contains(word) {
+                                            seen.insert(Box::from(word));
                                             added.push_str(word);
                                             added.push('\n');
                                         }
@@ -1067,6 +1091,9 @@ fn words_holding(blocks: &[String], run: &str, cap: usize) -> Vec<String> {
             from = end;
         }
     }
+    // A word may be in several blocks (see [`MAX_BLOCKS`]).
+    out.sort_unstable();
+    out.dedup();
     out
 }
 
