@@ -366,11 +366,9 @@ fn main() {
         .unwrap_or(0);
     let text: i64 = rusqlite::Connection::open(dir.join(SIDECAR))
         .and_then(|c| {
-            c.query_row(
-                "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM texts",
-                [],
-                |r| r.get(0),
-            )
+            c.query_row("SELECT coalesce(sum(text_bytes), 0) FROM files", [], |r| {
+                r.get(0)
+            })
         })
         .unwrap_or(0);
     println!(

@@ -982,3 +982,286 @@ fn a_searcher_in_the_sessions_group_gives_the_sidecar_and_its_journal_that_group
         );
     }
 }
+
+// Round 4 performance (issue 37): the word index answers exactly what a scan does.
+
+/// A small deterministic generator (a linear congruential one) for the equivalence test.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pieces the generated texts are made of: words in several scripts and cases, CJK runs,
+/// punctuation inside words, characters whose case folding is not ASCII, and a word
+/// longer than the index keeps whole.
+const PIECES: &[&str] = &[
+    "flamingo",
+    "Flamingo",
+    "FLAMINGO-config",
+    "tiny-pi",
+    "项目名是",
+    "项目",
+    "名字",
+    "读取 README.md，告诉我",
+    "README.md",
+    "naïve",
+    "NAÏVE",
+    "straße",
+    "STRASSE",
+    "Σίσυφος",
+    "σίσυφος",
+    "İstanbul",
+    "a",
+    "ab",
+    "x_y",
+    "é",
+    "É",
+    "k8s",
+    "0xDEADbeef",
+    "--flag=value",
+    "path/to/file.rs:42",
+    "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ",
+];
+const GLUE: &[&str] = &[" ", " ", " ", "", "-", ".", "，", "\n", "_"];
+
+fn generated_text(rng: &mut Lcg) -> String {
+    let mut text = String::new();
+    for _ in 0..1 + rng.below(12) {
+        text.push_str(PIECES[rng.below(PIECES.len())]);
+        text.push_str(GLUE[rng.below(GLUE.len())]);
+    }
+    text
+}
+
+/// What a plain scan of the texts finds for `query`: every whitespace-separated word
+/// occurs, folded per character to its first lowercase character (ASCII case only for
+/// a word under three characters). The rule of the contract, written out again here.
+fn scan_matches(text: &str, query: &str) -> bool {
+    let fold = |s: &str| -> String {
+        s.chars()
+            .map(|c| c.to_lowercase().next().unwrap_or(c))
+            .collect()
+    };
+    query.split_whitespace().all(|word| {
+        if word.chars().count() >= 3 {
+            fold(text).contains(&fold(word))
+        } else {
+            text.to_ascii_lowercase()
+                .contains(&word.to_ascii_lowercase())
+        }
+    })
+}
+
+/// Queries for the equivalence test: fixed ones, and pieces cut from the texts (one or
+/// two words, of any length, across separators and inside CJK runs).
+fn generated_queries(rng: &mut Lcg, texts: &[String]) -> Vec<String> {
+    let mut queries: Vec<String> = [
+        "flamingo",
+        "FLAMINGO",
+        "lamingo",
+        "mingo-con",
+        "项目名",
+        "目名",
+        "项",
+        "名字 项目",
+        "tiny-pi",
+        "y-p",
+        "readme.md",
+        "E.MD",
+        "naïve",
+        "NAÏVE",
+        "aïv",
+        "straße",
+        "STRASSE",
+        "σίσυφος",
+        "ΣΊΣΥΦ",
+        "i̇stanbul",
+        "é",
+        "É",
+        "a",
+        "ab x_y",
+        "_",
+        "k8s",
+        "0xdead",
+        "=value",
+        "to/file.rs:4",
+        "mnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123",
+        "zebra",
+        "告诉我 readme",
+        "...",
+        "，",
+    ]
+    .iter()
+    .map(|q| q.to_string())
+    .collect();
+    for _ in 0..150 {
+        let chars: Vec<char> = texts[rng.below(texts.len())].chars().collect();
+        let start = rng.below(chars.len());
+        let len = 1 + rng.below(14);
+        let piece: String = chars[start..(start + len).min(chars.len())]
+            .iter()
+            .collect();
+        if piece.split_whitespace().next().is_some() {
+            queries.push(piece);
+        }
+    }
+    queries
+}
+
+fn check_equivalence(dir: &Path, files: &[(String, Vec<(String, String)>)], queries: &[String]) {
+    for query in queries {
+        let mut expected: Vec<(String, String)> = Vec::new();
+        for (name, entries) in files {
+            for (id, text) in entries {
+                if scan_matches(text, query) {
+                    expected.push((name.clone(), id.clone()));
+                }
+            }
+        }
+        assert!(
+            expected.len() < 1000,
+            "{query:?} matches too many to compare"
+        );
+        let result = search(
+            dir,
+            &SearchQuery {
+                limit: 1000,
+                ..SearchQuery::new(query)
+            },
+        )
+        .expect("search");
+        let mut found: Vec<(String, String)> = result
+            .hits
+            .iter()
+            .map(|h| (h.path.clone(), h.entry_id.clone()))
+            .collect();
+        found.sort();
+        expected.sort();
+        assert_eq!(found, expected, "query {query:?}");
+    }
+}
+
+#[test]
+fn the_index_answers_every_query_exactly_as_a_scan_of_the_texts() {
+    let dir = temp_dir("search-equivalence");
+    let mut rng = Lcg(37);
+    let mut files: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let mut all_texts = Vec::new();
+    for f in 0..6 {
+        let name = format!("s{f}.jsonl");
+        let mut lines = Vec::new();
+        let mut entries = Vec::new();
+        let mut parent: Option<String> = None;
+        for e in 0..60 {
+            let id = format!("e{f}-{e}");
+            let text = generated_text(&mut rng);
+            lines.push(user(&id, parent.as_deref(), &text));
+            all_texts.push(text.clone());
+            entries.push((id.clone(), text));
+            parent = Some(id);
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        write_file(&dir.join(&name), &jsonl(&refs));
+        files.push((name, entries));
+    }
+    let queries = generated_queries(&mut rng, &all_texts);
+    check_equivalence(&dir, &files, &queries);
+    // Grown (read on from where the index stopped) and rewritten shorter (read again,
+    // its old words deleted from the index): still the same answers.
+    for (name, entries) in files.iter_mut().take(2) {
+        let text = generated_text(&mut rng);
+        let id = format!("{name}-grown");
+        let parent = entries.last().map(|(id, _)| id.clone());
+        append(
+            &dir.join(name.as_str()),
+            &user(&id, parent.as_deref(), &text),
+        );
+        entries.push((id, text));
+    }
+    let (name, entries) = &mut files[2];
+    entries.truncate(10);
+    let lines: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (id, text))| user(id, i.checked_sub(1).map(|p| entries[p].0.as_str()), text))
+        .collect();
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write_file(&dir.join(name.as_str()), &jsonl(&refs));
+    check_equivalence(&dir, &files, &queries);
+}
+
+#[test]
+fn bm25_counts_each_occurrence_so_a_longer_entry_that_says_it_more_ranks_first() {
+    let dir = temp_dir("search-rank-tf");
+    let lines = [
+        user(
+            "u-1",
+            None,
+            "nothing of the kind here, only ten plain words today",
+        ),
+        assistant(
+            "a-long",
+            "u-1",
+            "parser parser parser parser parser parser, and ten more words after it all",
+        ),
+        assistant("a-short", "a-long", "the parser broke again today"),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    write_file(&dir.join("s.jsonl"), &jsonl(&lines));
+    let result = find(&dir, "parser");
+    assert_eq!(ids(&result), ["a-long", "a-short"]);
+    assert!(result.hits[0].score > result.hits[1].score);
+}
+
+#[test]
+fn the_vocabulary_written_a_block_per_update_is_merged_and_every_word_still_found() {
+    let dir = temp_dir("search-vocabulary-blocks");
+    let path = dir.join("s.jsonl");
+    write_file(&path, &jsonl(&[&user("u-0", None, "start")]));
+    let word = |i: usize| format!("zq{i}word");
+    let mut parent = "u-0".to_owned();
+    for i in 0..70 {
+        let id = format!("u-{}", i + 1);
+        append(
+            &path,
+            &user(&id, Some(&parent), &format!("the {} here", word(i))),
+        );
+        assert_eq!(ids(&find(&dir, &word(i))), [id.as_str()]);
+        parent = id;
+    }
+    let conn = rusqlite::Connection::open(dir.join(SIDECAR)).expect("open");
+    let blocks: i64 = conn
+        .query_row("SELECT count(*) FROM vocabulary", [], |r| r.get(0))
+        .expect("blocks");
+    assert!(blocks < 64, "{blocks} blocks");
+    drop(conn);
+    for i in [0, 33, 69] {
+        assert_eq!(sorted_ids(&dir, &word(i)), [format!("u-{}", i + 1)]);
+    }
+    // A piece of every word, in another case: all 70 entries, each once.
+    assert_eq!(sorted_ids(&dir, "word").len(), 20);
+    assert_eq!(
+        search(
+            &dir,
+            &SearchQuery {
+                limit: 1000,
+                ..SearchQuery::new("WORD")
+            }
+        )
+        .expect("search")
+        .hits
+        .len(),
+        70
+    );
+}

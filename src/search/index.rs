@@ -6,10 +6,18 @@
 //!   first block and the hash of its last indexed block, the committed bytes and lines
 //!   indexed, its entry count and the row of its last committed entry (its latest
 //!   leaf);
-//! - `entries`: every committed entry of those files (id, seq, role, timestamp, the row
-//!   of its parent, whether it is on the latest leaf's path);
-//! - `texts`: the FTS5 table (trigram tokenizer, case-insensitive, no positions:
-//!   `detail=none`) of the text a person reads, keyed by the entry's row;
+//! - `roles`: the roles met, each once (an entry holds its role's row);
+//! - `entries`: every committed entry of those files (id, seq, role, the row of its
+//!   parent, whether it is on the latest leaf's path, where its line is in the
+//!   file and whether it has text to search);
+//! - `texts`: the FTS5 table of the words of the text a person reads ([`words`]: folded,
+//!   cut at ASCII separators, long ones as windows), keyed by the entry's row. It keeps
+//!   neither the text (contentless: a candidate's text is read again from its line in
+//!   the session file, to check the terms and cut the snippet) nor positions
+//!   (`detail=none`);
+//! - `vocabulary`: every word ever put in `texts`, in blocks of newline-separated words
+//!   (a query finds the words that hold each of its terms' [`runs`] by scanning them;
+//!   a word may be in more than one block until they are merged: [`MAX_BLOCKS`]);
 //! - `errors`: the corrupt lines found in those files;
 //! - `state`: the folder's fingerprint when last brought up to date (see [`fingerprint`]).
 //!
@@ -31,7 +39,9 @@ use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, TransactionBehavior,
 };
 
-use super::text::{contains_all, fold_terms, readable, snippet, terms, trigrams};
+use super::text::{
+    contains_all, contains_all_ascii, fold_terms, folded, readable, runs, snippet, terms, words,
+};
 use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoFailure, IoOp};
@@ -41,8 +51,9 @@ use crate::store::{mode_like, open_regular_with};
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
 /// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
 /// folder's fingerprint. 3: `files` holds the change time and the last indexed
-/// block's hash.
-const SCHEMA_VERSION: i64 = 3;
+/// block's hash. 4: words instead of trigrams, no text kept (entries say where their
+/// line is), and the vocabulary.
+const SCHEMA_VERSION: i64 = 4;
 /// How long a search waits for another process's update of the index.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// The first and the last indexed block of a file, whose hashes tell a replaced or
@@ -50,8 +61,13 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 const BLOCK: u64 = 4096;
 /// Files are read in pieces of this size.
 const CHUNK: usize = 1 << 20;
-/// The most trigrams of a query looked up in the full-text index.
-const MAX_TRIGRAMS: usize = 64;
+/// The most runs of a query ([`runs`]) looked up in the full-text index (the ones that
+/// match the fewest words); the terms are checked whole afterwards, so fewer runs only
+/// let more candidates through.
+const MAX_RUNS: usize = 64;
+/// A run held by more words of the vocabulary than this is not looked up (it would
+/// select little); the terms are checked whole afterwards.
+const MAX_WORDS_PER_RUN: usize = 2000;
 /// At most this many corrupt lines are reported in one result.
 const MAX_ERRORS: i64 = 1000;
 /// The mode of a sidecar when the folder has no session file to take it from.
@@ -63,20 +79,25 @@ CREATE TABLE files(
   ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
   ctime_ns INTEGER NOT NULL, head_hash INTEGER NOT NULL, head_len INTEGER NOT NULL,
   tail_hash INTEGER NOT NULL, offset INTEGER NOT NULL,
-  lines INTEGER NOT NULL, entries INTEGER NOT NULL, last_row INTEGER);
+  lines INTEGER NOT NULL, entries INTEGER NOT NULL, last_row INTEGER,
+  text_bytes INTEGER NOT NULL DEFAULT 0, text_entries INTEGER NOT NULL DEFAULT 0,
+  words INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
-  seq INTEGER NOT NULL, role TEXT, timestamp TEXT NOT NULL, parent INTEGER,
-  on_latest INTEGER NOT NULL DEFAULT 0);
+  seq INTEGER NOT NULL, role INTEGER, parent INTEGER,
+  on_latest INTEGER NOT NULL DEFAULT 0, line_at INTEGER NOT NULL,
+  line_len INTEGER NOT NULL, has_text INTEGER NOT NULL, words INTEGER NOT NULL);
 CREATE INDEX entries_by_id ON entries(file, entry_id);
 CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
 CREATE INDEX errors_by_file ON errors(file);
 CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE VIRTUAL TABLE texts USING fts5(text, tokenize = 'trigram case_sensitive 0',
-                                      detail = none);
+CREATE TABLE roles(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE vocabulary(id INTEGER PRIMARY KEY, words TEXT NOT NULL);
+CREATE VIRTUAL TABLE texts USING fts5(words, tokenize = 'ascii', content = '',
+                                      contentless_delete = 1, detail = none);
 INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 ";
 
 /// What the index knows of a file, by name (see [`update`]).
@@ -453,7 +474,7 @@ fn run(
     if seen != Some(print) {
         update_all(conn, dir, found, print, &mut result, &mut file_errors)?;
     }
-    result.hits = query_hits(conn, query)?;
+    result.hits = query_hits(conn, dir, query)?;
     let (sessions, entries) = conn.query_row(
         "SELECT count(*), coalesce(sum(entries), 0) FROM files",
         [],
@@ -510,8 +531,16 @@ fn update_all(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Prepared once: a search looks up every file of the folder, most of them unchanged.
     let mut lookup = tx.prepare(LOOKUP)?;
+    let mut vocabulary = Vocabulary::default();
     for file in found {
-        match update(&tx, &mut lookup, dir, file, &mut result.bytes_read) {
+        match update(
+            &tx,
+            &mut lookup,
+            dir,
+            file,
+            &mut vocabulary,
+            &mut result.bytes_read,
+        ) {
             Ok(()) => {}
             Err(Fail::Core(e)) => {
                 forget(&tx, &file.name)?;
@@ -526,6 +555,7 @@ fn update_all(
         }
     }
     drop(lookup);
+    vocabulary.save(&tx)?;
     // Files no longer in the folder (or no longer readable) leave the index.
     let names: Vec<String> = {
         let mut stmt = tx.prepare("SELECT name FROM files")?;
@@ -550,6 +580,65 @@ fn update_all(
     };
     tx.commit()?;
     Ok(())
+}
+
+/// The most blocks the vocabulary is kept in. An update writes the words it met as one
+/// more block without reading the others (reading them all would cost a search after
+/// a one-line append as much as the whole vocabulary), so a word may be in several
+/// blocks; once there are this many, the next update that reads a file reads them all
+/// and writes them back as one.
+const MAX_BLOCKS: i64 = 64;
+
+/// The words an update puts in the index ([`words`]), each once.
+#[derive(Default)]
+struct Vocabulary {
+    /// The words met by this update; when merging, every word of the vocabulary too.
+    seen: std::collections::HashSet<Box<str>>,
+    /// The words met by this update, newline-separated.
+    added: String,
+    /// Whether the blocks are merged by this update; decided when the first file is
+    /// read.
+    merge: Option<bool>,
+}
+
+impl Vocabulary {
+    /// Decides, once, whether this update merges the blocks, and reads them if so.
+    fn load(&mut self, tx: &Connection) -> Result<(), Fail> {
+        if self.merge.is_some() {
+            return Ok(());
+        }
+        let blocks: i64 = tx.query_row("SELECT count(*) FROM vocabulary", [], |r| r.get(0))?;
+        let merge = blocks >= MAX_BLOCKS;
+        if merge {
+            let mut stmt = tx.prepare("SELECT words FROM vocabulary")?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let block: String = row.get(0)?;
+                self.seen
+                    .extend(block.split('\n').filter(|w| !w.is_empty()).map(Box::from));
+            }
+        }
+        self.merge = Some(merge);
+        Ok(())
+    }
+
+    fn save(&mut self, tx: &Connection) -> Result<(), Fail> {
+        if self.merge == Some(true) {
+            let mut all = String::new();
+            for word in &self.seen {
+                all.push_str(word);
+                all.push('\n');
+            }
+            tx.execute("DELETE FROM vocabulary", [])?;
+            tx.execute("INSERT INTO vocabulary(words) VALUES(?1)", [all])?;
+        } else if !self.added.is_empty() {
+            tx.execute(
+                "INSERT INTO vocabulary(words) VALUES(?1)",
+                [std::mem::take(&mut self.added)],
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Removes every row of the file `name`.
@@ -628,6 +717,7 @@ fn update(
     lookup: &mut Statement,
     dir: &Path,
     found: &Found,
+    vocabulary: &mut Vocabulary,
     bytes_read: &mut u64,
 ) -> Result<(), Fail> {
     let meta = &found.meta;
@@ -699,7 +789,9 @@ fn update(
                                    tail_hash, offset, lines, entries, last_row)
                  VALUES(?1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL)
                  ON CONFLICT(name) DO UPDATE SET offset = 0, lines = 0, entries = 0,
-                                                 last_row = NULL, head_len = 0",
+                                                 last_row = NULL, head_len = 0,
+                                                 text_bytes = 0, text_entries = 0,
+                                                 words = 0",
                 [&found.name],
             )?;
             let id = tx.query_row("SELECT id FROM files WHERE name = ?1", [&found.name], |r| {
@@ -723,7 +815,15 @@ fn update(
         }
     };
     let old_last = state.last_row;
-    read_new(tx, &file, &path, size as u64, &mut state, bytes_read)?;
+    let added = read_new(
+        tx,
+        &file,
+        &path,
+        size as u64,
+        &mut state,
+        vocabulary,
+        bytes_read,
+    )?;
     if state.last_row != old_last {
         mark_latest(tx, old_last, 0)?;
         mark_latest(tx, state.last_row, 1)?;
@@ -733,7 +833,9 @@ fn update(
     tx.execute(
         "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, ctime_ns = ?6,
                           head_hash = ?7, head_len = ?8, tail_hash = ?9, offset = ?10,
-                          lines = ?11, entries = ?12, last_row = NULLIF(?13, 0)
+                          lines = ?11, entries = ?12, last_row = NULLIF(?13, 0),
+                          text_bytes = text_bytes + ?14,
+                          text_entries = text_entries + ?15, words = words + ?16
          WHERE id = ?1",
         rusqlite::params![
             state.id,
@@ -748,7 +850,10 @@ fn update(
             state.offset,
             state.lines,
             state.entries,
-            row_or_zero(state.last_row)
+            row_or_zero(state.last_row),
+            added.text_bytes,
+            added.text_entries,
+            added.words
         ],
     )?;
     Ok(())
@@ -778,27 +883,42 @@ fn mark_latest(tx: &Connection, leaf: Option<i64>, value: i64) -> Result<(), Fai
 }
 
 /// Reads the committed bytes of `file` after `state.offset` (up to `size`) and
-/// indexes their entries; a corrupt line is recorded in `errors`.
+/// indexes their entries (the words of their text, and where their line is); a
+/// corrupt line is recorded in `errors`. Returns what it added.
 fn read_new(
     tx: &Connection,
     file: &File,
     path: &Path,
     size: u64,
     state: &mut Known,
+    vocabulary: &mut Vocabulary,
     bytes_read: &mut u64,
-) -> Result<(), Fail> {
+) -> Result<Added, Fail> {
     let mut find_parent =
         tx.prepare("SELECT id FROM entries WHERE file = ?1 AND entry_id = ?2 ORDER BY id LIMIT 1")?;
     let mut insert_entry = tx.prepare(
-        "INSERT INTO entries(file, entry_id, seq, role, timestamp, parent) VALUES(?1, ?2, ?3, NULLIF(?4, ''), ?5, NULLIF(?6, 0))",
+        "INSERT INTO entries(file, entry_id, seq, role, parent, line_at, line_len, has_text,
+                             words)
+         VALUES(?1, ?2, ?3, NULLIF(?4, 0), NULLIF(?5, 0), ?6, ?7, ?8, ?9)",
     )?;
-    let mut insert_text = tx.prepare("INSERT INTO texts(rowid, text) VALUES(?1, ?2)")?;
+    let mut find_role = tx.prepare("SELECT id FROM roles WHERE name = ?1")?;
+    let mut add_role = tx.prepare("INSERT INTO roles(name) VALUES(?1)")?;
+    // The row of each role in `roles`, as it is met.
+    let mut role_rows: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    let mut insert_text = tx.prepare("INSERT INTO texts(rowid, words) VALUES(?1, ?2)")?;
     let mut insert_error =
         tx.prepare("INSERT INTO errors(file, line, reason, message) VALUES(?1, ?2, ?3, ?4)")?;
+    vocabulary.load(tx)?;
+    let Vocabulary { seen, added, .. } = vocabulary;
+    // The rows of the entries read by this call, by id: the parent of most entries
+    // (earlier files' rows are looked up in the table).
+    let mut rows: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
     let start = state.offset.max(0) as u64;
     let mut scanner = LineScanner::resume(MAX_LINE_BYTES, state.lines.max(0) as u64, start);
     let mut parser = EntryParser::default();
     let mut buf = vec![0u8; CHUNK];
+    let mut doc = String::new();
+    let mut added_text = Added::default();
     let mut at = start;
     let mut failure: Option<Fail> = None;
     while at < size {
@@ -810,153 +930,426 @@ fn read_new(
             break;
         }
         *bytes_read += n as u64;
+        let chunk_at = at;
         at += n as u64;
-        let fed = scanner.feed(&buf[..n], &mut |line, text| {
-            let outcome = match text {
-                Err(fault) => insert_error.execute(rusqlite::params![
-                    state.id,
-                    line as i64,
-                    fault.reason(),
-                    fault.to_string()
-                ]),
-                Ok(text) => match parser.parse(text) {
-                    Err(fault) => {
-                        let e = fault.at_line(line);
-                        let reason = match &e {
-                            Error::CorruptLine { fault, .. } => fault.reason(),
-                            _ => "invalid_entry",
-                        };
-                        insert_error.execute(rusqlite::params![
-                            state.id,
-                            line as i64,
-                            reason,
-                            e.to_string()
-                        ])
-                    }
-                    Ok((_, facts)) => (|| {
-                        let tape = parser.tape();
-                        let json = &tape.text[..];
-                        let parent: Option<i64> = match &facts.parent {
-                            Some(p) => find_parent
-                                .query_row(rusqlite::params![state.id, p.of(json)], |r| r.get(0))
-                                .optional()?,
-                            None => None,
-                        };
-                        let timestamp = String::from_utf8_lossy(facts.timestamp.bytes(json));
-                        let (role, text) = readable(tape);
-                        insert_entry.execute(rusqlite::params![
-                            state.id,
-                            facts.id.of(json),
-                            state.entries,
-                            role.as_deref().unwrap_or(""),
-                            timestamp,
-                            row_or_zero(parent)
-                        ])?;
-                        let row = tx.last_insert_rowid();
-                        state.entries += 1;
-                        state.last_row = Some(row);
-                        match text {
-                            Some(text) => insert_text.execute(rusqlite::params![row, text]),
-                            None => Ok(0),
+        // Fed one line at a time, so that the end of the line the scanner passes on
+        // is known: the byte after the `\n` that ends the piece fed.
+        let mut piece_start = 0;
+        while piece_start < n {
+            let piece_end =
+                memchr::memchr(b'\n', &buf[piece_start..n]).map_or(n, |i| piece_start + i + 1);
+            let line_end = chunk_at + piece_end as u64;
+            let fed = scanner.feed(&buf[piece_start..piece_end], &mut |line, text| {
+                let outcome = match text {
+                    Err(fault) => insert_error.execute(rusqlite::params![
+                        state.id,
+                        line as i64,
+                        fault.reason(),
+                        fault.to_string()
+                    ]),
+                    Ok(text) => {
+                        let line_len = text.len() as i64;
+                        match parser.parse(text) {
+                            Err(fault) => {
+                                let e = fault.at_line(line);
+                                let reason = match &e {
+                                    Error::CorruptLine { fault, .. } => fault.reason(),
+                                    _ => "invalid_entry",
+                                };
+                                insert_error.execute(rusqlite::params![
+                                    state.id,
+                                    line as i64,
+                                    reason,
+                                    e.to_string()
+                                ])
+                            }
+                            Ok((_, facts)) => (|| {
+                                let tape = parser.tape();
+                                let json = &tape.text[..];
+                                let parent: Option<i64> = match &facts.parent {
+                                    Some(p) => match rows.get(p.of(json).as_bytes()) {
+                                        Some(&row) => Some(row),
+                                        None => find_parent
+                                            .query_row(
+                                                rusqlite::params![state.id, p.of(json)],
+                                                |r| r.get(0),
+                                            )
+                                            .optional()?,
+                                    },
+                                    None => None,
+                                };
+                                let (role, text) = readable(tape);
+                                let role_row = match role {
+                                    None => 0,
+                                    Some(role) => match role_rows.get(&role) {
+                                        Some(&row) => row,
+                                        None => {
+                                            let row = match find_role
+                                                .query_row([&role], |r| r.get(0))
+                                                .optional()?
+                                            {
+                                                Some(row) => row,
+                                                None => {
+                                                    add_role.execute([&role])?;
+                                                    tx.last_insert_rowid()
+                                                }
+                                            };
+                                            role_rows.insert(role, row);
+                                            row
+                                        }
+                                    },
+                                };
+                                let line_at = line_end as i64 - 1 - line_len;
+                                // The words the index holds for the text, as one string.
+                                doc.clear();
+                                let mut count = 0i64;
+                                if let Some(text) = &text {
+                                    added_text.text_bytes += text.len() as i64;
+                                    added_text.text_entries += 1;
+                                    words(text, |word| {
+                                        count += 1;
+                                        if !doc.is_empty() {
+                                            doc.push(' ');
+                                        }
+                                        doc.push_str(word);
+                                        if !seen.contains(word) {
+                                            seen.insert(Box::from(word));
+                                            added.push_str(word);
+                                            added.push('\n');
+                                        }
+                                    });
+                                    added_text.words += count;
+                                }
+                                insert_entry.execute(rusqlite::params![
+                                    state.id,
+                                    facts.id.of(json),
+                                    state.entries,
+                                    role_row,
+                                    row_or_zero(parent),
+                                    line_at,
+                                    line_len,
+                                    text.is_some(),
+                                    count
+                                ])?;
+                                let row = tx.last_insert_rowid();
+                                rows.entry(facts.id.of(json).as_bytes().to_vec())
+                                    .or_insert(row);
+                                state.entries += 1;
+                                state.last_row = Some(row);
+                                match text {
+                                    Some(_) => insert_text.execute(rusqlite::params![row, doc]),
+                                    None => Ok(0),
+                                }
+                            })(),
                         }
-                    })(),
-                },
-            };
-            if let Err(e) = outcome {
-                failure.get_or_insert(Fail::Sql(e));
+                    }
+                };
+                if let Err(e) = outcome {
+                    failure.get_or_insert(Fail::Sql(e));
+                }
+                Ok(())
+            });
+            if let Some(fail) = failure.take() {
+                return Err(fail);
             }
-            Ok(())
-        });
-        if let Some(fail) = failure.take() {
-            return Err(fail);
+            fed?;
+            piece_start = piece_end;
         }
-        fed?;
     }
     state.offset = scanner.committed_bytes() as i64;
     state.lines = scanner.lines() as i64;
-    Ok(())
+    Ok(added_text)
 }
 
-/// The hits of `query`, best first.
-fn query_hits(conn: &Connection, query: &SearchQuery) -> Result<Vec<Hit>, Fail> {
+/// What one [`read_new`] added to a file's index.
+#[derive(Default)]
+struct Added {
+    /// Bytes of readable text.
+    text_bytes: i64,
+    /// Entries with readable text.
+    text_entries: i64,
+    /// Words ([`words`]) of that text.
+    words: i64,
+}
+
+/// The words of the vocabulary that hold `run`, at most `cap` + 1 of them (more than
+/// `cap` means "too many to look up").
+fn words_holding(blocks: &[String], run: &str, cap: usize) -> Vec<String> {
+    let finder = memchr::memmem::Finder::new(run.as_bytes());
+    let mut out = Vec::new();
+    for block in blocks {
+        let bytes = block.as_bytes();
+        let mut from = 0;
+        while let Some(found) = finder.find(&bytes[from..]) {
+            let hit = from + found;
+            let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
+            out.push(block[start..end].to_owned());
+            if out.len() > cap {
+                return out;
+            }
+            from = end;
+        }
+    }
+    // A word may be in several blocks (see [`MAX_BLOCKS`]).
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// What the full-text index is asked for a term: for each of its [`runs`], the words
+/// of the vocabulary that hold it (left out when more than [`MAX_WORDS_PER_RUN`]: it
+/// would select little); `Err(())` when some run is in no word at all (no entry can
+/// hold the term).
+fn term_groups(blocks: &[String], term: &str) -> Result<Vec<Vec<String>>, ()> {
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for run in runs(term) {
+        let held = words_holding(blocks, &run, MAX_WORDS_PER_RUN);
+        if held.is_empty() {
+            return Err(());
+        }
+        if held.len() <= MAX_WORDS_PER_RUN && !groups.contains(&held) {
+            groups.push(held);
+        }
+    }
+    Ok(groups)
+}
+
+/// The FTS5 expression that requires every group: `("w1" OR "w2") AND …`, the most
+/// selective [`MAX_RUNS`] of them; `None` for no group. A word holds no `"` (an ASCII
+/// separator), so quoting needs no escape.
+fn expression(mut groups: Vec<Vec<String>>) -> Option<String> {
+    groups.sort_by_key(Vec::len);
+    groups.dedup();
+    groups.truncate(MAX_RUNS);
+    if groups.is_empty() {
+        return None;
+    }
+    let all = groups
+        .iter()
+        .map(|words| {
+            let alternatives: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+            format!("({})", alternatives.join(" OR "))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    Some(all)
+}
+
+/// BM25 (the constants of FTS5's `bm25`).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The inverse document frequency of a term held by `n` of `total` entries, as FTS5's
+/// `bm25` computes it (never below a millionth).
+fn idf(total: f64, n: f64) -> f64 {
+    let idf = ((total - n + 0.5) / (n + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// The session file a candidate's line is read from, kept open while consecutive
+/// candidates are in it.
+struct Reader<'a> {
+    dir: &'a Path,
+    open: Option<(String, File)>,
+    parser: EntryParser,
+    buf: Vec<u8>,
+}
+
+impl Reader<'_> {
+    /// The readable text and the timestamp (as written) of the entry whose line is
+    /// `len` bytes at `at` in file `name`; `None` when it cannot be read back as the
+    /// entry `id` with text (the file changed since the index was brought up to date:
+    /// it is left to the next search).
+    fn text(&mut self, name: &str, id: &str, at: i64, len: i64) -> Option<(String, String)> {
+        if self.open.as_ref().is_none_or(|(open, _)| open != name) {
+            let path = self.dir.join(name);
+            let file = open_regular_with(
+                OpenOptions::new().read(true),
+                rustix::fs::OFlags::NOFOLLOW,
+                &path,
+            )
+            .ok()?;
+            self.open = Some((name.to_owned(), file));
+        }
+        let (_, file) = self.open.as_ref()?;
+        let len = usize::try_from(len).ok().filter(|&l| l <= MAX_LINE_BYTES)?;
+        self.buf.resize(len, 0);
+        file.read_exact_at(&mut self.buf, u64::try_from(at).ok()?)
+            .ok()?;
+        let (_, facts) = self.parser.parse(&self.buf).ok()?;
+        let tape = self.parser.tape();
+        if facts.id.of(&tape.text) != id {
+            return None;
+        }
+        let text = readable(tape).1?;
+        let timestamp = String::from_utf8_lossy(facts.timestamp.bytes(&tape.text)).into_owned();
+        Some((text, timestamp))
+    }
+}
+
+/// The hits of `query`, best first: the entries the full-text index names for the
+/// words that hold the terms' runs, each checked against its text read again from the
+/// session file. A query with a term of three characters or more is ranked by BM25
+/// over the terms (each term a phrase: its occurrences in the entry's text, the
+/// entry's length in words, and the entries that may hold it by the index); a query
+/// of shorter words alone keeps the order of the files and their entries, score 0.
+fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<Hit>, Fail> {
     let terms = terms(&query.query);
     let (long, short): (Vec<&str>, Vec<&str>) = terms.iter().partition(|t| t.chars().count() >= 3);
+    let blocks: Vec<String> = {
+        let mut stmt = conn.prepare("SELECT words FROM vocabulary")?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut per_term: Vec<Vec<Vec<String>>> = Vec::new();
+    for term in &terms {
+        match term_groups(&blocks, term) {
+            Ok(groups) => per_term.push(groups),
+            Err(()) => return Ok(Vec::new()),
+        }
+    }
+    let all = expression(per_term.iter().flatten().cloned().collect());
     let mut params: Vec<Value> = Vec::new();
     let mut filters: Vec<String> = Vec::new();
-    let ranked = !long.is_empty();
-    if ranked {
-        // `detail=none` keeps no positions, so no phrase query: every trigram of every
-        // term must occur (the index's candidates, ranked by bm25), and each candidate's
-        // text is then checked for the terms themselves.
-        // At most MAX_TRIGRAMS of them: the terms are checked whole afterwards, so
-        // fewer trigrams only let more candidates through, and a long query costs no
-        // more than that.
-        let mut chosen: Vec<String> = Vec::new();
-        for trigram in long.iter().flat_map(|t| trigrams(t)) {
-            if chosen.len() == MAX_TRIGRAMS {
-                break;
-            }
-            if !chosen.contains(&trigram) {
-                chosen.push(trigram);
-            }
+    let from = match &all {
+        Some(all) => {
+            params.push(Value::Text(all.clone()));
+            filters.push(format!("texts MATCH ?{}", params.len()));
+            "texts JOIN entries e ON e.id = texts.rowid"
         }
-        let fts = chosen
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        params.push(Value::Text(fts));
-        filters.push(format!("texts MATCH ?{}", params.len()));
-    }
-    // A term shorter than a trigram: a scan of the indexed text (ASCII case folding).
-    for term in &short {
-        params.push(Value::Text((*term).to_owned()));
-        filters.push(format!(
-            "instr(lower(texts.text), lower(?{})) > 0",
-            params.len()
-        ));
-    }
+        None => {
+            filters.push("e.has_text = 1".into());
+            "entries e"
+        }
+    };
     if let Some(roles) = &query.roles {
         let mut marks = Vec::new();
         for role in roles {
             params.push(Value::Text(role.clone()));
             marks.push(format!("?{}", params.len()));
         }
-        filters.push(format!("e.role IN ({})", marks.join(", ")));
+        filters.push(format!(
+            "e.role IN (SELECT id FROM roles WHERE name IN ({}))",
+            marks.join(", ")
+        ));
     }
     if query.latest_path_only {
         filters.push("e.on_latest = 1".into());
     }
-    let (score, order) = match ranked {
-        true => ("-bm25(texts)", "bm25(texts), f.name, e.seq"),
-        false => ("0.0", "f.name, e.seq"),
+    let ranked = !long.is_empty();
+    // Ranked, every candidate is read and the hits are sorted here, so the rows come
+    // in the index's order (the entries' rows ascending: each page read once).
+    let order = match ranked {
+        true => "",
+        false => "ORDER BY f.name, e.seq",
     };
     let sql = format!(
-        "SELECT f.name, e.entry_id, e.seq, e.role, e.timestamp, e.on_latest, texts.text, {score}
-         FROM texts JOIN entries e ON e.id = texts.rowid JOIN files f ON f.id = e.file
-         WHERE {} ORDER BY {order}",
+        "SELECT f.name, e.entry_id, e.seq, (SELECT name FROM roles WHERE id = e.role), NULL,
+                e.on_latest, e.line_at,
+                e.line_len, e.words
+         FROM {from} JOIN files f ON f.id = e.file
+         WHERE {} {order}",
         filters.join(" AND ")
     );
     let needles = fold_terms(&long);
+    // BM25's figures: entries with text, their mean length in words, and per long
+    // term the entries the index names for it.
+    let (total, mean_words) = conn.query_row(
+        "SELECT coalesce(sum(text_entries), 0), coalesce(sum(words), 0) FROM files",
+        [],
+        |r| Ok((r.get::<_, i64>(0)? as f64, r.get::<_, i64>(1)? as f64)),
+    )?;
+    let mean_words = if total > 0.0 { mean_words / total } else { 1.0 };
+    let mut weights = Vec::new();
+    if ranked {
+        for (term, groups) in terms.iter().zip(&per_term) {
+            if term.chars().count() < 3 {
+                continue;
+            }
+            let n = match expression(groups.clone()) {
+                Some(e) => conn.query_row(
+                    "SELECT count(*) FROM texts WHERE texts MATCH ?1",
+                    [e],
+                    |r| r.get::<_, i64>(0),
+                )? as f64,
+                None => total,
+            };
+            weights.push(idf(total, n));
+        }
+    }
+    let mut reader = Reader {
+        dir,
+        open: None,
+        parser: EntryParser::default(),
+        buf: Vec::new(),
+    };
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-    let mut hits = Vec::new();
-    while hits.len() < query.limit as usize {
+    let limit = query.limit as usize;
+    // With where its line is, for the snippet.
+    let mut hits: Vec<(Hit, i64, i64)> = Vec::new();
+    loop {
+        // Unranked, the first `limit` hits in order are the answer; ranked, every
+        // candidate is scored.
+        if !ranked && hits.len() == limit {
+            break;
+        }
         let Some(r) = rows.next()? else { break };
-        let text: String = r.get(6)?;
-        if !contains_all(&text, &needles) {
+        let name: String = r.get(0)?;
+        let id: String = r.get(1)?;
+        let Some((text, _)) = reader.text(&name, &id, r.get(6)?, r.get(7)?) else {
+            continue;
+        };
+        // Folded once, for the check and the counts.
+        let haystack = folded(&text);
+        if !contains_all(&haystack, &needles) || !contains_all_ascii(&text, &short) {
             continue;
         }
-        hits.push(Hit {
-            path: r.get(0)?,
-            entry_id: r.get(1)?,
+        let score = match ranked {
+            true => {
+                let norm = K1 * (1.0 - B + B * r.get::<_, i64>(8)? as f64 / mean_words);
+                needles
+                    .iter()
+                    .zip(&weights)
+                    .map(|(needle, weight)| {
+                        let tf = haystack.matches(needle.as_str()).count() as f64;
+                        weight * tf * (K1 + 1.0) / (tf + norm)
+                    })
+                    .sum()
+            }
+            false => 0.0,
+        };
+        let hit = Hit {
+            path: name,
+            entry_id: id,
             seq: r.get::<_, i64>(2)?.max(0) as u64,
             role: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-            timestamp: r.get(4)?,
-            snippet: snippet(&text, &terms),
-            score: r.get(7)?,
+            timestamp: String::new(),
+            snippet: String::new(),
+            score,
             on_latest_path: r.get::<_, i64>(5)? != 0,
-        });
+        };
+        hits.push((hit, r.get(6)?, r.get(7)?));
     }
-    Ok(hits)
+    if ranked {
+        // Best first; equal scores in the order of the files and their entries.
+        hits.sort_by(|a, b| {
+            (b.0.score.total_cmp(&a.0.score))
+                .then_with(|| a.0.path.cmp(&b.0.path))
+                .then(a.0.seq.cmp(&b.0.seq))
+        });
+        hits.truncate(limit);
+    }
+    let mut out = Vec::with_capacity(hits.len());
+    for (mut hit, at, len) in hits {
+        // Read a second time (ranked, only the hits kept are): a line that no longer
+        // reads back is left out, as above.
+        if let Some((text, timestamp)) = reader.text(&hit.path, &hit.entry_id, at, len) {
+            hit.snippet = snippet(&text, &terms);
+            hit.timestamp = timestamp;
+            out.push(hit);
+        }
+    }
+    Ok(out)
 }

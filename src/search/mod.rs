@@ -6,8 +6,12 @@
 //! text matches inside words (`项目名` finds `项目名是 tiny-pi`); every
 //! whitespace-separated term of the query must occur.
 //!
-//! The index is a SQLite database beside the sessions, [`SIDECAR`], built with FTS5's
-//! trigram tokenizer (ranked by bm25). It is disposable: deleting it loses nothing, the
+//! The index is a SQLite database beside the sessions, [`SIDECAR`]: an FTS5 index of
+//! the words of the text ([`text::words`]) that keeps neither the text nor positions,
+//! and the vocabulary of those words, through which a term is found as a substring
+//! (every word that holds a piece of it); each candidate's text is read again from its
+//! line in the session file and checked for the terms, so the index answers exactly
+//! what a scan of the text would. Hits are ranked by BM25. It is disposable: deleting it loses nothing, the
 //! next search rebuilds it. It is incremental: per file it records the file's identity
 //! (device, inode), its size, modification and change times, hashes of its first and
 //! of its last indexed block and the committed bytes already indexed, so a search
@@ -136,8 +140,8 @@ pub struct Hit {
     /// The entry's timestamp as written.
     pub timestamp: String,
     pub snippet: String,
-    /// Higher is better (the negated bm25 rank; 0 for a query whose every term is
-    /// shorter than 3 characters, answered by a scan).
+    /// Higher is better (BM25 over the query's terms of 3 characters or more; 0 for a
+    /// query whose every term is shorter, kept in file and entry order).
     pub score: f64,
     pub on_latest_path: bool,
 }

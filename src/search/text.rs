@@ -102,7 +102,11 @@ pub fn terms(query: &str) -> Vec<&str> {
 }
 
 /// `text` folded for case-insensitive matching (see [`fold`]).
-fn folded(text: &str) -> String {
+pub(crate) fn folded(text: &str) -> String {
+    // ASCII folds byte for byte (the same result, much faster).
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
     text.chars().map(fold).collect()
 }
 
@@ -154,38 +158,79 @@ pub(crate) fn fold_terms(terms: &[&str]) -> Vec<String> {
     terms.iter().map(|t| folded(t)).collect()
 }
 
-/// Whether every one of `needles` ([`fold_terms`]) occurs in `text`,
-/// case-insensitively (the folding of [`snippet`]). The text is folded once, and each
-/// lookup is linear in the text and the needle (`str::find`).
-pub(crate) fn contains_all(text: &str, needles: &[String]) -> bool {
-    if needles.iter().all(String::is_empty) {
-        return true;
-    }
-    let haystack = folded(text);
+/// Whether every one of `needles` ([`fold_terms`]) occurs in `haystack`, text already
+/// [`folded`]: case-insensitively (the folding of [`snippet`]). Each lookup is linear
+/// in the text and the needle (`str::find`).
+pub(crate) fn contains_all(haystack: &str, needles: &[String]) -> bool {
     needles
         .iter()
         .all(|needle| haystack.contains(needle.as_str()))
 }
 
-/// Trigrams (three characters) of `term` that together cover it: the non-overlapping
-/// ones from its start, and the last one when the length is not a multiple of three;
-/// none when it is shorter than three characters. Fewer trigrams than all of them make
-/// fewer posting lists to intersect; the term itself is checked afterwards.
-pub(crate) fn trigrams(term: &str) -> Vec<String> {
-    let chars: Vec<char> = term.chars().collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut add = |w: &[char]| {
-        let t: String = w.iter().collect();
-        if seen.insert(t.clone()) {
-            out.push(t);
-        }
-    };
-    for w in chars.chunks_exact(3) {
-        add(w);
+/// Whether every one of `terms` occurs in `text` with ASCII case folding only (the
+/// rule for a word under three characters).
+pub(crate) fn contains_all_ascii(text: &str, terms: &[&str]) -> bool {
+    if terms.is_empty() {
+        return true;
     }
-    if !chars.len().is_multiple_of(3) && chars.len() >= 3 {
-        add(&chars[chars.len() - 3..]);
+    let haystack = text.to_ascii_lowercase();
+    terms
+        .iter()
+        .all(|term| haystack.contains(&term.to_ascii_lowercase()))
+}
+
+/// The longest word the index holds whole, in characters; a longer one is indexed as
+/// overlapping windows of twice this length starting every this many characters (see
+/// [`words`]).
+pub(crate) const WINDOW: usize = 32;
+
+/// A character that ends a word: ASCII but neither a letter nor a digit (what SQLite's
+/// FTS5 `ascii` tokenizer separates at; every other character, any non-ASCII one
+/// included, belongs to a word).
+fn separates(c: char) -> bool {
+    c.is_ascii() && !c.is_ascii_alphanumeric()
+}
+
+/// The words the index holds for `text` (the [`readable`] text of an entry), each
+/// passed to `each`: the runs of [`folded`] `text` between separators (ASCII
+/// characters other than letters and digits). A run longer than 2 × [`WINDOW`]
+/// characters is passed as windows of 2 × [`WINDOW`] characters starting every
+/// [`WINDOW`] characters (the last one reaching its end), so that any piece of it of
+/// at most [`WINDOW`] characters lies whole in one window.
+///
+/// What makes a search by words answer a search by substrings: when a folded term
+/// occurs in the folded text, each of the term's own runs ([`runs`]) lies inside one
+/// run of the text, and so (cut to [`WINDOW`] characters) inside one word of the index.
+pub(crate) fn words(text: &str, mut each: impl FnMut(&str)) {
+    let text = folded(text);
+    for run in text.split(separates).filter(|r| !r.is_empty()) {
+        // Byte offsets of the run's characters, and its end.
+        let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
+        let chars = starts.len();
+        if chars <= 2 * WINDOW {
+            each(run);
+            continue;
+        }
+        let at = |n: usize| starts.get(n).copied().unwrap_or(run.len());
+        let mut first = 0;
+        while first == 0 || first + WINDOW < chars {
+            each(&run[at(first)..at(first + 2 * WINDOW)]);
+            first += WINDOW;
+        }
+    }
+}
+
+/// What the index is asked for one query term: its [`folded`] runs between separators
+/// (see [`words`]), each cut to its first [`WINDOW`] characters, without repeats. Each
+/// must lie inside some word of an entry that holds the term; a term of separators
+/// alone asks nothing.
+pub(crate) fn runs(term: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for run in folded(term).split(separates).filter(|r| !r.is_empty()) {
+        let cut: String = run.chars().take(WINDOW).collect();
+        if !out.contains(&cut) {
+            out.push(cut);
+        }
     }
     out
 }
@@ -245,16 +290,47 @@ mod tests {
     }
 
     #[test]
-    fn a_term_is_found_as_a_substring_in_any_case_and_split_into_trigrams() {
-        let all = |text: &str, terms: &[&str]| contains_all(text, &fold_terms(terms));
+    fn a_term_is_found_as_a_substring_in_any_case() {
+        let all = |text: &str, terms: &[&str]| contains_all(&folded(text), &fold_terms(terms));
         assert!(all("where is the Flamingo config", &["flAMINGO"]));
         assert!(!all("flam ingo", &["flamingo"]));
         assert!(all("项目名是 tiny-pi", &["项目名", "PI"]));
         assert!(!all("项目名是 tiny-pi", &["项目名", "zebra"]));
-        assert_eq!(trigrams("flamingo"), ["fla", "min", "ngo"]);
-        assert_eq!(trigrams("abcabc"), ["abc"]);
-        assert_eq!(trigrams("项目名"), ["项目名"]);
-        assert!(trigrams("ab").is_empty());
+    }
+
+    #[test]
+    fn words_split_at_ascii_separators_and_a_term_asks_for_its_runs() {
+        let mut got = Vec::new();
+        words("The tiny-pi 项目名是 README.md!", |w| {
+            got.push(w.to_owned())
+        });
+        assert_eq!(got, ["the", "tiny", "pi", "项目名是", "readme", "md"]);
+        assert_eq!(runs("Y-P"), ["y", "p"]);
+        assert_eq!(runs("..."), Vec::<String>::new());
+        assert_eq!(runs("ab-ab"), ["ab"]);
+    }
+
+    #[test]
+    fn a_long_word_is_indexed_as_windows_that_hold_every_piece_of_a_window_length() {
+        let long: String = (0..100u32)
+            .map(|i| char::from_digit(i % 36, 36).unwrap_or('x'))
+            .collect();
+        let mut got = Vec::new();
+        words(&long, |w| got.push(w.to_owned()));
+        assert!(got.iter().all(|w| w.chars().count() <= 2 * WINDOW));
+        assert_eq!(got.last().map(|w| long.ends_with(w.as_str())), Some(true));
+        for start in 0..=long.len() - WINDOW {
+            let piece = &long[start..start + WINDOW];
+            assert!(got.iter().any(|w| w.contains(piece)), "{piece}");
+            assert_eq!(runs(&long[start..])[0], piece);
+        }
+    }
+
+    #[test]
+    fn a_short_term_folds_ascii_case_only() {
+        assert!(contains_all_ascii("Tiny-PI", &["pi", "Y-"]));
+        assert!(!contains_all_ascii("É", &["é"]));
+        assert!(contains_all_ascii("x", &[]));
     }
 
     #[test]
