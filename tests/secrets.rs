@@ -472,3 +472,67 @@ fn in_place_leaves_a_file_without_secrets_as_it_is() {
     assert_eq!(read_file(&src), example);
     assert_eq!(common::names_in(&dir), ["clean.jsonl"]);
 }
+
+/// The longest run of the secret without whitespace: what a person would search for.
+fn searchable_part(secret: &str) -> &str {
+    secret.split_whitespace().max_by_key(|w| w.len()).unwrap()
+}
+
+/// Every planted secret's searchable part absent from the sidecar's and its journal's
+/// bytes.
+fn assert_sidecar_holds_no_secret(plants: &[Plant], dir: &Path) {
+    for name in [".session-search.db", ".session-search.db-journal"] {
+        let Ok(bytes) = std::fs::read(dir.join(name)) else {
+            continue;
+        };
+        for p in plants {
+            let part = searchable_part(&p.secret).as_bytes();
+            assert!(
+                !bytes.windows(part.len()).any(|w| w == part),
+                "{name} holds the {} secret",
+                p.rule
+            );
+        }
+    }
+}
+
+/// The search sidecar never holds a secret (issue 36): the text of each entry is
+/// redacted before it is indexed, checked or cut into a snippet, so searching for a
+/// secret finds nothing, the sidecar's bytes hold none and a snippet shows the rule;
+/// `"redact": false` finds them through a temporary index and still writes none.
+#[test]
+fn search_never_indexes_a_secret_and_finds_one_only_when_asked() {
+    use session::search::IndexUse;
+    use session::{SearchQuery, search};
+    let plants = one_of_each_kind();
+    let (lines, _) = planted_session(&plants);
+    let dir = temp_dir("secrets-search");
+    write_session(&dir, "planted.jsonl", &lines);
+    for p in &plants {
+        let found = search(&dir, &SearchQuery::new(searchable_part(&p.secret))).unwrap();
+        assert_eq!(found.index, IndexUse::Sidecar);
+        assert!(found.hits.is_empty(), "the {} secret was found", p.rule);
+    }
+    assert_sidecar_holds_no_secret(&plants, &dir);
+    let redacted = search(&dir, &SearchQuery::new("REDACTED")).unwrap();
+    assert!(!redacted.hits.is_empty());
+    for hit in &redacted.hits {
+        assert!(hit.snippet.contains("[REDACTED:"), "{}", hit.snippet);
+        assert_holds_no_secret(&plants, &hit.snippet, "a snippet");
+    }
+    for p in &plants {
+        let query = SearchQuery {
+            redact: false,
+            ..SearchQuery::new(searchable_part(&p.secret))
+        };
+        let found = search(&dir, &query).unwrap();
+        assert_eq!(found.index, IndexUse::Temporary);
+        assert!(
+            !found.hits.is_empty(),
+            "the {} secret, not redacted",
+            p.rule
+        );
+    }
+    assert_sidecar_holds_no_secret(&plants, &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -17,7 +17,14 @@ use crate::search::{SearchQuery, search};
 /// query_json is {"query": a string with a non-space character, "limit": 1 to 1000
 /// (default 20), "roles": [role, …] (default all: "user", "assistant",
 /// "toolResult", an extension role, or "compaction" for a compaction's summary),
-/// "latestPathOnly": bool (default false)}. Each whitespace-separated word of the
+/// "latestPathOnly": bool (default false), "redact": bool (default true)}. Secrets
+/// are never indexed: each entry's text passes through the default rules of
+/// session_secrets first, and every match is [REDACTED:<rule>] in the index, in the
+/// check of a hit and in its snippet, so searching for a secret finds nothing.
+/// "redact": false searches the text as written, with a temporary index for the call
+/// ("index":"temporary"): the sidecar only ever holds redacted text (a sidecar of an
+/// older version, which may hold secrets, is deleted and built again). Each
+/// whitespace-separated word of the
 /// query must occur in the entry's text, as a substring, ignoring case; so CJK text
 /// matches inside words (项目名 finds 项目名是 tiny-pi). A word shorter than three
 /// characters is found by a scan of the indexed text, ignoring ASCII case only. A

@@ -27,6 +27,7 @@
 //! and built again: it holds nothing that the session files do not. A sidecar that
 //! cannot be used at all gives way to a temporary database ([`with_temporary`]).
 
+use std::borrow::Cow;
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
@@ -46,14 +47,16 @@ use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoFailure, IoOp};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
+use crate::secrets::Redactor;
 use crate::store::{mode_like, open_regular_with};
 
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
 /// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
 /// folder's fingerprint. 3: `files` holds the change time and the last indexed
 /// block's hash. 4: words instead of trigrams, no text kept (entries say where their
-/// line is), and the vocabulary.
-const SCHEMA_VERSION: i64 = 4;
+/// line is), and the vocabulary. 5: the text is indexed with its secrets redacted (an
+/// older sidecar may hold secrets: it is deleted and built again).
+const SCHEMA_VERSION: i64 = 5;
 /// How long a search waits for another process's update of the index.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// The first and the last indexed block of a file, whose hashes tell a replaced or
@@ -97,7 +100,6 @@ CREATE TABLE vocabulary(id INTEGER PRIMARY KEY, words TEXT NOT NULL);
 CREATE VIRTUAL TABLE texts USING fts5(words, tokenize = 'ascii', content = '',
                                       contentless_delete = 1, detail = none);
 INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
-PRAGMA user_version = 4;
 ";
 
 /// What the index knows of a file, by name (see [`update`]).
@@ -379,20 +381,38 @@ fn open_index(path: &Path) -> Result<Option<Connection>, Fail> {
     let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if version == 0 {
         tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     }
     tx.commit()?;
     Ok(Some(conn))
+}
+
+/// `line` as the search sees it: with every secret `redactor` finds inside its JSON
+/// strings replaced by `[REDACTED:<rule>]` (`None`: as written). The one point where
+/// an entry enters the index, a candidate's check and a snippet, so the sidecar never
+/// holds a secret.
+fn as_searched<'a>(line: &'a [u8], redactor: Option<&Redactor>) -> Cow<'a, [u8]> {
+    match redactor {
+        Some(redactor) => redactor.redact_json_bytes(line),
+        None => Cow::Borrowed(line),
+    }
 }
 
 /// Searches `dir` (see the parent module): with the sidecar, or, when it cannot be
 /// used, with a temporary index built for this search alone.
 pub(super) fn search(dir: &Path, query: &SearchQuery) -> Result<SearchResult, Error> {
     let (found, walk_errors) = walk(dir)?;
-    let mut result = match with_sidecar(dir, &found, query) {
-        Ok(result) => result,
-        // The index is never required: whatever kept the sidecar from being created,
-        // opened, narrowed or written, the search is answered without it.
-        Err(_) => with_temporary(dir, &found, query)?,
+    let mut result = if query.redact {
+        match with_sidecar(dir, &found, query) {
+            Ok(result) => result,
+            // The index is never required: whatever kept the sidecar from being
+            // created, opened, narrowed or written, the search is answered without it.
+            Err(_) => with_temporary(dir, &found, query)?,
+        }
+    } else {
+        // The sidecar holds redacted text only: a search of the text as written
+        // builds its own index.
+        with_temporary(dir, &found, query)?
     };
     let mut errors = walk_errors;
     errors.append(&mut result.errors);
@@ -471,10 +491,22 @@ fn run(
             |r| r.get(0),
         )
         .optional()?;
+    let redactor = match query.redact {
+        true => Some(Redactor::standard().map_err(Fail::Core)?),
+        false => None,
+    };
     if seen != Some(print) {
-        update_all(conn, dir, found, print, &mut result, &mut file_errors)?;
+        update_all(
+            conn,
+            dir,
+            found,
+            print,
+            redactor,
+            &mut result,
+            &mut file_errors,
+        )?;
     }
-    result.hits = query_hits(conn, dir, query)?;
+    result.hits = query_hits(conn, dir, query, redactor)?;
     let (sessions, entries) = conn.query_row(
         "SELECT count(*), coalesce(sum(entries), 0) FROM files",
         [],
@@ -525,6 +557,7 @@ fn update_all(
     dir: &Path,
     found: &[Found],
     print: i64,
+    redactor: Option<&Redactor>,
     result: &mut SearchResult,
     file_errors: &mut Vec<SearchError>,
 ) -> Result<(), Fail> {
@@ -539,6 +572,7 @@ fn update_all(
             dir,
             file,
             &mut vocabulary,
+            redactor,
             &mut result.bytes_read,
         ) {
             Ok(()) => {}
@@ -718,6 +752,7 @@ fn update(
     dir: &Path,
     found: &Found,
     vocabulary: &mut Vocabulary,
+    redactor: Option<&Redactor>,
     bytes_read: &mut u64,
 ) -> Result<(), Fail> {
     let meta = &found.meta;
@@ -822,6 +857,7 @@ fn update(
         size as u64,
         &mut state,
         vocabulary,
+        redactor,
         bytes_read,
     )?;
     if state.last_row != old_last {
@@ -892,6 +928,7 @@ fn read_new(
     size: u64,
     state: &mut Known,
     vocabulary: &mut Vocabulary,
+    redactor: Option<&Redactor>,
     bytes_read: &mut u64,
 ) -> Result<Added, Fail> {
     let mut find_parent =
@@ -949,7 +986,7 @@ fn read_new(
                     ]),
                     Ok(text) => {
                         let line_len = text.len() as i64;
-                        match parser.parse(text) {
+                        match parser.parse(&as_searched(text, redactor)) {
                             Err(fault) => {
                                 let e = fault.at_line(line);
                                 let reason = match &e {
@@ -1151,6 +1188,7 @@ fn idf(total: f64, n: f64) -> f64 {
 /// candidates are in it.
 struct Reader<'a> {
     dir: &'a Path,
+    redactor: Option<&'a Redactor>,
     open: Option<(String, File)>,
     parser: EntryParser,
     buf: Vec<u8>,
@@ -1177,7 +1215,10 @@ impl Reader<'_> {
         self.buf.resize(len, 0);
         file.read_exact_at(&mut self.buf, u64::try_from(at).ok()?)
             .ok()?;
-        let (_, facts) = self.parser.parse(&self.buf).ok()?;
+        let (_, facts) = self
+            .parser
+            .parse(&as_searched(&self.buf, self.redactor))
+            .ok()?;
         let tape = self.parser.tape();
         if facts.id.of(&tape.text) != id {
             return None;
@@ -1194,7 +1235,12 @@ impl Reader<'_> {
 /// over the terms (each term a phrase: its occurrences in the entry's text, the
 /// entry's length in words, and the entries that may hold it by the index); a query
 /// of shorter words alone keeps the order of the files and their entries, score 0.
-fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<Hit>, Fail> {
+fn query_hits(
+    conn: &Connection,
+    dir: &Path,
+    query: &SearchQuery,
+    redactor: Option<&Redactor>,
+) -> Result<Vec<Hit>, Fail> {
     let terms = terms(&query.query);
     let (long, short): (Vec<&str>, Vec<&str>) = terms.iter().partition(|t| t.chars().count() >= 3);
     let blocks: Vec<String> = {
@@ -1280,6 +1326,7 @@ fn query_hits(conn: &Connection, dir: &Path, query: &SearchQuery) -> Result<Vec<
     }
     let mut reader = Reader {
         dir,
+        redactor,
         open: None,
         parser: EntryParser::default(),
         buf: Vec::new(),

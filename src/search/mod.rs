@@ -32,6 +32,11 @@
 //! A query is bounded: at most [`MAX_QUERY_BYTES`] bytes and [`MAX_TERMS`] different
 //! words (a repeated word counts once), so its cost is linear in its length.
 //!
+//! Secrets are never indexed: the text of every entry passes through the default rules
+//! of [`crate::secrets`] first (each match becomes `[REDACTED:<rule>]`), for the index,
+//! the check of a candidate and its snippet alike. `"redact": false` searches the text
+//! as written, with a temporary index: the sidecar only ever holds redacted text.
+//!
 //! Each hit says whether its entry is on the path from the root to the session's
 //! latest leaf (the last committed entry, as `latest_leaf` defines it):
 //! `onLatestPath`; `latestPathOnly` keeps only those.
@@ -81,6 +86,17 @@ pub struct SearchQuery {
     pub roles: Option<Vec<String>>,
     #[serde(default)]
     pub latest_path_only: bool,
+    /// Secrets (the default rules of [`crate::secrets`]) in the text are replaced by
+    /// `[REDACTED:<rule>]` before anything is indexed, matched or cut into a snippet, so
+    /// the sidecar never holds one and searching for one finds nothing. Default true;
+    /// false answers from the text as written, with a temporary index built for the
+    /// call (the sidecar never takes unredacted text).
+    #[serde(default = "default_redact")]
+    pub redact: bool,
+}
+
+fn default_redact() -> bool {
+    true
 }
 
 impl SearchQuery {
@@ -91,6 +107,7 @@ impl SearchQuery {
             limit: default_limit(),
             roles: None,
             latest_path_only: false,
+            redact: true,
         }
     }
 

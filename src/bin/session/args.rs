@@ -133,6 +133,10 @@ enum Verb {
         /// Only hits on the path to each session's latest entry.
         #[arg(long)]
         latest: bool,
+        /// Search the text as written, secrets included (by default they are redacted
+        /// and never indexed; this builds a temporary index instead of the sidecar).
+        #[arg(long)]
+        no_redact: bool,
         /// Print the result as one JSON object.
         #[arg(long)]
         json: bool,
@@ -547,6 +551,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             limit,
             roles,
             latest,
+            no_redact,
             json,
         } => Command::Search {
             dir,
@@ -555,6 +560,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 limit,
                 roles: (!roles.is_empty()).then_some(roles),
                 latest_path_only: latest,
+                redact: !no_redact,
             },
             json,
         },
