@@ -41,7 +41,9 @@
     for (i = 0; i < n; i++) index.set(entries[i].id, i);
     var parent = new Int32Array(n), maxSub = new Int32Array(n), kids = new Array(n), roots = [];
     for (i = 0; i < n; i++) {
-      var pid = entries[i].parentId, p = pid == null || !index.has(pid) ? -1 : index.get(pid);
+      /* Most entries follow the one before them: that parent is found without a lookup. */
+      var pid = entries[i].parentId, p = i > 0 && pid === entries[i - 1].id ? i - 1
+        : pid == null || !index.has(pid) ? -1 : index.get(pid);
       if (p >= i) p = -1;
       parent[i] = p;
       maxSub[i] = i;
@@ -301,14 +303,16 @@
       resultFor = new Map();
       searchCache = new Map();
       var calls = new Map();
-      path.forEach(function (x) {
+      for (var k = 0; k < path.length; k++) {
+        x = path[k];
         onPath[x] = 1;
         var e = entries[x];
-        if (!isMessage(e)) return;
-        if (role(e) === 'assistant') blocks(e.message).forEach(function (b) { if (b.type === 'toolCall') calls.set(b.id, x); });
-        var id = e.message.toolCallId;
-        if (role(e) === 'toolResult' && calls.has(id) && !resultFor.has(id)) { resultFor.set(id, x); paired[x] = calls.get(id) + 1; }
-      });
+        if (!isMessage(e)) continue;
+        var r = role(e), c = e.message.content, id = e.message.toolCallId;
+        if (r === 'assistant' && Array.isArray(c)) {
+          for (var j = 0; j < c.length; j++) if (c[j] && c[j].type === 'toolCall') calls.set(c[j].id, x);
+        } else if (r === 'toolResult' && calls.has(id) && !resultFor.has(id)) { resultFor.set(id, x); paired[x] = calls.get(id) + 1; }
+      }
       chosen = at;
     }
     function buildList() {
