@@ -8,6 +8,10 @@
 //!   block with every `<`, `>`, `&`, U+2028 and U+2029 written as a `\uXXXX` escape
 //!   ([`script_safe`]), so no text in the session can close that element, and the
 //!   page's script builds the DOM with `textContent` and `createElement` only;
+//! - from [`DEFLATE_FROM`] bytes of entries on, that block carries them deflated (zlib
+//!   format, in base64: no character to escape) as `entriesDeflate`, and the page
+//!   inflates them with the browser's own `DecompressionStream`: every entry is still
+//!   in the one file, at a fifth to a tenth of the session's size for most sessions;
 //! - the page's own CSS and script (`page.css`, `page.js`, hand-written) are inlined,
 //!   and a Content-Security-Policy forbids every load: `default-src 'none'`, the
 //!   script and the style allowed by their SHA-256 hash only, images only as `data:`.
@@ -17,8 +21,9 @@
 //! say `"redact": false`; the labels and the title are the caller's and are kept.
 //!
 //! The script renders lazily (the tree as a virtual list, the branch a chunk at a
-//! time), so a session of 100,000 entries (a 24 MB page) is drawn within 1.3 to 2.5 s
-//! in headless chromium on two busy cores (`tests/view/run.sh --bench`).
+//! time), so a session of 100,000 entries (25.6 MB, a 2.0 MB page) is drawn within
+//! 0.4 to 1.1 s in headless chromium on two busy cores (`tests/view/run.sh --bench`;
+//! docs/performance.md, "The session view").
 
 use std::borrow::Cow;
 use std::fs::OpenOptions;
