@@ -193,6 +193,21 @@ def test_a_deflated_page_shows_every_entry(drv, pages):
     assert "filler 0 " + "x" * 1000 in drv.find_element(By.CSS_SELECTOR, '#messages [data-id="f0"]').text
 
 
+def test_a_browser_without_decompression_says_it_cannot_read_a_deflated_page(drv, pages):
+    added = drv.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                {"source": "delete window.DecompressionStream;"})
+    try:
+        open_page(drv, pages["deflated"])
+        assert drv.find_elements(By.CSS_SELECTOR, "#rows .row") == []
+        assert drv.find_element(By.CSS_SELECTOR, "body > .empty").text == (
+            "The session could not be read: this browser has no DecompressionStream"
+            " (Chrome 80, Firefox 113, Safari 16.4 and later have it)")
+        open_page(drv, pages["hostile"])  # a small page needs no DecompressionStream
+        assert shown_ids(drv) == ["r", "a1", "m1", "a2"]
+    finally:
+        drv.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", added)
+
+
 @pytest.mark.parametrize("name", ["hostile", "deflated"])
 def test_injected_markup_and_scripts_never_run(drv, pages, name):
     open_page(drv, pages[name])
