@@ -1382,7 +1382,7 @@ SessionStatus session_redact(const char *src_path,
  * elements from text; links are kept only for http and https URLs. From 256 KiB of
  * entries on, they are embedded deflated (zlib, base64) and the page inflates them
  * with the browser's DecompressionStream (Chrome 80, Firefox 113, Safari 16.4 and
- * later): the page is then a fifth to a tenth of the session's size for most
+ * later): the page is then a sixth to a twelfth of the session's size for most
  * sessions. The page renders lazily (the tree as a virtual list, the branch a chunk
  * at a time).
  *

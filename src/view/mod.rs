@@ -11,7 +11,7 @@
 //! - from [`DEFLATE_FROM`] bytes of entries on, that block carries them deflated (zlib
 //!   format, in base64: no character to escape) as `entriesDeflate`, and the page
 //!   inflates them with the browser's own `DecompressionStream`: every entry is still
-//!   in the one file, at a fifth to a tenth of the session's size for most sessions;
+//!   in the one file, at a sixth to a twelfth of the session's size for most sessions;
 //! - the page's own CSS and script (`page.css`, `page.js`, hand-written) are inlined,
 //!   and a Content-Security-Policy forbids every load: `default-src 'none'`, the
 //!   script and the style allowed by their SHA-256 hash only, images only as `data:`.
@@ -22,8 +22,8 @@
 //!
 //! The script renders lazily (the tree as a virtual list, the branch a chunk at a
 //! time), so a session of 100,000 entries (25.6 MB, a 2.0 MB page) is drawn within
-//! 0.4 to 1.1 s in headless chromium on two busy cores (`tests/view/run.sh --bench`;
-//! docs/performance.md, "The session view").
+//! 0.6 to 1.5 s (median 0.87 s) in headless chromium on two busy cores
+//! (`tests/view/run.sh --bench`; docs/performance.md, "The session view").
 
 use std::borrow::Cow;
 use std::fs::OpenOptions;
@@ -99,7 +99,7 @@ pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error
 
 /// The size of the entries' JSON from which the page carries it deflated: below it, the
 /// page is the plain JSON (readable, and the script's start synchronous); from it, the
-/// page is a fifth to a tenth of the session's size.
+/// page is a sixth to a twelfth of the session's size.
 pub(crate) const DEFLATE_FROM: usize = 256 * 1024;
 
 /// `json` compressed in the zlib format (RFC 1950, what a browser's
