@@ -12,6 +12,7 @@ is opened in turn with it, for figures side by side in one run.
     tests/view/run.sh --bench [N] [--before BIN]
 """
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -73,6 +74,13 @@ def main():
         del args[k:k + 2]
     n = int(args[0]) if args else 100000
     work = browser.workdir()
+    try:
+        run(work, n, before)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # about 50 MB at 100,000 entries
+
+
+def run(work, n, before):
     jsonl, html = os.path.join(work, "big.jsonl"), os.path.join(work, "big.html")
     browser.write_jsonl(jsonl, session(n))
     pages = []
