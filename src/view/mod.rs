@@ -8,6 +8,10 @@
 //!   block with every `<`, `>`, `&`, U+2028 and U+2029 written as a `\uXXXX` escape
 //!   ([`script_safe`]), so no text in the session can close that element, and the
 //!   page's script builds the DOM with `textContent` and `createElement` only;
+//! - from [`DEFLATE_FROM`] bytes of entries on, that block carries them deflated (zlib
+//!   format, in base64: no character to escape) as `entriesDeflate`, and the page
+//!   inflates them with the browser's own `DecompressionStream`: every entry is still
+//!   in the one file, at a sixth to a twelfth of the session's size for most sessions;
 //! - the page's own CSS and script (`page.css`, `page.js`, hand-written) are inlined,
 //!   and a Content-Security-Policy forbids every load: `default-src 'none'`, the
 //!   script and the style allowed by their SHA-256 hash only, images only as `data:`.
@@ -17,8 +21,9 @@
 //! say `"redact": false`; the labels and the title are the caller's and are kept.
 //!
 //! The script renders lazily (the tree as a virtual list, the branch a chunk at a
-//! time), so a session of 100,000 entries (a 24 MB page) is drawn within 1.3 to 2.5 s
-//! in headless chromium on two busy cores (`tests/view/run.sh --bench`).
+//! time), so a session of 100,000 entries (25.6 MB, a 2.0 MB page) is drawn within
+//! 0.6 to 1.5 s (median 0.87 s) in headless chromium on two busy cores
+//! (`tests/view/run.sh --bench`; docs/performance.md, "The session view").
 
 use std::borrow::Cow;
 use std::fs::OpenOptions;
@@ -83,11 +88,32 @@ pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error
         .string("title", title)
         .string_or_null("leaf", leaf)
         .string_or_null("latest", snapshot.latest.as_deref())
-        .raw("labels", &labels_json(&snapshot.labels))
-        .raw_bytes("entries", &snapshot.entries_json)
-        .finish_bytes();
-    Ok(page(title, &script_safe(&data)))
+        .raw("labels", &labels_json(&snapshot.labels));
+    let data = if snapshot.entries_json.len() < DEFLATE_FROM {
+        data.raw_bytes("entries", &snapshot.entries_json)
+    } else {
+        data.string("entriesDeflate", &deflated_base64(&snapshot.entries_json))
+    };
+    Ok(page(title, &script_safe(&data.finish_bytes())))
 }
+
+/// The size of the entries' JSON from which the page carries it deflated: below it, the
+/// page is the plain JSON (readable, and the script's start synchronous); from it, the
+/// page is a sixth to a twelfth of the session's size.
+pub(crate) const DEFLATE_FROM: usize = 256 * 1024;
+
+/// `json` compressed in the zlib format (RFC 1950, what a browser's
+/// `DecompressionStream("deflate")` reads), as standard base64.
+pub(crate) fn deflated_base64(json: &[u8]) -> String {
+    base64(&miniz_oxide::deflate::compress_to_vec_zlib(
+        json,
+        DEFLATE_LEVEL,
+    ))
+}
+
+/// miniz's level 6, zlib's default: within a few percent of the smallest output at a
+/// fraction of level 9's time.
+const DEFLATE_LEVEL: u8 = 6;
 
 /// `map` as a function of each entry's JSON, borrowing from it (the closure's type
 /// annotated once, where inference alone cannot see the higher-ranked lifetime).
@@ -181,7 +207,7 @@ fn sha256_source(text: &str) -> String {
     format!("sha256-{}", base64(&Sha256::digest(text.as_bytes())))
 }
 
-/// Standard base64 with padding (RFC 4648 §4), for the 32 bytes of a hash.
+/// Standard base64 with padding (RFC 4648 §4): a hash in the CSP, the deflated entries.
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);

@@ -198,3 +198,105 @@ fn base64_is_rfc_4648() {
         "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
     );
 }
+
+/// Standard base64 decoded: the inverse of [`base64`], for the tests only.
+fn unbase64(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut bits, mut held) = (0u32, 0u32);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let value = ALPHABET.iter().position(|&a| a == c).expect("base64") as u32;
+        bits = (bits << 6) | value;
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+        }
+    }
+    out
+}
+
+/// The entries a page carries deflated, inflated as the browser does (zlib format).
+fn inflated_entries(html: &str) -> serde_json::Value {
+    let data: serde_json::Value = serde_json::from_str(data(html)).expect("data is JSON");
+    assert!(
+        data.get("entries").is_none(),
+        "plain entries beside the deflated"
+    );
+    let deflated = unbase64(data["entriesDeflate"].as_str().expect("entriesDeflate"));
+    let json = miniz_oxide::inflate::decompress_to_vec_zlib(&deflated).expect("zlib");
+    serde_json::from_slice(&json).expect("the inflated entries are JSON")
+}
+
+/// One entry whose message is `len` times "x", and the size of the store's entries JSON.
+fn store_of_one(len: usize) -> (Store, usize) {
+    let store = store_with(&["x".repeat(len).as_str()]);
+    let size = store.entries_json().expect("entries").len();
+    (store, size)
+}
+
+#[test]
+fn entries_from_the_deflate_size_on_are_carried_deflated_below_it_as_plain_json() {
+    let overhead = store_of_one(0).1;
+    let (at, size) = store_of_one(DEFLATE_FROM - overhead);
+    assert_eq!(size, DEFLATE_FROM);
+    let html = render(&at, "{}");
+    let entries: serde_json::Value =
+        serde_json::from_slice(&at.entries_json().expect("entries")).expect("JSON");
+    assert_eq!(inflated_entries(&html), entries);
+    // 256 KiB of one letter deflate to a few hundred bytes beside the page's own.
+    let empty = render(&Store::memory(), "{}").len();
+    assert!(html.len() < empty + 2000, "{} bytes", html.len());
+
+    let (below, size) = store_of_one(DEFLATE_FROM - overhead - 1);
+    assert_eq!(size, DEFLATE_FROM - 1);
+    let data: serde_json::Value =
+        serde_json::from_str(super::tests::data(&render(&below, "{}"))).expect("JSON");
+    assert!(data.get("entriesDeflate").is_none());
+    assert_eq!(
+        data["entries"][0]["message"]["content"]
+            .as_str()
+            .map(str::len),
+        Some(DEFLATE_FROM - overhead - 1)
+    );
+}
+
+#[test]
+fn a_deflated_page_holds_every_entry_unchanged_and_nothing_readable_as_markup() {
+    let filler: Vec<String> = (0..400)
+        .map(|i| format!("filler {i} {}", "y".repeat(1000)))
+        .collect();
+    let mut texts: Vec<&str> = filler.iter().map(String::as_str).collect();
+    texts.extend(HOSTILE);
+    let store = store_with(&texts);
+    let html = render(&store, "{}");
+    let entries: serde_json::Value =
+        serde_json::from_slice(&store.entries_json().expect("entries")).expect("JSON");
+    let inflated = inflated_entries(&html);
+    assert_eq!(inflated, entries);
+    for (i, text) in HOSTILE.iter().enumerate() {
+        assert_eq!(inflated[400 + i]["message"]["content"], *text);
+    }
+    assert_eq!(html.matches("<script").count(), 2);
+    assert!(!outside_data(&html).contains("filler"));
+    assert!(!data(&html).contains("filler"));
+}
+
+#[test]
+fn a_deflated_page_is_redacted_like_a_plain_one() {
+    let secret = format!("ghp_{}", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
+    let filler: Vec<String> = (0..400)
+        .map(|i| format!("filler {i} {}", "z".repeat(1000)))
+        .collect();
+    let with_secret = format!("my token is {secret} keep it");
+    let mut texts: Vec<&str> = filler.iter().map(String::as_str).collect();
+    texts.push(&with_secret);
+    let store = store_with(&texts);
+    let redacted = inflated_entries(&render(&store, "{}"));
+    assert_eq!(
+        redacted[400]["message"]["content"],
+        "my token is [REDACTED:github-token] keep it"
+    );
+    let kept = inflated_entries(&render(&store, r#"{"redact":false}"#));
+    assert_eq!(kept[400]["message"]["content"], with_secret.as_str());
+}

@@ -1,14 +1,19 @@
 """How long a page of a large session takes to open in headless chromium: a figure,
 not a test. Writes a session of N entries (default 100000: user, assistant with a
 tool call, tool result, repeated, with a side branch every 100 entries), runs
-`session view` on it, opens the page from disk and prints the time until the page's
-script has drawn the tree and the first chunk of the branch (the navigation's
-domContentLoadedEventEnd: the script runs before it), then the time to choose a node
-near the end and to search the branch.
+`session view` on it, opens the page from disk and prints the page's size against the
+session's and the time until the page's script has drawn the tree and the first chunk
+of the branch (its performance mark `session-drawn`, counted from the navigation's
+start; a page without the mark, from before it, is drawn when its
+domContentLoadedEventEnd comes), then the time to choose a node near the end and to
+search the branch. With --before BIN, the page `BIN view` writes of the same session
+is opened in turn with it, for figures side by side in one run.
 
-    tests/view/run.sh --bench [N]
+    tests/view/run.sh --bench [N] [--before BIN]
 """
 import os
+import shutil
+import subprocess
 import sys
 import time
 
@@ -41,31 +46,69 @@ def session(n):
     return entries[:n]
 
 
+def drawn(drv):
+    """[until drawn, file read, HTML parse with the inline script, the script's own
+    marks] in ms."""
+    return drv.execute_script(
+        "var t = performance.getEntriesByType('navigation')[0],"
+        " m = function (name) { var e = performance.getEntriesByName(name)[0]; return e ? e.startTime : null; };"
+        "return [m('session-drawn') || t.domContentLoadedEventEnd, t.responseEnd, t.domInteractive - t.responseEnd,"
+        " [m('session-inflated'), m('session-parsed')]]")
+
+
+def open_page(drv, url):
+    drv.get("about:blank")
+    t = time.perf_counter()
+    drv.get(url)
+    WebDriverWait(drv, 60).until(lambda d: d.execute_script("return document.body.dataset.ready"))
+    wall = time.perf_counter() - t
+    return drawn(drv) + [wall * 1000]
+
+
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
+    args = sys.argv[1:]
+    before = None
+    if "--before" in args:
+        k = args.index("--before")
+        before = args[k + 1]
+        del args[k:k + 2]
+    n = int(args[0]) if args else 100000
     work = browser.workdir()
+    try:
+        run(work, n, before)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # about 50 MB at 100,000 entries
+
+
+def run(work, n, before):
     jsonl, html = os.path.join(work, "big.jsonl"), os.path.join(work, "big.html")
     browser.write_jsonl(jsonl, session(n))
-    t = time.perf_counter()
-    url = browser.view(jsonl, html)
-    written = time.perf_counter() - t
-    print("entries %d, JSONL %.1f MB, page %.1f MB, session view %.2f s (%s build)" % (
-        n, os.path.getsize(jsonl) / 1e6, os.path.getsize(html) / 1e6, written,
-        "debug" if "/debug/" in browser.SESSION else "release"))
+    pages = []
+    for label, binary, out in (("before", before, os.path.join(work, "before.html")),
+                               ("now", browser.SESSION, html)):
+        if binary is None:
+            continue
+        t = time.perf_counter()
+        if os.path.exists(out):
+            os.remove(out)
+        subprocess.run([binary, "view", jsonl, "-o", out], check=True)
+        written = time.perf_counter() - t
+        print("%-6s entries %d, JSONL %.1f MB, page %.1f MB (%.2fx the session), session view %.2f s (%s build)" % (
+            label, n, os.path.getsize(jsonl) / 1e6, os.path.getsize(out) / 1e6,
+            os.path.getsize(out) / os.path.getsize(jsonl), written, "debug" if "/debug/" in binary else "release"))
+        pages.append((label, "file://" + os.path.abspath(out)))
     drv = browser.driver()
     try:
         for attempt in range(3):
-            drv.get("about:blank")
-            t = time.perf_counter()
-            drv.get(url)
-            WebDriverWait(drv, 60).until(lambda d: d.execute_script("return document.body.dataset.ready"))
-            wall = time.perf_counter() - t
-            nav = drv.execute_script(
-                "var t = performance.getEntriesByType('navigation')[0];"
-                "return [t.responseEnd, t.domInteractive, t.domContentLoadedEventEnd]")
-            print("open #%d: %.0f ms until the page is drawn (domContentLoadedEventEnd: file read %.0f ms,"
-                  " HTML parse with the inline script %.0f ms, after it %.0f ms), %.0f ms wall"
-                  % (attempt + 1, nav[2], nav[0], nav[1] - nav[0], nav[2] - nav[1], wall * 1000))
+            for label, page_url in pages:
+                until, read, parse, (inflated, parsed), wall = open_page(drv, page_url)
+                after = "after it %.0f ms" % (until - read - parse)
+                if inflated is not None and parsed is not None:
+                    after += ": inflated at %.0f ms, JSON parsed at %.0f ms" % (inflated, parsed)
+                print("%-6s open #%d: %.0f ms until the page is drawn (file read %.0f ms, HTML parse with the"
+                      " inline script %.0f ms, %s), %.0f ms wall"
+                      % (label, attempt + 1, until, read, parse, after, wall))
+        # The last page opened is this build's: the figures below are of it.
         rows = len(drv.find_elements(By.CSS_SELECTOR, "#rows .row"))
         shown = len(drv.find_elements(By.CSS_SELECTOR, "#messages [data-id]"))
         print("DOM: %d tree rows, %d messages drawn (of %d entries)" % (rows, shown, n))

@@ -46,6 +46,13 @@ HOSTILE = [
 ]
 
 
+# The same session after a root of its own with 300 long messages: over the size from
+# which the page carries the entries deflated, for the browser to inflate.
+FILLER = [message("f%d" % i, "f%d" % (i - 1) if i else None, 0, "user", "filler %d " % i + "x" * 1000)
+          for i in range(300)]
+DEFLATED = FILLER + HOSTILE
+
+
 @pytest.fixture(scope="module")
 def drv():
     d = browser.driver()
@@ -58,6 +65,8 @@ def pages():
     work = browser.workdir()
     hostile = os.path.join(work, "hostile.jsonl")
     browser.write_jsonl(hostile, HOSTILE)
+    deflated = os.path.join(work, "deflated.jsonl")
+    browser.write_jsonl(deflated, DEFLATED)
     tiny = os.path.join(browser.REPO, "examples", "tiny-pi.jsonl")
     corpus = os.path.join(browser.REPO, "tests", "interop", "corpus")
     claude = browser.imported(
@@ -73,6 +82,7 @@ def pages():
         "pi": browser.view(pi, os.path.join(work, "pi.html"), last_message(pi)),
         "tiny": browser.view(tiny, os.path.join(work, "tiny.html")),
         "hostile": browser.view(hostile, os.path.join(work, "hostile.html")),
+        "deflated": browser.view(deflated, os.path.join(work, "deflated.html")),
         "claude": browser.view(claude, os.path.join(work, "claude.html")),
     }
 
@@ -154,8 +164,53 @@ def test_a_long_tool_result_is_collapsed_and_expands(drv, pages):
     assert "secret plan" not in thinking.text
 
 
-def test_injected_markup_and_scripts_never_run(drv, pages):
-    open_page(drv, pages["hostile"])
+def page_text(url):
+    with open(url[len("file://"):], encoding="utf-8") as f:
+        return f.read()
+
+
+def test_a_large_session_is_carried_deflated_and_a_small_one_as_plain_json(pages):
+    small, large = page_text(pages["hostile"]), page_text(pages["deflated"])
+    assert '"entries":[' in small and '"entriesDeflate"' not in small
+    assert '"entriesDeflate":"' in large and '"entries":[' not in large
+    assert "filler 1 " not in large and "second answer" not in large
+    assert len(large) < sum(len(json.dumps(e)) for e in DEFLATED) / 5
+
+
+def test_a_deflated_page_shows_every_entry(drv, pages):
+    open_page(drv, pages["deflated"])
+    stats = drv.find_element(By.ID, "stats").text
+    assert stats.startswith("%d entries \u00b7 3 leaves \u00b7 2 roots" % len(DEFLATED)), stats
+    assert shown_ids(drv) == ["r", "a1", "m1", "a2"]
+    row(drv, "bc").click()
+    WebDriverWait(drv, 5).until(lambda d: "bc" in shown_ids(d))
+    assert shown_ids(drv) == ["bu", "ba", "bc"]
+    drv.execute_script("document.getElementById('tree').scrollTop = 0")
+    WebDriverWait(drv, 5).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#rows .row[data-id="f0"]'))
+    row(drv, "f0").click()
+    WebDriverWait(drv, 5).until(lambda d: len(shown_ids(d)) == 150)
+    assert shown_ids(drv)[:2] == ["f0", "f1"]
+    assert "filler 0 " + "x" * 1000 in drv.find_element(By.CSS_SELECTOR, '#messages [data-id="f0"]').text
+
+
+def test_a_browser_without_decompression_says_it_cannot_read_a_deflated_page(drv, pages):
+    added = drv.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                {"source": "delete window.DecompressionStream;"})
+    try:
+        open_page(drv, pages["deflated"])
+        assert drv.find_elements(By.CSS_SELECTOR, "#rows .row") == []
+        assert drv.find_element(By.CSS_SELECTOR, "body > .empty").text == (
+            "The session could not be read: this browser has no DecompressionStream"
+            " (Chrome 80, Firefox 113, Safari 16.4 and later have it)")
+        open_page(drv, pages["hostile"])  # a small page needs no DecompressionStream
+        assert shown_ids(drv) == ["r", "a1", "m1", "a2"]
+    finally:
+        drv.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", added)
+
+
+@pytest.mark.parametrize("name", ["hostile", "deflated"])
+def test_injected_markup_and_scripts_never_run(drv, pages, name):
+    open_page(drv, pages[name])
     assert drv.execute_script("return window.pwned") is None
     assert drv.find_elements(By.CSS_SELECTOR, "img") == []
     assert len(drv.find_elements(By.TAG_NAME, "script")) == 2
@@ -172,8 +227,9 @@ def test_a_javascript_link_stays_text_and_an_https_link_is_a_link(drv, pages):
     assert drv.find_elements(By.CSS_SELECTOR, '[data-id="a1"] strong')[0].text == "bold"
 
 
-def test_a_compaction_shows_its_summary_and_folds_what_it_replaced(drv, pages):
-    open_page(drv, pages["hostile"])
+@pytest.mark.parametrize("name", ["hostile", "deflated"])
+def test_a_compaction_shows_its_summary_and_folds_what_it_replaced(drv, pages, name):
+    open_page(drv, pages[name])
     row(drv, "bc").click()
     WebDriverWait(drv, 5).until(lambda d: "bc" in shown_ids(d))
     assert shown_ids(drv) == ["bu", "ba", "bc"]
@@ -185,8 +241,9 @@ def test_a_compaction_shows_its_summary_and_folds_what_it_replaced(drv, pages):
     assert summary.text == "Summary"
 
 
-def test_the_search_box_filters_the_branch(drv, pages):
-    open_page(drv, pages["hostile"])
+@pytest.mark.parametrize("name", ["hostile", "deflated"])
+def test_the_search_box_filters_the_branch(drv, pages, name):
+    open_page(drv, pages[name])
     drv.find_element(By.ID, "search").send_keys("all done")
     WebDriverWait(drv, 5).until(lambda d: shown_ids(d) == ["a2"])
     assert "1 matching" in drv.find_element(By.ID, "info").text
@@ -212,7 +269,7 @@ def test_imported_codex_and_pi_sessions_render_without_a_console_error(drv, page
     assert severe == [], "%d console errors" % len(severe)
 
 
-@pytest.mark.parametrize("name", ["tiny", "hostile", "claude", "codex", "pi"])
+@pytest.mark.parametrize("name", ["tiny", "hostile", "deflated", "claude", "codex", "pi"])
 def test_no_page_makes_a_network_request(drv, pages, name):
     browser.requests(drv, None)  # forget what earlier tests did
     open_page(drv, pages[name])
