@@ -364,3 +364,20 @@ pub fn open_at(location: &Location) -> Result<Opened, Failure> {
 pub fn parsed(json: &str) -> serde_json::Value {
     serde_json::from_str(json).unwrap_or(serde_json::Value::Null)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::color_wanted;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_is_on_a_terminal_only_and_never_under_no_color() {
+        assert!(color_wanted("auto", true, None));
+        assert!(!color_wanted("auto", false, None));
+        assert!(!color_wanted("auto", true, Some(OsStr::new("1"))));
+        // An empty NO_COLOR does not count (no-color.org).
+        assert!(color_wanted("auto", true, Some(OsStr::new(""))));
+        assert!(color_wanted("always", false, Some(OsStr::new("1"))));
+        assert!(!color_wanted("never", true, None));
+    }
+}
