@@ -15,6 +15,9 @@ use crate::render::{Filter, Kind};
 /// What follows every verb's list in `session --help`: which verbs write, how text is
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
+Output is readable (metadata hidden: --kind metadata shows it); --json prints one
+JSON document, --jsonl one JSON value per line. A session is a FILE, or in
+PostgreSQL postgres://…#SESSION_ID, or --pg CONNINFO with the session id.
 Every verb but repair and label opens FILE read-only (import, export and view -o
 create a new OUT and never overwrite one; search writes only its index,
 DIR/.session-search.db). Where LEAF is optional it defaults to the leaf the agent
