@@ -215,7 +215,6 @@ fn every_verb_prints_one_json_document_or_one_value_per_line() {
         let mut args: Vec<&str> = json_args.iter().map(String::as_str).collect();
         args.push("--json");
         let json = ok(&dir, &args);
-        assert_eq!(json.lines().count() > 0, true, "{verb}");
         let document: serde_json::Value = serde_json::from_str(&json)
             .unwrap_or_else(|e| panic!("{verb} --json is not one JSON document: {e}: {json}"));
         let mut args: Vec<&str> = jsonl_args.iter().map(String::as_str).collect();
@@ -233,12 +232,15 @@ fn every_verb_prints_one_json_document_or_one_value_per_line() {
                 .as_array()
                 .unwrap_or_else(|| panic!("{verb}: {json}"));
             assert!(!items.is_empty(), "{verb}");
+            // The array is written one item per line, between its brackets.
+            assert_eq!(json.lines().count(), items.len() + 2, "{verb}: {json}");
             assert_eq!(
                 items, &values,
                 "{verb}: --jsonl is --json's items, one per line"
             );
         } else {
             assert!(document.is_object(), "{verb}: {json}");
+            assert_eq!(json.lines().count(), 1, "{verb}: one line");
             assert_eq!(values.len(), 1, "{verb}: {jsonl}");
             // These write, or (search) report what the index read, which differs
             // between two runs; the rest answer the same twice.
