@@ -358,6 +358,14 @@ fn errors_name_the_next_step() {
         assert_eq!(out.status.code(), Some(64), "{args:?}");
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
+    // An id that is not there: where to find the ids.
+    let out = run_in(&dir, &["show", "tiny-pi.jsonl", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`session leaves LOCATION`"),
+        "{}",
+        stderr(&out)
+    );
     // Another agent's file: import it first, with the command.
     let out = run_in(&dir, &["show", "claude-code.jsonl"]);
     assert_eq!(out.status.code(), Some(2));

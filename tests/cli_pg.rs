@@ -125,3 +125,23 @@ fn a_session_missing_from_the_database_is_not_created_by_reading_it() {
     let sessions: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1, "nothing was created");
 }
+
+#[test]
+fn label_writes_to_a_database_session_through_pg() {
+    if !common::pg::available() {
+        return;
+    }
+    let (_dir, _uri, conninfo, id) = seeded("cli-pg-label");
+    let said = ok(&["label", "--pg", &conninfo, &id, "u-1", "first", "--json"]);
+    let said: serde_json::Value = serde_json::from_str(&said).unwrap();
+    assert_eq!(said["targetId"], "u-1");
+    assert_eq!(said["label"], "first");
+    let tree = ok(&["tree", "--pg", &conninfo, &id, "--labels"]);
+    assert!(tree.starts_with("u-1 [first]  user: "), "{tree}");
+    // A session that is not there is not created by labelling it.
+    let out = session_cli(&["label", "--pg", &conninfo, "nobody", "u-1", "x"]);
+    assert_ne!(out.status.code(), Some(0));
+    let json = ok(&["ls", "--pg", &conninfo, "--json"]);
+    let sessions: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+}

@@ -34,6 +34,12 @@ impl Failure {
     /// What is said on stderr, one line each.
     pub fn lines(&self) -> Vec<String> {
         match self {
+            Failure::Session(e @ Error::UnknownLeaf { .. }) => vec![
+                e.to_string(),
+                "(the session's leaves: `session leaves LOCATION`; every entry: \
+                 `session path LOCATION --kind message --kind metadata --kind compaction`)"
+                    .to_owned(),
+            ],
             Failure::Session(e) => vec![e.to_string()],
             Failure::Request(reason) => vec![(*reason).to_owned()],
             Failure::Stdout(e) => vec![format!("cannot write the output: {e}")],
