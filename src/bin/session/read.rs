@@ -5,12 +5,12 @@
 
 use std::io::Write;
 
-use session::{Entry, EntryKind, State};
+use session::{Entry, EntryKind, Role, State};
 
 use crate::args::Location;
 use crate::exit;
 use crate::output::{Doc, Opened, Out, Outcome, leaf_or_default, note, open_at, parsed};
-use crate::render::{self, Filter, kind_and_role};
+use crate::render::{self, Filter};
 use crate::term;
 
 /// A compaction's `firstKeptEntryId`; `None` when it is null.
@@ -36,19 +36,31 @@ fn compaction_in_force(path: &[Entry]) -> Option<String> {
     ))
 }
 
-/// The path's entries that `filter` keeps, parsed, with their JSON text.
-fn kept_entries<'a>(
-    out: &Out,
-    path: &'a [Entry],
-    filter: &Filter,
-) -> Vec<(&'a Entry, serde_json::Value)> {
+/// An entry's kind and role from the facts the library parsed; the JSON is read only
+/// for an extension role's own name.
+fn kind_and_role(entry: &Entry) -> (&'static str, Option<String>) {
+    match entry.kind() {
+        EntryKind::Message(Role::Extension) => {
+            let message = entry.message_json().map(parsed).unwrap_or_default();
+            ("message", message["role"].as_str().map(str::to_owned))
+        }
+        EntryKind::Message(role) => ("message", Some(role.as_str().to_owned())),
+        EntryKind::Metadata => ("metadata", None),
+        EntryKind::Compaction => ("compaction", None),
+        // EntryKind is non_exhaustive: a kind this tool predates is kept as "other".
+        _ => ("other", None),
+    }
+}
+
+/// The path's entries that `filter` keeps (metadata a person does not see is never
+/// parsed).
+fn kept_entries<'a>(out: &Out, path: &'a [Entry], filter: &Filter) -> Vec<&'a Entry> {
     let readable = out.readable();
     let kept = path
         .iter()
-        .map(|e| (e, parsed(e.json())))
-        .filter(|(_, v)| {
-            let (kind, role) = kind_and_role(v);
-            filter.keeps(kind, role, readable)
+        .filter(|e| {
+            let (kind, role) = kind_and_role(e);
+            filter.keeps(kind, role.as_deref(), readable)
         })
         .collect();
     filter.cut(kept)
@@ -74,7 +86,7 @@ pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -
     let kept = kept_entries(out, &path, filter);
     if !out.readable() {
         out.emit(&Doc::Many(
-            kept.iter().map(|(e, _)| e.json().to_owned()).collect(),
+            kept.iter().map(|e| e.json().to_owned()).collect(),
         ))?;
         return Ok(finish_read(out, &opened)?);
     }
@@ -90,9 +102,9 @@ pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -
     if let Some(line) = compaction_in_force(&path) {
         writeln!(out, "{}", term::escape(&line))?;
     }
-    for (_, value) in &kept {
+    for entry in &kept {
         writeln!(out)?;
-        render::entry(out, value)?;
+        render::entry(out, &parsed(entry.json()))?;
     }
     Ok(finish_read(out, &opened)?)
 }
@@ -104,7 +116,7 @@ pub fn path(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -
     let kept = kept_entries(out, &path, filter);
     if !out.readable() {
         out.emit(&Doc::Many(
-            kept.iter().map(|(e, _)| e.json().to_owned()).collect(),
+            kept.iter().map(|e| e.json().to_owned()).collect(),
         ))?;
         return Ok(finish_read(out, &opened)?);
     }
@@ -117,8 +129,8 @@ pub fn path(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -
         let note = out.paint("2", &term::escape(&note));
         writeln!(out, "{note}")?;
     }
-    for (_, value) in &kept {
-        let line = render::line(value);
+    for entry in &kept {
+        let line = render::line(&parsed(entry.json()));
         writeln!(out, "{line}")?;
     }
     Ok(finish_read(out, &opened)?)

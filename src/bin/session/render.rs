@@ -73,12 +73,6 @@ impl Filter {
     }
 }
 
-/// An entry's kind (`type`) and, for a message, its role.
-pub fn kind_and_role(entry: &Value) -> (&str, Option<&str>) {
-    let kind = entry["type"].as_str().unwrap_or("");
-    (kind, entry["message"]["role"].as_str())
-}
-
 /// How much of an entry's text a one-line summary shows.
 pub const PREVIEW_CHARS: usize = 60;
 
