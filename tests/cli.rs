@@ -450,18 +450,31 @@ fn text_from_the_file_reaches_the_terminal_escaped() {
     let meta = r#"{"id":"k\u001b[2J","parentId":"r\u001b]0;pwned\u0007","timestamp":2,"type":"metadata","key":"ke\u001b[31my\u009b","value":"v\u001b[2J"}"#;
     write_file(&path, format!("{root}\n{meta}\n").as_bytes());
     let leaf = "k\u{1b}[2J";
-    for verb in ["show", "tree"] {
-        let out = run([OsStr::new(verb), path.as_os_str(), OsStr::new(leaf)]);
+    // Metadata is shown on request: every kind is printed here.
+    let every_kind = ["--kind", "message", "--kind", "metadata"].map(OsStr::new);
+    for verb in ["show", "tree", "path", "leaves"] {
+        let mut args = vec![OsStr::new(verb), path.as_os_str()];
+        if verb != "leaves" {
+            args.push(OsStr::new(leaf));
+        }
+        args.extend(every_kind);
+        let out = run(args);
+        assert_eq!(code(&out), 0, "{verb}: {}", stderr(&out));
         assert_terminal_safe(verb, &out.stdout);
         assert_terminal_safe(verb, &out.stderr);
     }
-    let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new(leaf)]);
+    let mut args = vec![OsStr::new("show"), path.as_os_str(), OsStr::new(leaf)];
+    args.extend(every_kind);
+    let out = run(args);
     let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("user  r\\x1b]0;pwned\\x07\n"), "{shown}");
     assert!(
-        shown.contains(r"r\x1b]0;pwned\x07 (user) -> k\x1b[2J (metadata ke\x1b[31my\x9b)"),
+        shown.contains("metadata ke\\x1b[31my\\x9b  k\\x1b[2J\n  v\\x1b[2J\n"),
         "{shown}"
     );
-    let out = run([OsStr::new("tree"), path.as_os_str()]);
+    let mut args = vec![OsStr::new("tree"), path.as_os_str()];
+    args.extend(every_kind);
+    let out = run(args);
     let tree = String::from_utf8_lossy(&out.stdout);
     assert!(
         tree.contains(r"k\x1b[2J  metadata ke\x1b[31my\x9b: "),
@@ -493,7 +506,12 @@ fn json_output_stays_the_same_json() {
     let path = temp_dir("escapes-json").file_path("s.jsonl");
     let root = r#"{"id":"r\u001b","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"hi \u001b[2J\u009b\u202e"}}"#;
     write_file(&path, format!("{root}\n").as_bytes());
-    let out = run([OsStr::new("path"), path.as_os_str(), OsStr::new("r\u{1b}")]);
+    let out = run([
+        OsStr::new("path"),
+        path.as_os_str(),
+        OsStr::new("r\u{1b}"),
+        OsStr::new("--json"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let entries: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(entries[0]["id"], "r\u{1b}");
@@ -501,13 +519,17 @@ fn json_output_stays_the_same_json() {
         entries[0]["message"]["content"],
         "hi \u{1b}[2J\u{9b}\u{202e}"
     );
-    let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new("r\u{1b}")]);
+    let out = run([
+        OsStr::new("messages"),
+        path.as_os_str(),
+        OsStr::new("r\u{1b}"),
+        OsStr::new("--jsonl"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_terminal_safe("show", &out.stdout);
+    assert_terminal_safe("messages --jsonl", &out.stdout);
     let shown = String::from_utf8(out.stdout).expect("UTF-8");
-    let messages = shown.split_once("messages (1):\n").expect("messages").1;
-    let messages: serde_json::Value = serde_json::from_str(messages).expect("JSON");
-    assert_eq!(messages[0]["content"], "hi \u{1b}[2J\u{9b}\u{202e}");
+    let message: serde_json::Value = serde_json::from_str(&shown).expect("JSON");
+    assert_eq!(message["content"], "hi \u{1b}[2J\u{9b}\u{202e}");
 }
 
 #[test]
@@ -519,8 +541,11 @@ fn show_prints_an_extension_role_by_its_own_name() {
     let out = run([OsStr::new("show"), path.as_os_str(), OsStr::new("x")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(shown.contains("u (user) -> x (bashExecution)"), "{shown}");
-    assert!(!shown.contains("extension"), "{shown}");
+    assert!(shown.contains("\nbashExecution  x\n  $ ls\n"), "{shown}");
+    assert!(!shown.contains("\nextension"), "{shown}");
+    let out = run([OsStr::new("path"), path.as_os_str(), OsStr::new("x")]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listed, "u  user: hi\nx  bashExecution: ls\n");
 }
 
 #[test]

@@ -56,7 +56,7 @@ const ORPHAN: &str = r#"{"id":"r-orphan","parentId":"a-final","timestamp":173300
 
 #[test]
 fn context_prints_the_library_object_on_one_line() {
-    let out = session(&["context", EXAMPLE, "u-3"]);
+    let out = session(&["context", "--json", EXAMPLE, "u-3"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let expected = library_context(Path::new(EXAMPLE), "u-3", "{}");
     assert_eq!(stdout(&out), format!("{expected}\n"));
@@ -70,12 +70,12 @@ fn context_prints_the_library_object_on_one_line() {
 
 #[test]
 fn context_names_the_compaction_it_used_on_stderr() {
-    let out = session(&["context", EXAMPLE, "u-3"]);
+    let out = session(&["context", "--json", EXAMPLE, "u-3"]);
     assert_eq!(
         stderr(&out),
         "session: compaction c-1 (firstKeptEntryId u-2, tokensBefore 1200): its summary, then 5 message(s) from u-2\n"
     );
-    let out = session(&["context", EXAMPLE, "a-alt"]);
+    let out = session(&["context", "--json", EXAMPLE, "a-alt"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stderr(&out),
@@ -89,6 +89,7 @@ fn context_budget_flags_trim_and_say_why() {
     // u-2's interaction 195, so 60 available keep the summary and u-3 only.
     let args = [
         "context",
+        "--json",
         EXAMPLE,
         "u-3",
         "--max-tokens",
@@ -115,7 +116,7 @@ fn context_budget_flags_trim_and_say_why() {
     );
 
     // Nothing fits but the newest interaction: it stays, and stderr says so.
-    let out = session(&["context", EXAMPLE, "u-3", "--max-tokens", "10"]);
+    let out = session(&["context", "--json", EXAMPLE, "u-3", "--max-tokens", "10"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("the newest interaction alone is over budget and is kept anyway"),
@@ -129,12 +130,12 @@ fn context_pairing_defect_fails_unless_skipped_or_kept() {
     let path = example_prefix_with("orphan", 4, &[ORPHAN]);
     let file = path.to_str().unwrap();
 
-    let out = session(&["context", file, "r-orphan"]);
+    let out = session(&["context", "--json", file, "r-orphan"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stdout(&out), "");
     assert!(stderr(&out).contains("r-orphan"), "{}", stderr(&out));
 
-    let out = session(&["context", file, "r-orphan", "--on-defect", "skip"]);
+    let out = session(&["context", "--json", file, "r-orphan", "--on-defect", "skip"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let value: serde_json::Value = serde_json::from_str(stdout(&out).trim_end()).unwrap();
     assert_eq!(value["messages"], serde_json::json!([]));
@@ -146,7 +147,7 @@ fn context_pairing_defect_fails_unless_skipped_or_kept() {
         stderr(&out)
     );
 
-    let out = session(&["context", file, "r-orphan", "--on-defect=keep"]);
+    let out = session(&["context", "--json", file, "r-orphan", "--on-defect=keep"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
@@ -161,7 +162,7 @@ fn context_pairing_defect_fails_unless_skipped_or_kept() {
 fn context_profile_flag_sends_as_that_agent_and_says_what_it_left_out() {
     let path = example_prefix_with("profile", 4, &[ORPHAN]);
     let file = path.to_str().unwrap();
-    let out = session(&["context", file, "r-orphan", "--profile", "codex"]);
+    let out = session(&["context", "--json", file, "r-orphan", "--profile", "codex"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let expected = library_context(&path, "r-orphan", r#"{"profile":"codex"}"#);
     assert_eq!(stdout(&out), format!("{expected}\n"));
@@ -173,9 +174,9 @@ fn context_profile_flag_sends_as_that_agent_and_says_what_it_left_out() {
         stderr(&out)
     );
     // A session that was not imported has no agent: auto is no profile.
-    let out = session(&["context", file, "r-orphan", "--profile=auto"]);
+    let out = session(&["context", "--json", file, "r-orphan", "--profile=auto"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let out = session(&["context", file, "r-orphan", "--profile", "gemini"]);
+    let out = session(&["context", "--json", file, "r-orphan", "--profile", "gemini"]);
     assert_eq!(out.status.code(), Some(64));
 }
 
@@ -184,7 +185,7 @@ fn context_invalid_compaction_fails_and_is_never_a_fallback() {
     // Written behind the library's back: a cut that separates call-2 from its result.
     let bad = r#"{"id":"c-1","parentId":"a-ver","timestamp":1733000010000,"type":"compaction","summary":"s","firstKeptEntryId":"r-pkg","tokensBefore":1}"#;
     let path = example_prefix_with("badcut", 10, &[bad]);
-    let out = session(&["context", path.to_str().unwrap(), "c-1"]);
+    let out = session(&["context", "--json", path.to_str().unwrap(), "c-1"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stdout(&out), "");
     assert!(stderr(&out).contains("compaction"), "{}", stderr(&out));
@@ -192,7 +193,7 @@ fn context_invalid_compaction_fails_and_is_never_a_fallback() {
 
 #[test]
 fn context_unknown_leaf_fails_with_2() {
-    let out = session(&["context", EXAMPLE, "nope"]);
+    let out = session(&["context", "--json", EXAMPLE, "nope"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stdout(&out), "");
 }
@@ -202,7 +203,7 @@ fn context_on_a_torn_file_builds_from_the_committed_prefix_and_exits_1() {
     let text = std::fs::read_to_string(EXAMPLE).unwrap();
     let path = temp_dir("torn").file_path("s.jsonl");
     write_file(&path, format!("{text}{{\"id\":\"u-4\"").as_bytes());
-    let out = session(&["context", path.to_str().unwrap(), "u-3"]);
+    let out = session(&["context", "--json", path.to_str().unwrap(), "u-3"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let expected = library_context(Path::new(EXAMPLE), "u-3", "{}");
     assert_eq!(stdout(&out), format!("{expected}\n"));
@@ -233,11 +234,12 @@ fn show_marks_the_compaction_on_the_path() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("-> a-ver (assistant) -> c-1 (compaction, keeps from u-2) -> u-3 (user)\n"),
+        text.contains("\ncompaction in force: c-1 (the model sees its summary, then the messages from u-2 on: session context FILE LEAF)\n\nuser  u-1\n"),
         "{text}"
     );
+    // The compaction is shown as its summary, where it is on the path.
     assert!(
-        text.contains("\ncompaction in force: c-1 (the model sees its summary, then the messages from u-2 on: session context FILE LEAF)\nmessages (9):\n"),
+        text.contains("\n\nassistant  a-ver\n  版本是 0.1.0\n\ncompaction (keeps from u-2 on)  c-1\n  User asked for the project name; it is tiny-pi.\n\nuser  u-3\n"),
         "{text}"
     );
     // Without a compaction on the path, show says nothing about one.

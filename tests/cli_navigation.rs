@@ -144,9 +144,35 @@ fn tree_marks_the_leaf_path_and_json_lists_nodes() {
          ├─ a-read  assistant [1 tool call]: \n\
          │  r-read  toolResult call-1: # tiny-pi\\n\\nA tiny coding agent.\n\
          │  a-final  assistant: 项目名是 tiny-pi\n\
+         └─ a-alt  assistant: 我无法读取该文件  <== leaf\n\
+         (1 metadata entries hidden: --kind metadata shows them)\n"
+    );
+    // Metadata on request, drawn where it is.
+    let out = ok(&[
+        OsStr::new("tree"),
+        path.as_os_str(),
+        OsStr::new("--leaf"),
+        OsStr::new("a-alt"),
+        OsStr::new("--kind=message"),
+        OsStr::new("--kind=metadata"),
+    ]);
+    assert_eq!(
+        out,
+        "u-1  user: 读取 README.md，告诉我项目名  *\n\
+         ├─ a-read  assistant [1 tool call]: \n\
+         │  r-read  toolResult call-1: # tiny-pi\\n\\nA tiny coding agent.\n\
+         │  a-final  assistant: 项目名是 tiny-pi\n\
          │  meta-cwd  metadata cwd: \n\
          └─ a-alt  assistant: 我无法读取该文件  <== leaf\n"
     );
+    // Only metadata: its nearest shown ancestor is none, so it is drawn as a root.
+    let out = ok(&[
+        OsStr::new("tree"),
+        path.as_os_str(),
+        OsStr::new("--kind"),
+        OsStr::new("metadata"),
+    ]);
+    assert_eq!(out, "meta-cwd  metadata cwd:   <== leaf\n");
     let out = ok(&[OsStr::new("tree"), path.as_os_str(), OsStr::new("--json")]);
     let nodes: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(nodes.as_array().map(Vec::len), Some(6));
@@ -170,8 +196,18 @@ fn children_and_leaves_print_the_index_answers() {
     let out = ok(&[OsStr::new("leaves"), path.as_os_str()]);
     assert_eq!(
         out,
-        "2 leaves\nlatest by commit: meta-cwd\nlatest by time:   meta-cwd\n\
-         a-alt  assistant:   (depth 1)\n\
+        "2 leaves (1 metadata leaves hidden: --kind metadata shows them)\n\
+         latest by commit: meta-cwd\nlatest by time:   meta-cwd\n\
+         a-alt  assistant:   (depth 1)\n"
+    );
+    let out = ok(&[
+        OsStr::new("leaves"),
+        path.as_os_str(),
+        OsStr::new("--kind=metadata"),
+    ]);
+    assert_eq!(
+        out,
+        "2 leaves (1 shown)\nlatest by commit: meta-cwd\nlatest by time:   meta-cwd\n\
          meta-cwd  metadata cwd:   (depth 4)\n"
     );
 }

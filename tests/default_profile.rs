@@ -334,7 +334,8 @@ fn every_corpus_file_builds_its_agents_context_by_default_through_the_cli() {
         assert_eq!(import.status.code(), Some(0), "{}", file.display());
         let report: serde_json::Value = serde_json::from_slice(&import.stderr).unwrap();
         let context = |extra: &[&str]| {
-            let mut args: Vec<&std::ffi::OsStr> = vec!["context".as_ref(), out.as_os_str()];
+            let mut args: Vec<&std::ffi::OsStr> =
+                vec!["context".as_ref(), "--json".as_ref(), out.as_os_str()];
             args.extend(extra.iter().map(|a| std::ffi::OsStr::new(*a)));
             session_cli(&args)
         };

@@ -41,7 +41,12 @@ fn readme_compaction_example_is_what_session_context_prints() {
     let root = env!("CARGO_MANIFEST_DIR");
     let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_session"))
-        .args(["context", "examples/tiny-pi-compacted.jsonl", "u-3"])
+        .args([
+            "context",
+            "examples/tiny-pi-compacted.jsonl",
+            "u-3",
+            "--json",
+        ])
         .current_dir(root)
         .output()
         .unwrap();

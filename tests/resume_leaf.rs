@@ -188,14 +188,18 @@ fn the_cli_default_leaf_of_an_imported_session_is_its_resume_leaf() {
         let explicit = stdout(&session_cli(&[verb.as_ref(), f, leaf.as_ref()]));
         assert_eq!(default, explicit, "{verb}");
     }
-    let path = stdout(&session_cli(&["path".as_ref(), f]));
+    let path = stdout(&session_cli(&["path".as_ref(), f, "--json".as_ref()]));
     let last = path.lines().rev().nth(1).unwrap();
     assert!(
         last.contains(r#""id":"a-3""#),
         "the path ends at the leaf: {last}"
     );
-    let context: serde_json::Value =
-        serde_json::from_str(&stdout(&session_cli(&["context".as_ref(), f]))).unwrap();
+    let context: serde_json::Value = serde_json::from_str(&stdout(&session_cli(&[
+        "context".as_ref(),
+        f,
+        "--json".as_ref(),
+    ])))
+    .unwrap();
     assert_eq!(context["leafId"], "a-3");
 
     // Once a host appends a message, the latest leaf is the default again.
@@ -203,8 +207,12 @@ fn the_cli_default_leaf_of_an_imported_session_is_its_resume_leaf() {
     text.push_str(&user("u-next", Some("a-3")));
     text.push('\n');
     std::fs::write(&file, text).unwrap();
-    let context: serde_json::Value =
-        serde_json::from_str(&stdout(&session_cli(&["context".as_ref(), f]))).unwrap();
+    let context: serde_json::Value = serde_json::from_str(&stdout(&session_cli(&[
+        "context".as_ref(),
+        f,
+        "--json".as_ref(),
+    ])))
+    .unwrap();
     assert_eq!(context["leafId"], "u-next");
 }
 

@@ -7,11 +7,17 @@ use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::output::{DEFAULT_WIDTH, Mode, Settings, color_wanted};
+use crate::render::{Filter, Kind};
 
 /// What follows every verb's list in `session --help`: which verbs write, how text is
 /// shown, and the exit codes (the README lists the same table; tests/cli.rs checks it).
 const AFTER_HELP: &str = "\
+Output is readable (metadata hidden: --kind metadata shows it); --json prints one
+JSON document, --jsonl one JSON value per line. A session is a FILE, or in
+PostgreSQL postgres://…#SESSION_ID, or --pg CONNINFO with the session id.
 Every verb but repair, label and redact --in-place opens FILE read-only (import,
 export, redact and view -o create a new OUT and never overwrite one; search writes only
 its index, DIR/.session-search.db). Where LEAF is optional it defaults to the leaf the
@@ -43,26 +49,120 @@ exit codes (the same for every verb):
     arg_required_else_help = true
 )]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     verb: Verb,
 }
 
+/// The flags every verb takes: how its result is printed, and `--pg`.
+#[derive(Args)]
+struct Global {
+    /// Print the result as one JSON document (a list is one array).
+    #[arg(long, global = true, conflicts_with = "jsonl")]
+    json: bool,
+    /// Print the result as JSON, one value per line (a list's items one per line).
+    #[arg(long, global = true)]
+    jsonl: bool,
+    /// Colour the readable form: auto (on a terminal, unless NO_COLOR is set), always,
+    /// never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Read sessions from the PostgreSQL database CONNINFO (key=value, e.g.
+    /// 'host=/var/run/postgresql dbname=agents'): each FILE is then a session id, and
+    /// `ls` lists the database's sessions.
+    #[arg(long, global = true, value_name = "CONNINFO")]
+    pg: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `--kind`, `--role`, `--limit`.
+#[derive(Args)]
+struct FilterArgs {
+    /// Show only entries of KIND (repeatable). Default: messages and compactions in the
+    /// readable form (metadata hidden), every kind with --json/--jsonl.
+    #[arg(long = "kind", value_enum, value_name = "KIND")]
+    kinds: Vec<KindArg>,
+    /// Show only messages of role R (user, assistant, toolResult, …; repeatable).
+    #[arg(long = "role", value_name = "R")]
+    roles: Vec<String>,
+    /// Show only the last N entries (after --kind and --role).
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    Message,
+    Metadata,
+    Compaction,
+}
+
+impl FilterArgs {
+    fn filter(self) -> Filter {
+        Filter {
+            kinds: self
+                .kinds
+                .into_iter()
+                .map(|k| match k {
+                    KindArg::Message => Kind::Message,
+                    KindArg::Metadata => Kind::Metadata,
+                    KindArg::Compaction => Kind::Compaction,
+                })
+                .collect(),
+            roles: self.roles,
+            limit: self.limit,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Verb {
-    /// The active path to LEAF and its messages.
+    /// The conversation on the active path to LEAF: roles, text, tool calls and their
+    /// results folded, compactions as their summary (metadata hidden unless asked).
+    #[command(after_help = "\
+Examples:
+  session show s.jsonl                     the conversation the agent resumes
+  session show s.jsonl --role user         only what the person typed
+  session show s.jsonl --limit 10          the last ten entries
+  session show s.jsonl --json              the path's entries as one JSON array
+  session show 'postgresql://alice@/agents?host=/var/run/postgresql#SESSION'")]
     Show(FileLeaf),
-    /// The entries from the root to LEAF (JSON, one per line).
+    /// The entries from the root to LEAF, one line each (--json: the entries).
+    #[command(after_help = "\
+Examples:
+  session path s.jsonl                     one line per entry: id, what, preview
+  session path s.jsonl --kind metadata     only the metadata entries
+  session path s.jsonl --jsonl             the entries as JSON, one per line")]
     Path(FileLeaf),
-    /// The messages on the path to LEAF (JSON, one per line).
+    /// The messages on the path to LEAF, as a conversation (--json: the messages).
+    #[command(after_help = "\
+Examples:
+  session messages s.jsonl                 the messages, readable
+  session messages s.jsonl --jsonl         one message JSON per line")]
     Messages(FileLeaf),
     /// Every branch as a tree, LEAF and its path marked.
     ///
     /// A run of only children is drawn as a chain and indentation is capped, so the
     /// output stays linear in the file. LEAF defaults to the leaf an imported
-    /// session's agent resumes, else the latest leaf.
+    /// session's agent resumes, else the latest leaf. Metadata entries are hidden
+    /// unless --kind metadata is given (their children are drawn under the nearest
+    /// entry shown).
+    #[command(after_help = "\
+Examples:
+  session tree s.jsonl                     the branches, metadata hidden
+  session tree s.jsonl --depth 3 --labels  three levels, with labels
+  session tree s.jsonl --kind message --kind metadata   everything
+  session tree s.jsonl --json              the nodes as one JSON array")]
     Tree {
-        /// The session file.
-        file: PathBuf,
+        /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+        file: OsString,
         /// The leaf whose path is marked.
         leaf: Option<OsString>,
         /// The same as LEAF.
@@ -74,32 +174,52 @@ enum Verb {
         /// Show each entry's label.
         #[arg(long)]
         labels: bool,
-        /// Print the nodes as JSON, one per line.
-        #[arg(long)]
-        json: bool,
+        /// Show only entries of KIND (repeatable). Default: messages and compactions
+        /// (every kind with --json/--jsonl).
+        #[arg(long = "kind", value_enum, value_name = "KIND")]
+        kinds: Vec<KindArg>,
+        /// Show only messages of role R (repeatable).
+        #[arg(long = "role", value_name = "R")]
+        roles: Vec<String>,
     },
     /// The direct children of ID, in commit order.
+    #[command(after_help = "\
+Examples:
+  session children s.jsonl u-1             the answers to u-1, one line each
+  session children s.jsonl u-1 --json      the nodes as one JSON array")]
     Children {
-        /// The session file.
-        file: PathBuf,
+        /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+        file: OsString,
         /// The entry whose children are listed.
         id: OsString,
+        #[command(flatten)]
+        filter: FilterArgs,
     },
     /// Every leaf, with the latest by commit and by time, and the leaf an imported
-    /// session's agent resumes.
+    /// session's agent resumes (metadata leaves hidden unless asked).
+    #[command(after_help = "\
+Examples:
+  session leaves s.jsonl                   the leaves a person would resume
+  session leaves s.jsonl --kind metadata   only the metadata leaves (hidden by default)
+  session leaves s.jsonl --json            the library's leaves object, plus resumeLeafId")]
     Leaves {
-        /// The session file.
-        file: PathBuf,
-        /// Print one JSON object: the library's leaves, plus resumeLeafId.
-        #[arg(long)]
-        json: bool,
+        /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+        file: OsString,
+        #[command(flatten)]
+        filter: FilterArgs,
     },
-    /// The sessions in DIR: modified, entries, state, first user text.
+    /// The sessions in DIR (modified, entries, state, first user text), or in a
+    /// database: `session ls postgres://…` or `session ls --pg CONNINFO`.
     ///
     /// Only the head and the tail of each file are read.
+    #[command(after_help = "\
+Examples:
+  session ls ~/.pi/sessions -r --limit 20  the 20 newest sessions, sub-folders too
+  session ls 'postgresql://alice@/agents?host=/var/run/postgresql'
+  session ls --pg 'host=/var/run/postgresql dbname=agents' --json")]
     Ls {
-        /// The folder.
-        dir: PathBuf,
+        /// The folder, or a postgres:// URI (no #); omitted with --pg.
+        dir: Option<OsString>,
         /// Look into sub-folders too.
         #[arg(short, long)]
         recursive: bool,
@@ -118,6 +238,10 @@ enum Verb {
     /// DIR/.session-search.db, is brought up to date first, reading only what was
     /// appended since the last search; deleting it loses nothing. Where it cannot be
     /// written (a folder you may only read), a temporary index is built instead.
+    #[command(after_help = "\
+Examples:
+  session search ~/.pi/sessions 'readme project'
+  session search . migration --role user --latest --json")]
     Search {
         /// The folder of sessions.
         dir: PathBuf,
@@ -137,17 +261,19 @@ enum Verb {
         /// and never indexed; this builds a temporary index instead of the sidecar).
         #[arg(long)]
         no_redact: bool,
-        /// Print the result as one JSON object.
-        #[arg(long)]
-        json: bool,
     },
     /// Label TARGET with TEXT (an empty TEXT clears the label).
     ///
     /// The label entry is appended under the latest entry, so "resume the latest"
     /// stays on its branch.
+    #[command(after_help = "\
+Examples:
+  session label s.jsonl a-final 'good answer'
+  session label s.jsonl a-final ''         clears the label")]
     Label {
-        /// The session file (opened as a writer).
-        file: PathBuf,
+        /// The session (opened as a writer): a file, postgres://…#SESSION_ID, or a
+        /// session id with --pg.
+        file: OsString,
         /// The entry labelled.
         target: OsString,
         /// The label.
@@ -155,11 +281,16 @@ enum Verb {
     },
     /// What the model sees for LEAF: compaction, tool pairing, budget.
     ///
-    /// One JSON line on stdout (the library's build_context), and on stderr what was
-    /// used, trimmed or skipped and why.
+    /// The messages the model is sent, readable (--json: the library's build_context
+    /// object), and on stderr what was used, trimmed or skipped and why.
+    #[command(after_help = "\
+Examples:
+  session context s.jsonl                  what the agent would send now
+  session context s.jsonl --max-tokens 200000 --reserved-output 8000
+  session context s.jsonl u-3 --profile none --json")]
     Context {
-        /// The session file.
-        file: PathBuf,
+        /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+        file: OsString,
         /// The leaf (default: the leaf an imported session's agent resumes, else the
         /// latest leaf).
         leaf: Option<OsString>,
@@ -182,16 +313,27 @@ enum Verb {
         profile: Option<String>,
     },
     /// State, entry count and warnings (every line checked).
+    #[command(after_help = "\
+Examples:
+  session verify s.jsonl                   exit 0 when clean, 1 when it needs repair
+  session verify s.jsonl --json")]
     Verify {
         /// The session file.
         file: PathBuf,
     },
     /// Read a damaged file: every good entry is counted and every bad line reported.
+    #[command(after_help = "\
+Examples:
+  session salvage damaged.jsonl
+  session salvage damaged.jsonl --jsonl    one diagnostic per line")]
     Salvage {
         /// The session file.
         file: PathBuf,
     },
     /// Move an unterminated tail to a backup file and cut the file to its committed lines.
+    #[command(after_help = "\
+Example:
+  session repair s.jsonl                   after `session verify` exits 1")]
     Repair {
         /// The session file (opened as a writer).
         file: PathBuf,
@@ -202,9 +344,13 @@ enum Verb {
     /// text, never as markup or script. Any node can be chosen in the page. LEAF
     /// defaults to the leaf an imported session's agent resumes, else the latest
     /// leaf; without -o the page goes to stdout.
+    #[command(after_help = "\
+Examples:
+  session view s.jsonl -o s.html           then open s.html in a browser
+  session view s.jsonl a-alt > alt.html")]
     View {
-        /// The session file.
-        file: PathBuf,
+        /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+        file: OsString,
         /// The leaf whose branch the page opens on.
         leaf: Option<OsString>,
         /// Write the page to OUT, a new file (never replacing one).
@@ -216,7 +362,12 @@ enum Verb {
     },
     /// Convert another agent's session file into a new libsession file.
     ///
-    /// The report (JSON) goes to stderr. OUT must not exist.
+    /// The report (JSON) goes to stderr; with --json or --jsonl, to stdout. OUT must
+    /// not exist.
+    #[command(after_help = "\
+Examples:
+  session import ~/.claude/projects/x/abc.jsonl abc.jsonl
+  session import --from codex rollout.jsonl s.jsonl")]
     Import {
         /// The source's format; auto (the default) detects it from the first lines.
         #[arg(long, value_enum, default_value = "auto")]
@@ -230,9 +381,15 @@ enum Verb {
     ///
     /// pi gets the whole tree; Claude Code and Codex get what they send for LEAF (the
     /// context under their profile), as lines they resume. What the agent cannot carry
-    /// is converted or left out, and listed in the report (JSON, on stderr). LEAF
-    /// defaults to the latest leaf. OUT must not exist.
-    #[command(override_usage = "session export --to pi|claude-code|codex FILE [LEAF] OUT")]
+    /// is converted or left out, and listed in the report (JSON, on stderr; with
+    /// --json or --jsonl, on stdout). LEAF defaults to the latest leaf. OUT must not
+    /// exist.
+    #[command(
+        override_usage = "session export --to pi|claude-code|codex FILE [LEAF] OUT",
+        after_help = "\
+Example:
+  session export --to claude-code s.jsonl resumed.jsonl"
+    )]
     Export {
         /// The format written.
         #[arg(long, value_enum)]
@@ -253,9 +410,6 @@ enum Verb {
     Secrets {
         /// A session file or a folder of them.
         path: PathBuf,
-        /// Print the result as one JSON object.
-        #[arg(long)]
-        json: bool,
         #[command(flatten)]
         rules: RuleArgs,
     },
@@ -283,13 +437,34 @@ enum Verb {
     /// SRC and DST are each a JSONL path or postgres://…#SESSION_ID (a connection URI,
     /// the session id after #). DST must be a new file or an empty session. All or
     /// nothing: a failure leaves DST as it was.
-    #[command(override_usage = "session copy SRC DST")]
+    #[command(
+        override_usage = "session copy SRC DST",
+        after_help = "\
+Example:
+  session copy s.jsonl 'postgresql://alice@/agents?host=/var/run/postgresql#s-1'"
+    )]
     Copy {
         /// The source: a JSONL file or postgres://…#SESSION_ID.
         src: OsString,
         /// The destination: a new JSONL file or postgres://…#SESSION_ID.
         dst: OsString,
     },
+    /// Print a shell completion script for SHELL.
+    #[command(after_help = "\
+Examples:
+  session completions bash > ~/.local/share/bash-completion/completions/session
+  session completions zsh > ~/.zfunc/_session
+  session completions fish > ~/.config/fish/completions/session.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: ShellArg,
+    },
+    /// Print the man page (roff), made from the same definitions as --help.
+    #[command(after_help = "\
+Example:
+  session man > ~/.local/share/man/man1/session.1 && man session")]
+    Man,
 }
 
 /// The rules of `secrets` and `redact`.
@@ -303,14 +478,23 @@ pub struct RuleArgs {
     pub allow: Vec<String>,
 }
 
-/// `FILE [LEAF]`.
+#[derive(Clone, Copy, ValueEnum)]
+enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// `FILE [LEAF]` and the filters.
 #[derive(Args)]
 struct FileLeaf {
-    /// The session file.
-    file: PathBuf,
+    /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
+    file: OsString,
     /// The leaf (default: the leaf an imported session's agent resumes, else the
     /// latest leaf).
     leaf: Option<OsString>,
+    #[command(flatten)]
+    filter: FilterArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -354,42 +538,45 @@ fn tokens(text: &str) -> Result<f64, String> {
 /// entry id, which is always UTF-8 text; `None` asks for the default leaf (`output::default_leaf`).
 pub enum Command {
     Show {
-        file: PathBuf,
+        file: Location,
         leaf: Option<String>,
+        filter: Filter,
     },
     Path {
-        file: PathBuf,
+        file: Location,
         leaf: Option<String>,
+        filter: Filter,
     },
     Messages {
-        file: PathBuf,
+        file: Location,
         leaf: Option<String>,
+        filter: Filter,
     },
     Tree {
-        file: PathBuf,
+        file: Location,
         options: TreeArgs,
     },
     Children {
-        file: PathBuf,
+        file: Location,
         id: String,
+        filter: Filter,
     },
     Leaves {
-        file: PathBuf,
-        json: bool,
+        file: Location,
+        filter: Filter,
     },
     Ls {
-        dir: PathBuf,
+        place: LsPlace,
         options: LsArgs,
     },
     Label {
-        file: PathBuf,
+        file: Location,
         target: String,
         text: String,
     },
     Search {
         dir: PathBuf,
         query: session::SearchQuery,
-        json: bool,
     },
     Context(crate::context::Request),
     Verify {
@@ -407,14 +594,13 @@ pub enum Command {
         out: PathBuf,
     },
     View {
-        file: PathBuf,
+        file: Location,
         leaf: Option<String>,
         out: Option<PathBuf>,
         redact: bool,
     },
     Secrets {
         path: PathBuf,
-        json: bool,
         rules: RuleArgs,
     },
     Redact {
@@ -429,13 +615,17 @@ pub enum Command {
         out: PathBuf,
     },
     Copy {
-        src: Place,
-        dst: Place,
+        src: Location,
+        dst: Location,
     },
+    Completions(clap_complete::Shell),
+    Man,
 }
 
-/// Where `copy` reads or writes a session.
-pub enum Place {
+/// Where a session is: a file, or a session in a PostgreSQL database. Every verb that
+/// reads or writes a session takes one ([`location`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
     File(PathBuf),
     Postgres {
         conninfo: String,
@@ -443,22 +633,71 @@ pub enum Place {
     },
 }
 
-/// A `postgres://` or `postgresql://` URI with `#SESSION_ID`, or a file path.
-fn place(arg: OsString) -> Result<Place, &'static str> {
-    let is_uri = arg
-        .to_str()
-        .is_some_and(|t| t.starts_with("postgres://") || t.starts_with("postgresql://"));
-    if !is_uri {
-        return Ok(Place::File(PathBuf::from(arg)));
+impl Location {
+    /// How the location is named in a message: the path, or `SESSION_ID in the database`.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::File(path) => path.display().to_string(),
+            Location::Postgres { session_id, .. } => {
+                format!("session {session_id} in the database")
+            }
+        }
+    }
+}
+
+/// What `ls` lists: a folder, or a database's sessions.
+pub enum LsPlace {
+    Dir(PathBuf),
+    Postgres(String),
+}
+
+fn is_pg_uri(arg: &OsStr) -> bool {
+    arg.to_str()
+        .is_some_and(|t| t.starts_with("postgres://") || t.starts_with("postgresql://"))
+}
+
+/// The one parser of store locations. With `--pg CONNINFO`, `arg` is the session id
+/// in that database. Else a `postgres://` or `postgresql://` URI names the session
+/// after `#` (`postgresql://alice@/agents?host=/var/run/postgresql#SESSION_ID`: the
+/// URI before `#` is the connection string); anything else is a file path.
+pub fn location(arg: OsString, pg: Option<&str>) -> Result<Location, &'static str> {
+    if let Some(conninfo) = pg {
+        if is_pg_uri(&arg) {
+            return Err("with --pg CONNINFO, give the session id, not a postgres:// URI");
+        }
+        let session_id = utf8(arg, "with --pg, the session id must be UTF-8 text")?;
+        if session_id.is_empty() {
+            return Err("with --pg CONNINFO, name the session: --pg CONNINFO SESSION_ID");
+        }
+        return Ok(Location::Postgres {
+            conninfo: conninfo.to_owned(),
+            session_id,
+        });
+    }
+    if !is_pg_uri(&arg) {
+        return Ok(Location::File(PathBuf::from(arg)));
     }
     let text = utf8(arg, "a postgres:// argument must be UTF-8 text")?;
     match text.rsplit_once('#') {
-        Some((conninfo, session_id)) if !session_id.is_empty() => Ok(Place::Postgres {
+        Some((conninfo, session_id)) if !session_id.is_empty() => Ok(Location::Postgres {
             conninfo: conninfo.to_owned(),
             session_id: session_id.to_owned(),
         }),
-        _ => Err("a postgres:// argument names its session after #: postgres://…#SESSION_ID"),
+        _ => Err(
+            "a postgres:// location names its session after #: postgres://…#SESSION_ID \
+             (list them with `session ls postgres://…`)",
+        ),
     }
+}
+
+/// A file verb's FILE: a path only (`verify`, `salvage`, `repair` check a file's bytes,
+/// which a database does not have).
+fn file_only(file: PathBuf, pg: Option<&str>) -> Result<PathBuf, &'static str> {
+    if pg.is_some() || is_pg_uri(file.as_os_str()) {
+        return Err("verify, salvage, repair, import and export read a file; \
+                    for a session in a database, `session copy` it to a file first");
+    }
+    Ok(file)
 }
 
 /// Why the command line was not run: help or the version to print on stdout (exit 0),
@@ -468,8 +707,8 @@ pub struct NotRun {
     pub usage_error: bool,
 }
 
-/// Reads the arguments after the program name.
-pub fn parse(args: &[OsString]) -> Result<Command, NotRun> {
+/// Reads the arguments after the program name: the verb, and how to print its result.
+pub fn parse(args: &[OsString]) -> Result<(Command, Settings), NotRun> {
     let all = std::iter::once(OsStr::new("session")).chain(args.iter().map(OsString::as_os_str));
     let cli = Cli::try_parse_from(all).map_err(|e| {
         let usage_error = e.use_stderr();
@@ -489,27 +728,68 @@ pub fn parse(args: &[OsString]) -> Result<Command, NotRun> {
             usage_error,
         }
     })?;
-    command(cli.verb).map_err(|reason| NotRun {
+    let settings = settings(&cli.global);
+    let command = command(cli.verb, cli.global.pg.as_deref()).map_err(|reason| NotRun {
         text: format!("session: {reason}\n\nFor more information, try '--help'.\n"),
         usage_error: true,
-    })
+    })?;
+    Ok((command, settings))
+}
+
+/// The output settings from the global flags, the terminal and `NO_COLOR`.
+fn settings(global: &Global) -> Settings {
+    let terminal = std::io::stdout().is_terminal();
+    let choice = match global.color {
+        ColorChoice::Auto => "auto",
+        ColorChoice::Always => "always",
+        ColorChoice::Never => "never",
+    };
+    let width = if terminal {
+        rustix::termios::tcgetwinsize(std::io::stdout())
+            .ok()
+            .map(|size| usize::from(size.ws_col))
+            .filter(|&cols| cols >= 20)
+            .unwrap_or(DEFAULT_WIDTH)
+    } else {
+        DEFAULT_WIDTH
+    };
+    Settings {
+        mode: if global.json {
+            Mode::Json
+        } else if global.jsonl {
+            Mode::Jsonl
+        } else {
+            Mode::Readable
+        },
+        color: color_wanted(choice, terminal, std::env::var_os("NO_COLOR").as_deref()),
+        width,
+    }
+}
+
+/// The clap definition of the command line, for completions and the man page.
+pub fn definition() -> clap::Command {
+    Cli::command()
 }
 
 /// The verb as a [`Command`]; `Err` is the reason for a usage error that clap cannot
-/// see (text that must be UTF-8).
-fn command(verb: Verb) -> Result<Command, &'static str> {
+/// see (text that must be UTF-8, a location).
+fn command(verb: Verb, pg: Option<&str>) -> Result<Command, &'static str> {
+    let at = |file: OsString| location(file, pg);
     Ok(match verb {
-        Verb::Show(FileLeaf { file, leaf }) => Command::Show {
-            file,
+        Verb::Show(FileLeaf { file, leaf, filter }) => Command::Show {
+            file: at(file)?,
             leaf: leaf_id(leaf)?,
+            filter: filter.filter(),
         },
-        Verb::Path(FileLeaf { file, leaf }) => Command::Path {
-            file,
+        Verb::Path(FileLeaf { file, leaf, filter }) => Command::Path {
+            file: at(file)?,
             leaf: leaf_id(leaf)?,
+            filter: filter.filter(),
         },
-        Verb::Messages(FileLeaf { file, leaf }) => Command::Messages {
-            file,
+        Verb::Messages(FileLeaf { file, leaf, filter }) => Command::Messages {
+            file: at(file)?,
             leaf: leaf_id(leaf)?,
+            filter: filter.filter(),
         },
         Verb::Tree {
             file,
@@ -517,28 +797,50 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             leaf_flag,
             depth,
             labels,
-            json,
+            kinds,
+            roles,
         } => Command::Tree {
-            file,
+            file: at(file)?,
             options: TreeArgs {
                 leaf: leaf_id(leaf.or(leaf_flag))?,
                 depth,
                 labels,
-                json,
+                filter: FilterArgs {
+                    kinds,
+                    roles,
+                    limit: None,
+                }
+                .filter(),
             },
         },
-        Verb::Children { file, id } => Command::Children {
-            file,
+        Verb::Children { file, id, filter } => Command::Children {
+            file: at(file)?,
             id: utf8(id, "ID is not UTF-8 text, so it cannot be an entry id")?,
+            filter: filter.filter(),
         },
-        Verb::Leaves { file, json } => Command::Leaves { file, json },
+        Verb::Leaves { file, filter } => Command::Leaves {
+            file: at(file)?,
+            filter: filter.filter(),
+        },
         Verb::Ls {
             dir,
             recursive,
             limit,
             sort,
         } => Command::Ls {
-            dir,
+            place: match (dir, pg) {
+                (None, Some(conninfo)) => LsPlace::Postgres(conninfo.to_owned()),
+                (Some(_), Some(_)) => {
+                    return Err("ls --pg CONNINFO lists that database; give no DIR with it");
+                }
+                (None, None) => return Err("ls needs a DIR, a postgres:// URI or --pg CONNINFO"),
+                (Some(dir), None) if is_pg_uri(&dir) => {
+                    let uri = utf8(dir, "a postgres:// argument must be UTF-8 text")?;
+                    let uri = uri.split_once('#').map_or(uri.as_str(), |(u, _)| u);
+                    LsPlace::Postgres(uri.to_owned())
+                }
+                (Some(dir), None) => LsPlace::Dir(PathBuf::from(dir)),
+            },
             options: LsArgs {
                 recursive,
                 limit,
@@ -552,7 +854,6 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             roles,
             latest,
             no_redact,
-            json,
         } => Command::Search {
             dir,
             query: session::SearchQuery {
@@ -562,10 +863,9 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 latest_path_only: latest,
                 redact: !no_redact,
             },
-            json,
         },
         Verb::Label { file, target, text } => Command::Label {
-            file,
+            file: at(file)?,
             target: utf8(
                 target,
                 "TARGET is not UTF-8 text, so it cannot be an entry id",
@@ -581,7 +881,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             on_defect,
             profile,
         } => Command::Context(crate::context::Request::new(
-            file,
+            at(file)?,
             leaf_id(leaf)?,
             on_defect.map(|d| match d {
                 OnDefect::Error => "error",
@@ -596,21 +896,27 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 ("safetyMargin", safety_margin),
             ],
         )),
-        Verb::Verify { file } => Command::Verify { file },
-        Verb::Salvage { file } => Command::Salvage { file },
-        Verb::Repair { file } => Command::Repair { file },
+        Verb::Verify { file } => Command::Verify {
+            file: file_only(file, pg)?,
+        },
+        Verb::Salvage { file } => Command::Salvage {
+            file: file_only(file, pg)?,
+        },
+        Verb::Repair { file } => Command::Repair {
+            file: file_only(file, pg)?,
+        },
         Verb::View {
             file,
             leaf,
             out,
             no_redact,
         } => Command::View {
-            file,
+            file: at(file)?,
             leaf: leaf_id(leaf)?,
             out,
             redact: !no_redact,
         },
-        Verb::Secrets { path, json, rules } => Command::Secrets { path, json, rules },
+        Verb::Secrets { path, rules } => Command::Secrets { path, rules },
         Verb::Redact {
             src,
             out,
@@ -624,7 +930,7 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 ImportFormat::ClaudeCode => Some(session::interop::Format::ClaudeCode),
                 ImportFormat::Codex => Some(session::interop::Format::Codex),
             },
-            source: src,
+            source: file_only(src, pg)?,
             out,
         },
         Verb::Export {
@@ -639,15 +945,21 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                     ExportFormat::ClaudeCode => session::interop::Format::ClaudeCode,
                     ExportFormat::Codex => session::interop::Format::Codex,
                 },
-                file,
+                file: file_only(file, pg)?,
                 leaf: leaf_id(leaf_out.pop())?,
                 out,
             }
         }
         Verb::Copy { src, dst } => Command::Copy {
-            src: place(src)?,
-            dst: place(dst)?,
+            src: at(src)?,
+            dst: at(dst)?,
         },
+        Verb::Completions { shell } => Command::Completions(match shell {
+            ShellArg::Bash => clap_complete::Shell::Bash,
+            ShellArg::Zsh => clap_complete::Shell::Zsh,
+            ShellArg::Fish => clap_complete::Shell::Fish,
+        }),
+        Verb::Man => Command::Man,
     })
 }
 
@@ -670,8 +982,8 @@ pub struct TreeArgs {
     pub depth: Option<u64>,
     /// Show each entry's label.
     pub labels: bool,
-    /// Nodes as JSON, one per line.
-    pub json: bool,
+    /// Which nodes are drawn (`--kind`, `--role`).
+    pub filter: Filter,
 }
 
 /// The options of `ls`.
@@ -681,4 +993,48 @@ pub struct LsArgs {
     pub limit: Option<u64>,
     /// Sort by path instead of newest first.
     pub by_path: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Location, location};
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    fn pg(conninfo: &str, id: &str) -> Location {
+        Location::Postgres {
+            conninfo: conninfo.into(),
+            session_id: id.into(),
+        }
+    }
+
+    #[test]
+    fn a_location_is_a_uri_with_its_session_after_the_hash_or_a_file() {
+        let uri = "postgresql://alice@/agents?host=/var/run/postgresql";
+        assert_eq!(
+            location(OsString::from(format!("{uri}#s-1")), None),
+            Ok(pg(uri, "s-1"))
+        );
+        assert_eq!(
+            location(OsString::from("postgres://h/db#a#b"), None),
+            Ok(pg("postgres://h/db#a", "b"))
+        );
+        assert_eq!(
+            location(OsString::from("dir/s.jsonl"), None),
+            Ok(Location::File(PathBuf::from("dir/s.jsonl")))
+        );
+        assert!(location(OsString::from("postgres://h/db"), None).is_err());
+        assert!(location(OsString::from("postgres://h/db#"), None).is_err());
+    }
+
+    #[test]
+    fn with_pg_the_location_is_the_session_id() {
+        let conninfo = "host=/tmp dbname=agents";
+        assert_eq!(
+            location(OsString::from("s-1"), Some(conninfo)),
+            Ok(pg(conninfo, "s-1"))
+        );
+        assert!(location(OsString::from("postgres://h/db#s"), Some(conninfo)).is_err());
+        assert!(location(OsString::new(), Some(conninfo)).is_err());
+    }
 }

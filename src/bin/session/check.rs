@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::exit;
-use crate::output::{Out, Outcome, open, open_with};
+use crate::output::{Doc, Out, Outcome, open, open_with};
 use crate::progress::Progress;
 use crate::term;
 use session::Verify;
@@ -15,6 +15,16 @@ pub fn verify(out: &mut Out, file: &Path) -> Outcome {
     let progress = Progress::spinner("verifying");
     let (store, report) = open_with(file, false, Verify::Full)?;
     drop(progress);
+    if !out.readable() {
+        let doc = format!(
+            "{{\"state\":\"{}\",\"entries\":{},\"warnings\":{}}}",
+            report.state.as_str(),
+            store.len()?,
+            session::store::warnings_json(&report.warnings)
+        );
+        out.emit(&Doc::One(doc))?;
+        return Ok(exit::for_state(report.state));
+    }
     writeln!(out, "state: {}", report.state.as_str())?;
     writeln!(out, "entries: {}", store.len()?)?;
     writeln!(
@@ -27,10 +37,21 @@ pub fn verify(out: &mut Out, file: &Path) -> Outcome {
 
 pub fn salvage(out: &mut Out, file: &Path) -> Outcome {
     let (store, report) = open(file, true)?;
-    writeln!(out, "entries loaded: {}", store.len()?)?;
-    writeln!(out, "complete: {}", report.diagnostics.is_empty())?;
-    for diagnostic in &report.diagnostics {
-        writeln!(out, "{}", term::json(&diagnostic.to_json()))?;
+    let diagnostics: Vec<String> = report.diagnostics.iter().map(|d| d.to_json()).collect();
+    if !out.readable() {
+        let doc = format!(
+            "{{\"entries\":{},\"complete\":{},\"diagnostics\":[{}]}}",
+            store.len()?,
+            diagnostics.is_empty(),
+            diagnostics.join(",")
+        );
+        out.emit(&Doc::One(doc))?;
+    } else {
+        writeln!(out, "entries loaded: {}", store.len()?)?;
+        writeln!(out, "complete: {}", report.diagnostics.is_empty())?;
+        for diagnostic in &diagnostics {
+            writeln!(out, "{}", term::json(diagnostic))?;
+        }
     }
     Ok(if report.diagnostics.is_empty() {
         exit::for_state(report.state)
@@ -44,6 +65,10 @@ pub fn repair(out: &mut Out, file: &Path) -> Outcome {
     let progress = Progress::spinner("repairing");
     let report = session::repair_jsonl(file)?;
     drop(progress);
+    if !out.readable() {
+        out.emit(&Doc::One(report.to_json()))?;
+        return Ok(exit::for_state(session::State::Ready));
+    }
     match &report.backup {
         Some(backup) => writeln!(
             out,

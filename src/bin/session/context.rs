@@ -1,20 +1,21 @@
 //! `context`: what the model should see for a leaf (the contract's `build_context`).
-//! The context object goes to stdout as one line of JSON, for a host or a script;
-//! stderr says in words which compaction was used, what the budget trimmed and why,
+//! The messages the model is sent go to stdout, readable (with --json, the context
+//! object, for a host or a script); stderr says in words which compaction was used, what the budget trimmed and why,
 //! and which interactions were skipped or kept with a tool-pairing defect.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use session::{BudgetReason, Context, ContextOptions, Defect};
 
+use crate::args::Location;
 use crate::exit;
-use crate::output::{Out, Outcome, leaf_or_default, note, open};
+use crate::output::{Doc, Out, Outcome, leaf_or_default, note, open_at, parsed};
+use crate::render;
 use crate::term;
 
 /// `session context FILE [LEAF] [options]`, parsed.
 pub struct Request {
-    pub file: PathBuf,
+    pub file: Location,
     /// The leaf; `None` for the default leaf (`output::default_leaf`).
     pub leaf: Option<String>,
     /// The library's options object, built from the flags as JSON so that the
@@ -26,7 +27,7 @@ impl Request {
     /// The request for `file` and `leaf`, with `--on-defect`, `--profile` and the budget flags
     /// (each member of `budget` that was given).
     pub fn new(
-        file: PathBuf,
+        file: Location,
         leaf: Option<String>,
         on_defect: Option<&str>,
         profile: Option<&str>,
@@ -57,21 +58,37 @@ impl Request {
 pub fn context(out: &mut Out, request: &Request) -> Outcome {
     let options =
         ContextOptions::from_json(&serde_json::Value::from(request.options.clone()).to_string())?;
-    let (store, report) = open(&request.file, false)?;
-    let leaf = leaf_or_default(&store, request.leaf.as_deref())?;
-    let context = store.build_context(&leaf, &options, None)?;
-    writeln!(out, "{}", term::json(&context.to_json()))?;
+    let opened = open_at(&request.file)?;
+    let leaf = leaf_or_default(&opened.store, request.leaf.as_deref())?;
+    let context = opened.store.build_context(&leaf, &options, None)?;
+    let json = context.to_json();
+    if out.readable() {
+        let value = parsed(&json);
+        let messages = value["messages"].as_array().map_or(&[][..], Vec::as_slice);
+        let title = format!(
+            "what the model is sent for {leaf}: {} message(s)",
+            messages.len()
+        );
+        let title = out.paint("1", &term::escape(&title));
+        writeln!(out, "{title}")?;
+        for message in messages {
+            writeln!(out)?;
+            render::message(out, message, None)?;
+        }
+    } else {
+        out.emit(&Doc::One(json))?;
+    }
     out.flush()?;
     for line in explain(&context) {
         note(&line);
     }
-    if report.state != session::State::Ready {
+    if opened.state != session::State::Ready {
         note(&format!(
             "note: {} needs repair; the context was built from its committed entries (session repair FILE)",
-            request.file.display()
+            request.file.describe()
         ));
     }
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(opened.state))
 }
 
 /// What `context` says on stderr: the compaction used, the budget's account and the

@@ -8,22 +8,22 @@ use std::process::ExitCode;
 
 use session::{Error, PgOptions, Store};
 
-use crate::args::Place;
+use crate::args::Location;
 use crate::exit;
-use crate::output::{Outcome, Source, note, open, outputs_no_wider_than};
+use crate::output::{Doc, Out, Outcome, Source, note, open, outputs_no_wider_than};
 use crate::progress::Progress;
 
 /// Copies every entry of `src` into `dst`, a new file or a new or empty session; says
 /// how many on stderr. A source that does not exist (a file, or a session: it is never
 /// created) fails before anything is written; so does a destination that exists or
 /// has entries (exit 2).
-pub fn copy(src: &Place, dst: &Place) -> Outcome {
+pub fn copy(out: &mut Out, src: &Location, dst: &Location) -> Outcome {
     let source = match src {
-        Place::File(path) => {
+        Location::File(path) => {
             outputs_no_wider_than(Source::File(path));
             open(path, false)?.0
         }
-        Place::Postgres {
+        Location::Postgres {
             conninfo,
             session_id,
         } => {
@@ -37,8 +37,8 @@ pub fn copy(src: &Place, dst: &Place) -> Outcome {
     };
     let progress = Progress::entries("copying");
     let copied = match dst {
-        Place::File(path) => source.copy_to_jsonl(path, &mut |p| progress.copied(p)),
-        Place::Postgres {
+        Location::File(path) => source.copy_to_jsonl(path, &mut |p| progress.copied(p)),
+        Location::Postgres {
             conninfo,
             session_id,
         } => source.copy_to_pg(conninfo, session_id, &PgOptions::default(), &mut |p| {
@@ -47,15 +47,19 @@ pub fn copy(src: &Place, dst: &Place) -> Outcome {
     };
     drop(progress);
     match copied {
+        Ok(count) if !out.readable() => {
+            out.emit(&Doc::One(format!("{{\"copied\":{count}}}")))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Ok(count) => {
             note(&format!("copied {count} entries"));
             Ok(ExitCode::SUCCESS)
         }
         Err(Error::Io(failure)) if failure.kind == ErrorKind::AlreadyExists => {
             let rule = match dst {
-                Place::File(_) => "; copy writes to a new file only",
+                Location::File(_) => "; copy writes to a new file only",
                 // The library's message says it for a session.
-                Place::Postgres { .. } => "",
+                Location::Postgres { .. } => "",
             };
             note(&format!("{failure}{rule}"));
             Ok(ExitCode::from(exit::FAILED))

@@ -8,7 +8,9 @@ use session::Error;
 use session::interop::{ExportOptions, Format, export_file, import_file_with_progress};
 
 use crate::exit;
-use crate::output::{Outcome, Source, leaf_or_default, note, open, outputs_no_wider_than};
+use crate::output::{
+    Doc, Out, Outcome, Source, leaf_or_default, note, open, outputs_no_wider_than,
+};
 use crate::progress::Progress;
 
 /// Imports `source` (a pi, Claude Code or Codex session file) into a new libsession
@@ -17,7 +19,7 @@ use crate::progress::Progress;
 /// looks like another format than the one given fails (exit 2) naming the one to use;
 /// nothing is written. A progress line shows on stderr while it reads, when stderr is
 /// a terminal.
-pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
+pub fn import(stdout: &mut Out, format: Option<Format>, source: &Path, out: &Path) -> Outcome {
     outputs_no_wider_than(Source::File(source));
     let progress = Progress::bytes("importing");
     let imported = import_file_with_progress(format, source, out, &mut |p| progress.import(p));
@@ -38,6 +40,12 @@ pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
         }
         Err(e) => return Err(e.into()),
     };
+    if !stdout.readable() {
+        let mut doc = Vec::new();
+        report.write_json(&mut doc)?;
+        stdout.emit(&Doc::One(String::from_utf8_lossy(&doc).into_owned()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
     let _ = report
         .write_json(&mut stderr)
@@ -49,12 +57,22 @@ pub fn import(format: Option<Format>, source: &Path, out: &Path) -> Outcome {
 /// Writes `file` as a new session file `out` of `format` that resumes at `leaf`
 /// (default: the default leaf: the one an imported session's agent
 /// resumes, else the latest); the report goes to stderr as one JSON line.
-pub fn export(format: Format, file: &Path, leaf: Option<&str>, out: &Path) -> Outcome {
+pub fn export(
+    stdout: &mut Out,
+    format: Format,
+    file: &Path,
+    leaf: Option<&str>,
+    out: &Path,
+) -> Outcome {
     let (store, _) = open(file, false)?;
     let leaf = leaf_or_default(&store, leaf)?;
     drop(store);
     let options = ExportOptions { leaf: Some(leaf) };
     let report = export_file(format, file, out, &options)?;
+    if !stdout.readable() {
+        stdout.emit(&Doc::One(report.to_json()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
     let _ = writeln!(stderr, "{}", report.to_json()).and_then(|()| stderr.flush());
     Ok(ExitCode::SUCCESS)

@@ -4,22 +4,41 @@
 //! (pi's rule), so labelling never moves "resume the latest" to another branch.
 
 use std::io::Write;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use session::{Error, Store, json::push_string};
+use session::{Error, PgOptions, State, Store, json::push_string};
 
+use crate::args::Location;
 use crate::exit;
-use crate::output::{Out, Outcome, open, opening};
+use crate::output::{Doc, Out, Outcome, open, opening};
 use crate::term;
 
-pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
-    // Never create a session by labelling it: a missing file fails as it does for
-    // every reading verb.
-    if std::fs::symlink_metadata(file).is_err() {
-        open(file, false)?;
-    }
-    let (store, report) = Store::open_jsonl(file).map_err(|e| opening(file, e))?;
+pub fn label(out: &mut Out, at: &Location, target: &str, text: &str) -> Outcome {
+    let (store, state) = match at {
+        Location::File(file) => {
+            // Never create a session by labelling it: a missing file fails as it does
+            // for every reading verb.
+            if std::fs::symlink_metadata(file).is_err() {
+                open(file, false)?;
+            }
+            let (store, report) = Store::open_jsonl(file).map_err(|e| opening(file, e))?;
+            (store, report.state)
+        }
+        Location::Postgres {
+            conninfo,
+            session_id,
+        } => {
+            // A writer on a session that must exist: labelling never creates one.
+            let writer = PgOptions {
+                create: false,
+                ..PgOptions::default()
+            };
+            (
+                Store::open_pg(conninfo, session_id, &writer)?.0,
+                State::Ready,
+            )
+        }
+    };
     // The target must exist (also checked at append by the entry rules).
     store.children(target)?;
     let Some(latest) = store.latest_leaf()? else {
@@ -49,6 +68,21 @@ pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
     entry.push_str("}}");
     let receipt = store.append(&entry)?;
     let what = if text.is_empty() { "cleared" } else { "set" };
+    if !out.readable() {
+        let mut doc = String::from("{\"targetId\":");
+        push_string(&mut doc, target);
+        doc.push_str(",\"label\":");
+        if text.is_empty() {
+            doc.push_str("null");
+        } else {
+            push_string(&mut doc, text);
+        }
+        doc.push_str(",\"id\":");
+        push_string(&mut doc, &receipt.id);
+        doc.push_str(&format!(",\"seq\":{}}}", receipt.seq));
+        out.emit(&Doc::One(doc))?;
+        return Ok(exit::for_state(state));
+    }
     writeln!(
         out,
         "label of {} {what} by {} (seq {})",
@@ -56,7 +90,7 @@ pub fn label(out: &mut Out, file: &Path, target: &str, text: &str) -> Outcome {
         term::escape(&receipt.id),
         receipt.seq
     )?;
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(state))
 }
 
 /// `label-N`, the first such id not taken, from N = the entry count.

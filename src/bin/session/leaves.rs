@@ -1,14 +1,14 @@
 //! `leaves`: every entry without children, in commit order, the latest ones, and the
 //! leaf an imported session's agent resumes (the verbs' default LEAF).
 
-use std::io::Write;
-use std::path::Path;
-
 use session::nav::RESUME_LEAF_KEY;
+use std::io::Write;
 
+use crate::args::Location;
 use crate::exit;
 use crate::node::line;
-use crate::output::{Out, Outcome, open};
+use crate::output::{Doc, Out, Outcome, open_at};
+use crate::render::Filter;
 use crate::term;
 
 /// The mark after the leaf the agent resumes.
@@ -17,21 +17,47 @@ const RESUME_MARK: &str = "  <- resume (the default LEAF)";
 /// resume leaf is not).
 const RECORD_MARK: &str = "  <- records the resume leaf, its parent (the default LEAF)";
 
-pub fn leaves(out: &mut Out, file: &Path, json: bool) -> Outcome {
-    let (store, report) = open(file, false)?;
+pub fn leaves(out: &mut Out, at: &Location, filter: &Filter) -> Outcome {
+    let opened = open_at(at)?;
+    let store = &opened.store;
     let leaves = store.leaves()?;
     let resume = store.resume_leaf()?;
-    if json {
+    let state = opened.state;
+    let filtered = filter.kinds.len() + filter.roles.len() > 0 || filter.limit.is_some();
+    if !out.readable() && !filtered {
         // The library's leaves object, with the resume leaf as one more member.
         let mut object: serde_json::Map<String, serde_json::Value> =
             serde_json::from_str(&leaves.to_json()).unwrap_or_default();
         object.insert("resumeLeafId".into(), resume.clone().into());
-        let text = serde_json::Value::Object(object).to_string();
-        writeln!(out, "{}", term::json(&text))?;
-        return Ok(exit::for_state(report.state));
+        out.emit(&Doc::One(serde_json::Value::Object(object).to_string()))?;
+        return Ok(exit::for_state(state));
+    }
+    let kept: Vec<_> = leaves
+        .leaves
+        .iter()
+        .filter(|l| {
+            // The import's record of the resume leaf stays in sight: it leads to the
+            // default LEAF.
+            let record = !filtered && l.key.as_deref() == Some(RESUME_LEAF_KEY);
+            record || filter.keeps(&l.kind, l.role.as_deref(), out.readable())
+        })
+        .collect();
+    let kept = filter.cut(kept);
+    if !out.readable() {
+        // Filtered: the leaves kept, as nodes.
+        out.emit(&Doc::Many(kept.iter().map(|l| l.to_json()).collect()))?;
+        return Ok(exit::for_state(state));
     }
     let show = |id: &Option<String>| id.as_deref().map_or("-".into(), term::escape).into_owned();
-    writeln!(out, "{} leaves", leaves.leaves.len())?;
+    let hidden = leaves.leaves.len() - kept.len();
+    let more = if hidden == 0 {
+        String::new()
+    } else if filtered {
+        format!(" ({} shown)", kept.len())
+    } else {
+        format!(" ({hidden} metadata leaves hidden: --kind metadata shows them)")
+    };
+    writeln!(out, "{} leaves{more}", leaves.leaves.len())?;
     writeln!(out, "latest by commit: {}", show(&leaves.latest_by_seq))?;
     writeln!(
         out,
@@ -45,7 +71,7 @@ pub fn leaves(out: &mut Out, file: &Path, json: bool) -> Outcome {
             show(&resume)
         )?;
     }
-    for leaf in &leaves.leaves {
+    for leaf in kept {
         let record = leaf.key.as_deref() == Some(RESUME_LEAF_KEY);
         let mark = match resume.as_deref() {
             Some(r) if r == leaf.id => RESUME_MARK,
@@ -54,5 +80,5 @@ pub fn leaves(out: &mut Out, file: &Path, json: bool) -> Outcome {
         };
         writeln!(out, "{}  (depth {}){mark}", line(leaf, true), leaf.depth)?;
     }
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(state))
 }

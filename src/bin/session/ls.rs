@@ -1,19 +1,21 @@
 //! `ls`: the sessions in a folder as a table, from the head and tail of each file.
 
+use session::{ListOptions, PgListOptions, SortBy, list_pg_sessions, list_sessions};
 use std::io::Write;
-use std::path::Path;
 
-use session::{ListOptions, SortBy, list_sessions};
-
-use crate::args::LsArgs;
+use crate::args::{LsArgs, LsPlace};
 use crate::exit;
-use crate::output::{Out, Outcome};
+use crate::output::{Doc, Out, Outcome};
 use crate::term;
 
 /// How much of the first user text a row shows.
 const TEXT_CHARS: usize = 60;
 
-pub fn ls(out: &mut Out, dir: &Path, args: &LsArgs) -> Outcome {
+pub fn ls(out: &mut Out, place: &LsPlace, args: &LsArgs) -> Outcome {
+    let dir = match place {
+        LsPlace::Dir(dir) => dir,
+        LsPlace::Postgres(conninfo) => return ls_pg(out, conninfo, args),
+    };
     let options = ListOptions {
         recursive: args.recursive,
         limit: args.limit,
@@ -24,20 +26,26 @@ pub fn ls(out: &mut Out, dir: &Path, args: &LsArgs) -> Outcome {
         },
     };
     let sessions = list_sessions(dir, &options)?;
+    let damaged = sessions.iter().any(|s| s.error.is_some());
+    let code = if damaged {
+        exit::damage()
+    } else {
+        exit::for_state(session::State::Ready)
+    };
+    if !out.readable() {
+        out.emit(&Doc::Many(sessions.iter().map(|s| s.to_json()).collect()))?;
+        return Ok(code);
+    }
     writeln!(
         out,
         "{:<20} {:>8} {:<12} {:<40} FIRST USER TEXT",
         "MODIFIED (UTC)", "ENTRIES", "STATE", "PATH"
     )?;
-    let mut damaged = false;
     for s in &sessions {
         let modified = s.modified_ms.map_or_else(|| "-".to_owned(), utc);
         let entries = s.entries.map_or_else(|| "-".to_owned(), |n| n.to_string());
         let (state, text) = match &s.error {
-            Some(error) => {
-                damaged = true;
-                (error.code.to_owned(), error.message.clone())
-            }
+            Some(error) => (error.code.to_owned(), error.message.clone()),
             None => {
                 let state = s.state.map_or("-", |st| st.as_str()).to_owned();
                 (state, s.first_user_text.clone().unwrap_or_default())
@@ -50,11 +58,44 @@ pub fn ls(out: &mut Out, dir: &Path, args: &LsArgs) -> Outcome {
             term::escape(&s.path)
         )?;
     }
-    Ok(if damaged {
-        exit::damage()
-    } else {
-        exit::for_state(session::State::Ready)
-    })
+    Ok(code)
+}
+
+/// `ls postgres://…` / `ls --pg CONNINFO`: the database's sessions, newest first.
+fn ls_pg(out: &mut Out, conninfo: &str, args: &LsArgs) -> Outcome {
+    let options = PgListOptions {
+        limit: args.limit.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+    };
+    let sessions = list_pg_sessions(conninfo, &options)?;
+    if !out.readable() {
+        let values = sessions.iter().map(|s| {
+            serde_json::json!({
+                "sessionId": s.session_id,
+                "entries": s.entries,
+                "latestLeafId": s.latest_leaf_id,
+                "modifiedMs": s.modified_ms,
+            })
+            .to_string()
+        });
+        out.emit(&Doc::Many(values.collect()))?;
+        return Ok(exit::for_state(session::State::Ready));
+    }
+    writeln!(
+        out,
+        "{:<20} {:>8} {:<40} LATEST LEAF",
+        "MODIFIED (UTC)", "ENTRIES", "SESSION ID"
+    )?;
+    for s in &sessions {
+        let modified = utc(i64::try_from(s.modified_ms).unwrap_or(i64::MAX));
+        writeln!(
+            out,
+            "{modified:<20} {:>8} {:<40} {}",
+            s.entries,
+            term::escape(&s.session_id),
+            term::escape(s.latest_leaf_id.as_deref().unwrap_or("-"))
+        )?;
+    }
+    Ok(exit::for_state(session::State::Ready))
 }
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC from milliseconds since the Unix epoch.

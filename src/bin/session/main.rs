@@ -4,12 +4,14 @@
 //! opens the file read-only: it never creates, locks or
 //! writes it, so it can run beside the agent that is writing the session.
 //!
-//! Layout: `args` turns the command line into a [`args::Command`] (on clap), `exit` is the
-//! exit-code table, `term` makes text safe for a terminal, `output` holds what every
-//! verb shares (stdout, stderr notes, opening a file, printing JSON lines), and one
-//! module per verb group (`read`: show/path/messages, `check`: verify/salvage/repair,
-//! `tree`, `children`, `leaves`, `ls`, `search`, `label`, `context`, `interop`: import/export,
-//! `view`, `copy`, `secrets`: secrets/redact).
+//! Layout: `args` turns the command line into a [`args::Command`] and the output
+//! settings (on clap), `exit` is the exit-code table, `term` makes text safe for a
+//! terminal, `output` holds what every verb shares (stdout and the one rule of
+//! `--json`/`--jsonl`, colour, stderr notes, opening a store location), `render` the
+//! readable form of entries and messages, and one module per verb group (`read`:
+//! show/path/messages, `check`: verify/salvage/repair, `tree`, `children`, `leaves`,
+//! `ls`, `search`, `label`, `context`, `interop`: import/export, `view`, `copy`, `secrets`:
+//! secrets/redact, `help`: completions and the man page).
 
 mod args;
 mod check;
@@ -17,6 +19,7 @@ mod children;
 mod context;
 mod copy;
 mod exit;
+mod help;
 mod interop;
 mod label;
 mod leaves;
@@ -25,6 +28,7 @@ mod node;
 mod output;
 mod progress;
 mod read;
+mod render;
 mod search;
 mod secrets;
 mod term;
@@ -40,29 +44,35 @@ use output::Out;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let command = match args::parse(&args) {
-        Ok(command) => command,
+    let (command, settings) = match args::parse(&args) {
+        Ok(parsed) => parsed,
         Err(not_run) if not_run.usage_error => {
             let _ = write!(std::io::stderr().lock(), "{}", not_run.text);
             return exit::usage();
         }
         Err(help) => {
-            let mut out = Out::new();
+            let mut out = Out::new(output::Settings::default());
             let printed = write!(out, "{}", help.text).and_then(|()| out.flush());
             return exit::finish(printed.map(|()| ExitCode::SUCCESS).map_err(Into::into));
         }
     };
-    let mut out = Out::new();
+    let mut out = Out::new(settings);
     let outcome = match command {
-        Command::Show { file, leaf } => read::show(&mut out, &file, leaf.as_deref()),
-        Command::Path { file, leaf } => read::path(&mut out, &file, leaf.as_deref()),
-        Command::Messages { file, leaf } => read::messages(&mut out, &file, leaf.as_deref()),
+        Command::Show { file, leaf, filter } => {
+            read::show(&mut out, &file, leaf.as_deref(), &filter)
+        }
+        Command::Path { file, leaf, filter } => {
+            read::path(&mut out, &file, leaf.as_deref(), &filter)
+        }
+        Command::Messages { file, leaf, filter } => {
+            read::messages(&mut out, &file, leaf.as_deref(), &filter)
+        }
         Command::Tree { file, options } => tree::tree(&mut out, &file, &options),
-        Command::Children { file, id } => children::children(&mut out, &file, &id),
-        Command::Leaves { file, json } => leaves::leaves(&mut out, &file, json),
-        Command::Ls { dir, options } => ls::ls(&mut out, &dir, &options),
+        Command::Children { file, id, filter } => children::children(&mut out, &file, &id, &filter),
+        Command::Leaves { file, filter } => leaves::leaves(&mut out, &file, &filter),
+        Command::Ls { place, options } => ls::ls(&mut out, &place, &options),
         Command::Label { file, target, text } => label::label(&mut out, &file, &target, &text),
-        Command::Search { dir, query, json } => search::search(&mut out, &dir, &query, json),
+        Command::Search { dir, query } => search::search(&mut out, &dir, &query),
         Command::Context(request) => context::context(&mut out, &request),
         Command::Verify { file } => check::verify(&mut out, &file),
         Command::Salvage { file } => check::salvage(&mut out, &file),
@@ -70,8 +80,8 @@ fn main() -> ExitCode {
         Command::Import {
             format,
             source,
-            out,
-        } => interop::import(format, &source, &out),
+            out: to,
+        } => interop::import(&mut out, format, &source, &to),
         Command::View {
             file,
             leaf,
@@ -82,15 +92,17 @@ fn main() -> ExitCode {
             format,
             file,
             leaf,
-            out,
-        } => interop::export(format, &file, leaf.as_deref(), &out),
-        Command::Secrets { path, json, rules } => secrets::secrets(&mut out, &path, json, &rules),
+            out: to,
+        } => interop::export(&mut out, format, &file, leaf.as_deref(), &to),
+        Command::Secrets { path, rules } => secrets::secrets(&mut out, &path, &rules),
         Command::Redact {
             src,
             out: to,
             rules,
         } => secrets::redact(&mut out, &src, to.as_deref(), &rules),
-        Command::Copy { src, dst } => copy::copy(&src, &dst),
+        Command::Copy { src, dst } => copy::copy(&mut out, &src, &dst),
+        Command::Completions(shell) => help::completions(&mut out, shell),
+        Command::Man => help::man(&mut out),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.
     let outcome = outcome.and_then(|code| out.flush().map(|()| code).map_err(Into::into));

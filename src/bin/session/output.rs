@@ -1,13 +1,16 @@
-//! What every verb shares: the buffered stdout, notes on stderr, opening a file
-//! read-only and printing JSON lines.
+//! What every verb shares: the buffered stdout and its settings, the one rule of
+//! `--json`/`--jsonl` ([`Out::emit`]), colour, notes on stderr, and opening a file
+//! read-only. A verb produces values (JSON text for a machine, lines for a person);
+//! this module prints them.
 
 use std::io::{self, BufWriter, Read, Stdout, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use session::interop::Format;
-use session::{Error, JsonlOptions, OpenReport, Store, Verify};
+use session::{Error, JsonlOptions, OpenReport, PgOptions, State, Store, Verify};
 
+use crate::args::Location;
 use crate::term;
 
 /// Why a verb stopped: the library refused, or stdout could not be written.
@@ -31,6 +34,12 @@ impl Failure {
     /// What is said on stderr, one line each.
     pub fn lines(&self) -> Vec<String> {
         match self {
+            Failure::Session(e @ Error::UnknownLeaf { .. }) => vec![
+                e.to_string(),
+                "(the session's leaves: `session leaves LOCATION`; every entry: \
+                 `session path LOCATION --kind message --kind metadata --kind compaction`)"
+                    .to_owned(),
+            ],
             Failure::Session(e) => vec![e.to_string()],
             Failure::Request(reason) => vec![(*reason).to_owned()],
             Failure::Stdout(e) => vec![format!("cannot write the output: {e}")],
@@ -71,21 +80,117 @@ pub type Outcome = Result<ExitCode, Failure>;
 
 /// Buffered stdout. Every write returns its error instead of panicking as `println!`
 /// does, so a closed pipe ends the program quietly (see `exit::finish`).
-pub struct Out(BufWriter<Stdout>);
+pub struct Out {
+    stdout: BufWriter<Stdout>,
+    settings: Settings,
+}
 
 impl Out {
-    pub fn new() -> Self {
-        Out(BufWriter::new(io::stdout()))
+    pub fn new(settings: Settings) -> Self {
+        Out {
+            stdout: BufWriter::new(io::stdout()),
+            settings,
+        }
     }
 }
 
 impl Write for Out {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
+        self.stdout.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
+        self.stdout.flush()
+    }
+}
+
+/// How a verb's result is printed: `--json` (one JSON document), `--jsonl` (one JSON
+/// value per line) or the readable form (the default, on a terminal or not).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum Mode {
+    #[default]
+    Readable,
+    Json,
+    Jsonl,
+}
+
+/// The output settings every verb shares, from the global flags.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub mode: Mode,
+    /// ANSI colour in the readable form.
+    pub color: bool,
+    /// The width the readable form wraps text to.
+    pub width: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            mode: Mode::Readable,
+            color: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
+}
+
+/// The width when stdout is not a terminal (or says none): stable output for a pipe.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// Whether colour is used: `always` and `never` say so; `auto` colours a terminal only,
+/// and never when `NO_COLOR` is set to anything non-empty (no-color.org).
+pub fn color_wanted(choice: &str, terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    match choice {
+        "always" => true,
+        "never" => false,
+        _ => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// What a verb produces for a machine: one value, or a list of values. The one rule of
+/// `--json` and `--jsonl`: a list is one JSON array (`--json`) or one item per line
+/// (`--jsonl`); one value is that value, on one line either way.
+pub enum Doc {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Out {
+    pub fn settings(&self) -> Settings {
+        self.settings
+    }
+
+    /// Whether the verb prints its readable form.
+    pub fn readable(&self) -> bool {
+        self.settings.mode == Mode::Readable
+    }
+
+    /// Prints `doc` under `--json` / `--jsonl` (each value is JSON text, made safe for a
+    /// terminal and still the same JSON).
+    pub fn emit(&mut self, doc: &Doc) -> io::Result<()> {
+        let mode = self.settings.mode;
+        match doc {
+            Doc::One(value) => writeln!(self, "{}", term::json(value)),
+            Doc::Many(items) if mode == Mode::Jsonl => {
+                for item in items {
+                    writeln!(self, "{}", term::json(item))?;
+                }
+                Ok(())
+            }
+            Doc::Many(items) => {
+                let safe: Vec<_> = items.iter().map(|i| term::json(i)).collect();
+                print_lines(self, safe.iter().map(|s| s.as_ref()))
+            }
+        }
+    }
+
+    /// `text` in the ANSI style `sgr` (e.g. `"1;32"`) when colour is on, else as is.
+    pub fn paint(&self, sgr: &str, text: &str) -> String {
+        if self.settings.color {
+            format!("\u{1b}[{sgr}m{text}\u{1b}[0m")
+        } else {
+            text.to_owned()
+        }
     }
 }
 
@@ -223,4 +328,62 @@ pub fn print_lines<'a>(
         writeln!(out, "  {item}{comma}")?;
     }
     writeln!(out, "]")
+}
+
+/// A session opened at a [`Location`]: the store, its state (a database session is
+/// always ready) and how to name it in a note.
+pub struct Opened {
+    pub store: Store,
+    pub state: State,
+    pub location: Location,
+}
+
+/// Opens a store location for reading: a file read-only ([`open`]), or a session in a
+/// database that must exist (nothing is created).
+pub fn open_at(location: &Location) -> Result<Opened, Failure> {
+    let (store, state) = match location {
+        Location::File(path) => {
+            let (store, report) = open(path, false)?;
+            (store, report.state)
+        }
+        Location::Postgres {
+            conninfo,
+            session_id,
+        } => {
+            let reader = PgOptions {
+                create: false,
+                ..PgOptions::default()
+            };
+            let (store, _) = Store::open_pg(conninfo, session_id, &reader)?;
+            (store, State::Ready)
+        }
+    };
+    Ok(Opened {
+        store,
+        state,
+        location: location.clone(),
+    })
+}
+
+/// The entries' JSON, parsed for the readable form. An entry line the library accepted
+/// is a JSON object; one that somehow is not shows as null (an empty entry).
+pub fn parsed(json: &str) -> serde_json::Value {
+    serde_json::from_str(json).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::color_wanted;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_is_on_a_terminal_only_and_never_under_no_color() {
+        assert!(color_wanted("auto", true, None));
+        assert!(!color_wanted("auto", false, None));
+        assert!(!color_wanted("auto", true, Some(OsStr::new("1"))));
+        // An empty NO_COLOR does not count (no-color.org).
+        assert!(color_wanted("auto", true, Some(OsStr::new(""))));
+        assert!(color_wanted("always", false, Some(OsStr::new("1"))));
+        assert!(!color_wanted("never", true, None));
+    }
 }

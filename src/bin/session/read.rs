@@ -1,40 +1,17 @@
 //! `show`, `path`, `messages`: reading the active path to a leaf.
+//!
+//! Each produces values (the path's entries, or its messages), filtered by `--kind`,
+//! `--role` and `--limit`; `output` prints them as JSON, `render` as a conversation.
 
 use std::io::Write;
-use std::path::Path;
 
-use session::{Entry, EntryKind, OpenReport, State};
+use session::{Entry, EntryKind, Role, State};
 
+use crate::args::Location;
 use crate::exit;
-use crate::output::{Out, Outcome, leaf_or_default, note, open, print_lines};
+use crate::output::{Doc, Opened, Out, Outcome, leaf_or_default, note, open_at, parsed};
+use crate::render::{self, Filter};
 use crate::term;
-
-fn describe(entry: &Entry) -> String {
-    match entry.kind() {
-        EntryKind::Message(role) => {
-            // Role::as_str says only "extension" for an extension role: print the name.
-            let name = role_name(entry).unwrap_or_else(|| role.as_str().to_owned());
-            format!("{} ({name})", entry.id())
-        }
-        EntryKind::Metadata => format!(
-            "{} (metadata {})",
-            entry.id(),
-            entry.metadata().map(|(k, _)| k).unwrap_or_default()
-        ),
-        EntryKind::Compaction => match first_kept(entry) {
-            Some(id) => format!("{} (compaction, keeps from {id})", entry.id()),
-            None => format!("{} (compaction, keeps nothing before it)", entry.id()),
-        },
-        // EntryKind is non_exhaustive: a kind this tool predates still prints its id.
-        _ => entry.id().to_owned(),
-    }
-}
-
-/// A message's `role` as written in the entry (an extension role's own name).
-fn role_name(entry: &Entry) -> Option<String> {
-    let message: serde_json::Value = serde_json::from_str(entry.message_json()?).ok()?;
-    message["role"].as_str().map(str::to_owned)
-}
 
 /// A compaction's `firstKeptEntryId`; `None` when it is null.
 fn first_kept(entry: &Entry) -> Option<String> {
@@ -59,57 +36,140 @@ fn compaction_in_force(path: &[Entry]) -> Option<String> {
     ))
 }
 
-pub fn show(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
-    let (store, report) = open(file, false)?;
-    let leaf = &leaf_or_default(&store, leaf)?;
-    let path = store.path_to(leaf)?;
-    let messages = store.messages_on_path(leaf)?;
-    writeln!(out, "state: {}", report.state.as_str())?;
-    let steps: Vec<String> = path.iter().map(describe).collect();
-    writeln!(
-        out,
-        "active path ({} entries): {}",
+/// An entry's kind and role from the facts the library parsed; the JSON is read only
+/// for an extension role's own name.
+fn kind_and_role(entry: &Entry) -> (&'static str, Option<String>) {
+    match entry.kind() {
+        EntryKind::Message(Role::Extension) => {
+            let message = entry.message_json().map(parsed).unwrap_or_default();
+            ("message", message["role"].as_str().map(str::to_owned))
+        }
+        EntryKind::Message(role) => ("message", Some(role.as_str().to_owned())),
+        EntryKind::Metadata => ("metadata", None),
+        EntryKind::Compaction => ("compaction", None),
+        // EntryKind is non_exhaustive: a kind this tool predates is kept as "other".
+        _ => ("other", None),
+    }
+}
+
+/// The path's entries that `filter` keeps (metadata a person does not see is never
+/// parsed).
+fn kept_entries<'a>(out: &Out, path: &'a [Entry], filter: &Filter) -> Vec<&'a Entry> {
+    let readable = out.readable();
+    let kept = path
+        .iter()
+        .filter(|e| {
+            let (kind, role) = kind_and_role(e);
+            filter.keeps(kind, role.as_deref(), readable)
+        })
+        .collect();
+    filter.cut(kept)
+}
+
+/// `N of M shown (K metadata hidden: --kind metadata)`, when a filter left some out.
+fn hidden(shown: usize, total: usize, filter: &Filter) -> String {
+    if shown == total {
+        return String::new();
+    }
+    let how = if filter.kinds.is_empty() && filter.roles.is_empty() && filter.limit.is_none() {
+        "; metadata hidden: --kind metadata shows it"
+    } else {
+        ""
+    };
+    format!(" ({shown} shown{how})")
+}
+
+pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
+    let opened = open_at(at)?;
+    let leaf = &leaf_or_default(&opened.store, leaf)?;
+    let path = opened.store.path_to(leaf)?;
+    let kept = kept_entries(out, &path, filter);
+    if !out.readable() {
+        out.emit(&Doc::Many(
+            kept.iter().map(|e| e.json().to_owned()).collect(),
+        ))?;
+        return Ok(finish_read(out, &opened)?);
+    }
+    let title = format!(
+        "{}  state {}, leaf {leaf}, {} entries on the path{}",
+        at.describe(),
+        opened.state.as_str(),
         path.len(),
-        term::escape(&steps.join(" -> "))
-    )?;
+        hidden(kept.len(), path.len(), filter)
+    );
+    let title = out.paint("1", &term::escape(&title));
+    writeln!(out, "{title}")?;
     if let Some(line) = compaction_in_force(&path) {
         writeln!(out, "{}", term::escape(&line))?;
     }
-    writeln!(out, "messages ({}):", messages.len())?;
-    let safe: Vec<_> = messages.iter().map(|m| term::json(m.json())).collect();
-    print_lines(out, safe.iter().map(|m| m.as_ref()))?;
-    Ok(finish_read(out, file, &report)?)
+    for entry in &kept {
+        writeln!(out)?;
+        render::entry(out, &parsed(entry.json()))?;
+    }
+    Ok(finish_read(out, &opened)?)
 }
 
-pub fn path(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
-    let (store, report) = open(file, false)?;
-    let leaf = &leaf_or_default(&store, leaf)?;
-    let path = store.path_to(leaf)?;
-    print_lines(out, path.iter().map(Entry::json))?;
-    Ok(finish_read(out, file, &report)?)
+pub fn path(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
+    let opened = open_at(at)?;
+    let leaf = &leaf_or_default(&opened.store, leaf)?;
+    let path = opened.store.path_to(leaf)?;
+    let kept = kept_entries(out, &path, filter);
+    if !out.readable() {
+        out.emit(&Doc::Many(
+            kept.iter().map(|e| e.json().to_owned()).collect(),
+        ))?;
+        return Ok(finish_read(out, &opened)?);
+    }
+    if kept.len() < path.len() {
+        let note = format!(
+            "{} entries on the path to {leaf}{}",
+            path.len(),
+            hidden(kept.len(), path.len(), filter)
+        );
+        let note = out.paint("2", &term::escape(&note));
+        writeln!(out, "{note}")?;
+    }
+    for entry in &kept {
+        let line = render::line(&parsed(entry.json()));
+        writeln!(out, "{line}")?;
+    }
+    Ok(finish_read(out, &opened)?)
 }
 
-pub fn messages(out: &mut Out, file: &Path, leaf: Option<&str>) -> Outcome {
-    let (store, report) = open(file, false)?;
-    let leaf = &leaf_or_default(&store, leaf)?;
-    let messages = store.messages_on_path(leaf)?;
-    print_lines(out, messages.iter().map(|m| m.json()))?;
-    Ok(finish_read(out, file, &report)?)
+pub fn messages(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
+    let opened = open_at(at)?;
+    let leaf = &leaf_or_default(&opened.store, leaf)?;
+    let messages = opened.store.messages_on_path(leaf)?;
+    let kept: Vec<_> = messages
+        .iter()
+        .map(|m| (m, parsed(m.json())))
+        .filter(|(_, v)| filter.keeps("message", v["role"].as_str(), out.readable()))
+        .collect();
+    let kept = filter.cut(kept);
+    if !out.readable() {
+        out.emit(&Doc::Many(
+            kept.iter().map(|(m, _)| m.json().to_owned()).collect(),
+        ))?;
+        return Ok(finish_read(out, &opened)?);
+    }
+    for (i, (_, value)) in kept.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        render::message(out, value, None)?;
+    }
+    Ok(finish_read(out, &opened)?)
 }
 
 /// After the output: a file that needs repair exits 1, as `verify` and `tree` do, with
 /// a note that the output left its unterminated tail out.
-fn finish_read(
-    out: &mut Out,
-    file: &Path,
-    report: &OpenReport,
-) -> std::io::Result<std::process::ExitCode> {
-    if report.state != State::Ready {
+pub fn finish_read(out: &mut Out, opened: &Opened) -> std::io::Result<std::process::ExitCode> {
+    if opened.state != State::Ready {
         out.flush()?;
         note(&format!(
             "note: {} needs repair; the output shows its committed entries only (session repair FILE)",
-            file.display()
+            opened.location.describe()
         ));
     }
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(opened.state))
 }

@@ -7,13 +7,13 @@ use session::search::IndexUse;
 use session::{SearchQuery, search as find};
 
 use crate::exit;
-use crate::output::{Out, Outcome, note};
+use crate::output::{Doc, Out, Outcome, note};
 use crate::term;
 
-pub fn search(out: &mut Out, dir: &Path, query: &SearchQuery, json: bool) -> Outcome {
+pub fn search(out: &mut Out, dir: &Path, query: &SearchQuery) -> Outcome {
     let result = find(dir, query)?;
-    if json {
-        writeln!(out, "{}", result.to_json())?;
+    if !out.readable() {
+        out.emit(&Doc::One(result.to_json()))?;
     } else {
         for hit in &result.hits {
             writeln!(

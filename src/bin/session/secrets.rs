@@ -7,16 +7,17 @@ use session::secrets::{RuleSpec, SecretsOptions, redact_session, scan_secrets};
 
 use crate::args::RuleArgs;
 use crate::exit;
-use crate::output::{Failure, Outcome};
+use crate::output::{Doc, Failure, Outcome};
 use crate::term;
 
-/// One line per finding (PATH ENTRY POINTER RULE FINGERPRINT) or the JSON result;
+/// One line per finding (PATH ENTRY POINTER RULE FINGERPRINT), or the JSON result under
+/// --json/--jsonl;
 /// exit 1 when a secret was found.
-pub fn secrets(out: &mut crate::output::Out, path: &Path, json: bool, rules: &RuleArgs) -> Outcome {
+pub fn secrets(out: &mut crate::output::Out, path: &Path, rules: &RuleArgs) -> Outcome {
     let options = options(rules, false)?;
     let report = scan_secrets(path, &options)?;
-    if json {
-        writeln!(out, "{}", report.to_json())?;
+    if !out.readable() {
+        out.emit(&Doc::One(report.to_json()))?;
     } else {
         for f in &report.findings {
             writeln!(
@@ -38,7 +39,7 @@ pub fn secrets(out: &mut crate::output::Out, path: &Path, json: bool, rules: &Ru
 }
 
 /// Writes SRC redacted to OUT (or in place when `dst` is `None`); the report on
-/// stdout.
+/// stdout as one JSON line, in every output mode.
 pub fn redact(
     out: &mut crate::output::Out,
     src: &Path,
@@ -47,7 +48,7 @@ pub fn redact(
 ) -> Outcome {
     let options = options(rules, dst.is_none())?;
     let report = redact_session(src, dst, &options)?;
-    writeln!(out, "{}", report.to_json())?;
+    out.emit(&Doc::One(report.to_json()))?;
     Ok(exit::for_state(session::State::Ready))
 }
 

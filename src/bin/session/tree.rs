@@ -9,15 +9,13 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use session::{Node, TreeOptions};
 
-use crate::args::TreeArgs;
+use crate::args::{Location, TreeArgs};
 use crate::exit;
 use crate::node::{PREVIEW_CHARS, line};
-use crate::output::{Out, Outcome, default_leaf, open};
-use crate::term;
+use crate::output::{Doc, Out, Outcome, default_leaf, open_at};
 
 /// Nodes asked for per page.
 const PAGE: u64 = 4096;
@@ -26,19 +24,20 @@ const PAGE: u64 = 4096;
 pub const MAX_LEVELS: usize = 16;
 const NONE: u32 = u32::MAX;
 
-pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs) -> Outcome {
-    let (store, report) = open(file, false)?;
+pub fn tree(out: &mut Out, at: &Location, args: &TreeArgs) -> Outcome {
+    let opened = open_at(at)?;
+    let store = &opened.store;
     let leaf = match &args.leaf {
         Some(leaf) => Some(leaf.clone()),
-        None => default_leaf(&store)?,
+        None => default_leaf(store)?,
     };
     let Some(leaf) = leaf else {
-        if args.json {
-            writeln!(out, "[\n]")?;
-        } else {
+        if out.readable() {
             writeln!(out, "(no entries)")?;
+        } else {
+            out.emit(&Doc::Many(Vec::new()))?;
         }
-        return Ok(exit::for_state(report.state));
+        return Ok(exit::for_state(opened.state));
     };
     let mut options = TreeOptions {
         after_seq: None,
@@ -46,34 +45,44 @@ pub fn tree(out: &mut Out, file: &Path, args: &TreeArgs) -> Outcome {
         leaf: Some(leaf.clone()),
         preview_chars: PREVIEW_CHARS,
     };
-    let shown = |node: &Node| args.depth.is_none_or(|max| node.depth <= max);
+    let readable = out.readable();
+    let within = |node: &Node| args.depth.is_none_or(|max| node.depth <= max);
+    let kept = |node: &Node| {
+        args.filter
+            .keeps(&node.kind, node.role.as_deref(), readable)
+    };
     let mut nodes = Vec::new();
-    let mut first = true;
-    if args.json {
-        write!(out, "[")?;
-    }
+    let mut values = Vec::new();
     loop {
         let page = store.tree(&options)?;
-        if args.json {
-            for node in page.nodes.iter().filter(|n| shown(n)) {
-                let sep = if first { "" } else { "," };
-                write!(out, "{sep}\n  {}", term::json(&node.to_json()))?;
-                first = false;
-            }
-        } else {
+        if readable {
             nodes.extend(page.nodes);
+        } else {
+            values.extend(
+                page.nodes
+                    .iter()
+                    .filter(|n| within(n) && kept(n))
+                    .map(Node::to_json),
+            );
         }
         match page.next_after_seq {
             Some(next) => options.after_seq = Some(next),
             None => break,
         }
     }
-    if args.json {
-        writeln!(out, "\n]")?;
+    if readable {
+        let shown: Vec<bool> = nodes.iter().map(kept).collect();
+        let hidden = shown.iter().filter(|s| !**s).count();
+        draw(out, &nodes, &shown, &leaf, args)?;
+        if hidden > 0 && args.filter.kinds.is_empty() && args.filter.roles.is_empty() {
+            let note = format!("({hidden} metadata entries hidden: --kind metadata shows them)");
+            let note = out.paint("2", &note);
+            writeln!(out, "{note}")?;
+        }
     } else {
-        draw(out, &nodes, &leaf, args)?;
+        out.emit(&Doc::Many(values))?;
     }
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(opened.state))
 }
 
 /// How a line joins its parent.
@@ -96,7 +105,15 @@ struct Level {
     count: u32,
 }
 
-fn draw(out: &mut Out, nodes: &[Node], leaf: &str, args: &TreeArgs) -> std::io::Result<()> {
+/// Draws the nodes for which `shown` is true; a hidden node's children hang from its
+/// nearest shown ancestor.
+fn draw(
+    out: &mut Out,
+    nodes: &[Node],
+    shown: &[bool],
+    leaf: &str,
+    args: &TreeArgs,
+) -> std::io::Result<()> {
     // Nodes arrive in commit order, so a node's index is its seq; children lists in
     // commit order as first-child / next-sibling links.
     let index: HashMap<&str, u32> = nodes
@@ -107,12 +124,24 @@ fn draw(out: &mut Out, nodes: &[Node], leaf: &str, args: &TreeArgs) -> std::io::
     let mut first_child = vec![NONE; nodes.len()];
     let mut next_sibling = vec![NONE; nodes.len()];
     let mut last_child = vec![NONE; nodes.len()];
+    // The nearest shown ancestor of each node; a parent comes before its children in
+    // commit order, so one pass finds them all.
+    let mut up = vec![NONE; nodes.len()];
     let mut roots = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         let parent = node
             .parent_id
             .as_deref()
-            .and_then(|p| index.get(p).copied());
+            .and_then(|p| index.get(p).copied())
+            .and_then(|p| {
+                let p = p as usize;
+                let at = if shown[p] { p as u32 } else { up[p] };
+                (at != NONE).then_some(at)
+            });
+        up[i] = parent.unwrap_or(NONE);
+        if !shown[i] {
+            continue;
+        }
         let Some(parent) = parent else {
             // A root, or an orphan of a damaged file: drawn at the left margin.
             roots.push(i as u32);

@@ -5,8 +5,9 @@ use std::path::Path;
 
 use session::view::{ViewOptions, render_html, write_html_file};
 
+use crate::args::Location;
 use crate::exit;
-use crate::output::{Out, Outcome, Source, default_leaf, open, outputs_no_wider_than};
+use crate::output::{Doc, Out, Outcome, Source, default_leaf, open_at, outputs_no_wider_than};
 
 /// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
 /// one an imported session's agent resumes, else the latest), titled with the file's
@@ -14,28 +15,44 @@ use crate::output::{Out, Outcome, Source, default_leaf, open, outputs_no_wider_t
 /// wider in mode than `file`) or to stdout.
 pub fn view(
     out: &mut Out,
-    file: &Path,
+    at: &Location,
     leaf: Option<String>,
     to: Option<&Path>,
     redact: bool,
 ) -> Outcome {
-    let (store, report) = open(file, false)?;
+    let opened = open_at(at)?;
+    let store = &opened.store;
     let options = ViewOptions {
         leaf: match leaf {
             Some(leaf) => Some(leaf),
-            None => default_leaf(&store)?,
+            None => default_leaf(store)?,
         },
-        title: file
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned()),
+        title: match at {
+            Location::File(file) => file
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned()),
+            Location::Postgres { session_id, .. } => Some(session_id.clone()),
+        },
         redact: Some(redact),
     };
     match to {
         Some(to) => {
-            outputs_no_wider_than(Source::File(file));
-            write_html_file(&store, &options, to)?
+            outputs_no_wider_than(match at {
+                Location::File(file) => Source::File(file),
+                Location::Postgres { .. } => Source::Database,
+            });
+            write_html_file(store, &options, to)?;
+            if !out.readable() {
+                let doc = serde_json::json!({ "out": to.to_string_lossy() }).to_string();
+                out.emit(&Doc::One(doc))?;
+            }
         }
-        None => out.write_all(render_html(&store, &options)?.as_bytes())?,
+        // The page itself is the output; --json wraps it as {"html": …}.
+        None if out.readable() => out.write_all(render_html(store, &options)?.as_bytes())?,
+        None => {
+            let doc = serde_json::json!({ "html": render_html(store, &options)? }).to_string();
+            out.emit(&Doc::One(doc))?;
+        }
     }
-    Ok(exit::for_state(report.state))
+    Ok(exit::for_state(opened.state))
 }
