@@ -263,13 +263,13 @@ fn a_schema_newer_than_the_library_is_refused() {
     let conninfo = c.fresh_db();
     let db = conninfo.rsplit("dbname=").next().unwrap().to_owned();
     drop(Store::open_pg(&conninfo, "s", &PgOptions::default()).unwrap());
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "2\n");
-    c.sql(&db, "UPDATE libsession_schema SET version = 3");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "3\n");
+    c.sql(&db, "UPDATE libsession_schema SET version = 4");
     let error = Store::open_pg(&conninfo, "s", &PgOptions::default())
         .err()
         .unwrap();
     assert!(matches!(error, Error::Io(_)), "{error:?}");
-    assert!(error.to_string().contains("version 3"), "{error}");
+    assert!(error.to_string().contains("version 4"), "{error}");
 }
 
 /// The database name of a connection string made by the cluster.
@@ -447,6 +447,248 @@ fn a_row_whose_id_column_disagrees_with_its_line_is_named_not_retried_forever() 
     assert_eq!(store.append(user("fine", Some("u-1"), "x")).unwrap().seq, 6);
 }
 
+/// A chain of `n` messages `e0` … under one root, then a compaction `c` under the last
+/// keeping the last `kept` of them.
+fn chain_with_compaction(n: usize, kept: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for i in 0..n {
+        let parent = (i > 0).then(|| format!("e{}", i - 1));
+        lines.push(user(
+            &format!("e{i}"),
+            parent.as_deref(),
+            &format!("message {i} of a chain"),
+        ));
+    }
+    lines.push(format!(
+        r#"{{"id":"c","parentId":"e{}","timestamp":1,"type":"compaction","summary":"Earlier work.","firstKeptEntryId":"e{}","tokensBefore":1000}}"#,
+        n - 1,
+        n - kept
+    ));
+    lines
+}
+
+/// The seq of a row in `[from, to)` of `session` whose line lies outside every region
+/// an open checks (the sampled regions and the last line of the prefix its newest
+/// session index covers): changing it is seen only by a read of that row.
+fn unchecked_row(c: &common::pg::Cluster, db: &str, session: &str, from: u64, to: u64) -> u64 {
+    let covered: u64 = c
+        .sql(
+            db,
+            &format!(
+                "SELECT sum(octet_length(line) + 1) FROM libsession_entries \
+                 WHERE session_id = '{session}' AND seq < (SELECT max(entries) \
+                 FROM libsession_index WHERE session_id = '{session}')"
+            ),
+        )
+        .trim()
+        .parse()
+        .unwrap();
+    let rows = c.sql(
+        db,
+        &format!(
+            "SELECT seq, off, octet_length(line) + 1 FROM libsession_entries \
+             WHERE session_id = '{session}' AND seq >= {from} AND seq < {to} ORDER BY seq"
+        ),
+    );
+    rows.lines()
+        .map(|row| {
+            let v: Vec<u64> = row.split('|').map(|f| f.trim().parse().unwrap()).collect();
+            (v[0], v[1], v[1] + v[2])
+        })
+        .find(|&(_, start, end)| {
+            (0..16u64).all(|k| {
+                let at = covered / 16 * k;
+                end <= at || start >= at + 256
+            }) && end < covered
+        })
+        .unwrap()
+        .0
+}
+
+#[test]
+fn an_open_reads_no_entry_row_that_its_queries_do_not_need() {
+    // Rule (§14, at scale): the store keeps a session index in the database, and an
+    // open reads no entry rows it covers; a query reads the rows of its answer. Shown
+    // by a row changed outside libsession, off the path of the query: an open that read
+    // every row would refuse it (`corrupt_line`); this one opens, answers the context,
+    // children, leaves and latest leaf as a memory store does, and reports the row only
+    // when a read reaches it.
+    if !common::pg::available() {
+        return;
+    }
+    let c = cluster();
+    let conninfo = c.fresh_db();
+    let db = db_name(&conninfo);
+    let session = session_id("lazy");
+    let lines = chain_with_compaction(2100, 40);
+    let (writer, memory) = (
+        Store::open_pg(&conninfo, &session, &PgOptions::default())
+            .unwrap()
+            .0,
+        Store::memory(),
+    );
+    for line in &lines {
+        assert_eq!(writer.append(line).unwrap(), memory.append(line).unwrap());
+    }
+    drop(writer);
+    assert_eq!(
+        c.sql(
+            &db,
+            &format!("SELECT max(entries) FROM libsession_index WHERE session_id = '{session}'")
+        ),
+        "2048
+"
+    );
+    let changed = unchecked_row(c, &db, &session, 100, 1900);
+    c.sql(
+        &db,
+        &format!(
+            "UPDATE libsession_entries SET line = repeat('x', octet_length(line)) \
+             WHERE session_id = '{session}' AND seq = {changed}"
+        ),
+    );
+    let store = Store::open_pg(&conninfo, &session, &PgOptions::default())
+        .unwrap()
+        .0;
+    let defaults = ContextOptions::default();
+    assert_eq!(
+        store.build_context("c", &defaults, None).unwrap().to_json(),
+        memory
+            .build_context("c", &defaults, None)
+            .unwrap()
+            .to_json()
+    );
+    assert_eq!(
+        store.children_json("e2080").unwrap(),
+        memory.children_json("e2080").unwrap()
+    );
+    assert_eq!(store.leaves_json().unwrap(), memory.leaves_json().unwrap());
+    assert_eq!(
+        store.latest_leaf_json().unwrap(),
+        memory.latest_leaf_json().unwrap()
+    );
+    assert_eq!(store.len().unwrap(), lines.len());
+    match store.entries() {
+        Err(Error::CorruptLine { line, .. }) => assert_eq!(line, changed + 1),
+        other => panic!("{other:?}"),
+    }
+    // The open's tree rules still hold over the rows it did not read: a duplicate of a
+    // covered id is refused, an append under a covered entry accepted.
+    assert!(matches!(
+        store.append(user("e7", Some("e2099"), "again")),
+        Err(Error::DuplicateId { .. })
+    ));
+    assert_eq!(
+        store
+            .append(user("late", Some("e2099"), "a branch"))
+            .unwrap(),
+        memory
+            .append(user("late", Some("e2099"), "a branch"))
+            .unwrap()
+    );
+}
+
+/// Version 2 of the tables: version 1 with ids as bytes (the test writes a database as
+/// the version-2 library did, then opens it with this one).
+const VERSION_2_TABLES: &str = "
+    ALTER TABLE libsession_entries DROP CONSTRAINT libsession_entries_id;
+    ALTER TABLE libsession_entries
+        ALTER COLUMN id TYPE bytea USING convert_to(id, 'UTF8'),
+        ALTER COLUMN parent_id TYPE bytea USING convert_to(parent_id, 'UTF8');
+    CREATE UNIQUE INDEX libsession_entries_id ON libsession_entries (session_id, sha256(id));
+    ALTER TABLE libsession_sessions
+        ALTER COLUMN latest_leaf_id TYPE bytea USING convert_to(latest_leaf_id, 'UTF8');
+    UPDATE libsession_schema SET version = 2;";
+
+#[test]
+fn a_version_2_database_is_upgraded_with_line_offsets_and_then_opens_through_an_index() {
+    // Rule (§14): version 2 → 3 gives every row where its line starts in the session
+    // seen as a JSONL file (multi-byte characters counted as bytes), keeping every row;
+    // the session then reads as before, and once an open has written a session index,
+    // the next open reads through it.
+    if !common::pg::available() {
+        return;
+    }
+    let c = cluster();
+    let conninfo = c.fresh_db();
+    let db = db_name(&conninfo);
+    let mut client = postgres::Client::connect(&conninfo, postgres::NoTls).unwrap();
+    client.batch_execute(VERSION_1_TABLES).unwrap();
+    client.batch_execute(VERSION_2_TABLES).unwrap();
+    let mut lines = chain_with_compaction(1200, 10);
+    lines[3] = user("e3", Some("e2"), "ünïcödé → 字");
+    client
+        .execute(
+            "INSERT INTO libsession_sessions VALUES ('v2', $1, convert_to('c', 'UTF8'), 1, 2)",
+            &[&(lines.len() as i64)],
+        )
+        .unwrap();
+    let memory = Store::memory();
+    for (seq, line) in lines.iter().enumerate() {
+        memory.append(line).unwrap();
+        let entry = session::parse_entry(line).unwrap();
+        client
+            .execute(
+                "INSERT INTO libsession_entries VALUES ('v2', $1, $2, $3, $4)",
+                &[
+                    &(seq as i64),
+                    &entry.id().as_bytes(),
+                    &entry.parent_id().map(str::as_bytes),
+                    &entry.json(),
+                ],
+            )
+            .unwrap();
+    }
+    let store = Store::open_pg(&conninfo, "v2", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        c.sql(&db, "SELECT version FROM libsession_schema"),
+        "3
+"
+    );
+    let mut expected = String::new();
+    let mut off = 0;
+    for line in lines.iter().take(6) {
+        expected.push_str(&format!(
+            "{off}
+"
+        ));
+        off += session::parse_entry(line).unwrap().json().len() + 1;
+    }
+    assert_eq!(
+        c.sql(
+            &db,
+            "SELECT off FROM libsession_entries WHERE session_id = 'v2' AND seq < 6 ORDER BY seq"
+        ),
+        expected
+    );
+    assert_eq!(
+        store.entries_json().unwrap(),
+        memory.entries_json().unwrap()
+    );
+    drop(store);
+    assert_eq!(
+        c.sql(
+            &db,
+            "SELECT entries FROM libsession_index WHERE session_id = 'v2'"
+        ),
+        format!(
+            "{}
+",
+            lines.len()
+        )
+    );
+    let reopened = Store::open_pg(&conninfo, "v2", &PgOptions::default())
+        .unwrap()
+        .0;
+    assert_eq!(reads(&reopened, &["c", "e3"]), reads(&memory, &["c", "e3"]));
+    assert_eq!(
+        reopened.append(user("next", Some("c"), "after")).unwrap(),
+        memory.append(user("next", Some("c"), "after")).unwrap()
+    );
+}
+
 /// Version 1 of the tables, as the round-3 library created them (the test writes a
 /// database as that library did, then opens it with this one).
 const VERSION_1_TABLES: &str = "
@@ -542,7 +784,7 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
         store.entries_json().unwrap(),
         memory.entries_json().unwrap()
     );
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "2\n");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "3\n");
     assert_eq!(
         c.sql(
             &db,
@@ -576,7 +818,8 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
     // by the database itself.
     let duplicate = client
         .execute(
-            "INSERT INTO libsession_entries VALUES ('old', 99, convert_to('u-1', 'UTF8'), NULL, '{}')",
+            "INSERT INTO libsession_entries (session_id, seq, id, parent_id, line, off) \
+             VALUES ('old', 99, convert_to('u-1', 'UTF8'), NULL, '{}', 99999)",
             &[],
         )
         .unwrap_err();

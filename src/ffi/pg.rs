@@ -15,20 +15,32 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// is {"state":"ready","warnings":[]}.
 ///
 /// An open reads the version of the database's libsession tables (libsession_schema,
-/// libsession_sessions, libsession_entries) and runs no DDL when they are at this
-/// library's version (2). Only when they are missing or older does it take an
-/// advisory lock and create them, or upgrade version 1 in place keeping every row; a
+/// libsession_sessions, libsession_entries, libsession_index) and runs no DDL when
+/// they are at this library's version (3). Only when they are missing or older does it
+/// take an advisory lock and create them, or upgrade version 1 or 2 in place keeping
+/// every row; a
 /// version newer than this library's is refused (SESSION_ERR_IO), never written. A
 /// role that only uses the tables therefore needs no CREATE on the schema (which
 /// PostgreSQL 15 gives no role but the schema's owner): USAGE on the schema, SELECT
 /// on libsession_schema, SELECT, INSERT and UPDATE on libsession_sessions, SELECT and
-/// INSERT on libsession_entries. Creating the tables needs CREATE on the schema, and
+/// INSERT on libsession_entries, and SELECT, INSERT and DELETE on libsession_index
+/// (without those three an open reads every row of the session, see below). Creating
+/// the tables needs CREATE on the schema, and
 /// upgrading them their owner; the error then says which. A new session_id creates
 /// the session (unless "create" is false). Each entry is stored as its line, the
 /// normalised entry JSON, as text byte for byte; its id and parent id as their UTF-8
 /// bytes, so an id holding NUL or of any length is stored as a JSONL store stores it,
 /// unique per session by its SHA-256. Session ids and entries are only ever bound
 /// parameters; a store reads and writes its own session only.
+///
+/// An open reads no entry rows that a session index covers: the database keeps the
+/// JSONL store's session index of each session (libsession_index, written by the
+/// stores themselves once 1024 rows follow the newest one) and each row where its line
+/// starts in the session seen as a JSONL file; an open reads the index's header,
+/// checksums, samples, roots and labels, then the rows after it, and each query reads
+/// the index pages and rows of its answer (build_context: the kept part, the root and
+/// the replayed metadata), each checked as a JSONL store checks a line read through
+/// its index. A store holds at most about 1024 rows in memory beyond its cache.
 ///
 /// Any number of stores in any number of processes and machines may append to one
 /// session. Before each call a store reads what the others committed since its last

@@ -397,7 +397,13 @@ impl Store {
         options: &PgOptions,
     ) -> Result<(Store, OpenReport), Error> {
         let sink = pg::PgSink::open(conninfo, session_id, options)?;
-        let mut store = Store::new(Log::default(), None, Kind::Postgres, Vec::new(), Vec::new());
+        // A strict open checks every row: an index written without those checks is
+        // not used (as for a file).
+        let log = match options.strict_roles {
+            false => pg::load_base(&sink).unwrap_or_default(),
+            true => Log::default(),
+        };
+        let mut store = Store::new(log, None, Kind::Postgres, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
@@ -405,6 +411,12 @@ impl Store {
             let mut inner = store.lock()?;
             inner.pg = Some(sink);
             store.catch_up(&mut inner)?;
+            if inner.log.take_fault().is_some() {
+                // Replaying the rows after the index read through it, and that failed:
+                // the index must not change the outcome, so every row is read.
+                store.fall_back(&mut inner)?;
+            }
+            store.index_pg(&mut inner);
         }
         let report = OpenReport {
             state: State::Ready,
@@ -489,6 +501,14 @@ impl Store {
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
                 Ok(admitted)
             });
+            if inner.tainted.is_none() && inner.log.take_fault().is_some() {
+                // A read through the session index failed: check again on every row.
+                if let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback) {
+                    return Err(Error::Io(self.taint(inner, failure)));
+                }
+                self.fall_back(inner)?;
+                continue;
+            }
             let admitted = match admitted {
                 Ok(admitted) => admitted,
                 Err(refused) => {
@@ -510,11 +530,11 @@ impl Store {
                     };
                 }
             };
-            let seq = inner.log.len() as u64;
+            let (seq, off) = (inner.log.len() as u64, inner.log.line_bytes());
             let Some(sink) = &mut inner.pg else {
                 return Err(Error::internal("a PostgreSQL store without its connection"));
             };
-            let written = match sink.insert(seq, id, parent_id, text) {
+            let written = match sink.insert(seq, off, id, parent_id, text) {
                 Ok(pg::Inserted::Committed) => sink.commit(),
                 Ok(pg::Inserted::Raced) => {
                     races += 1;
@@ -533,6 +553,7 @@ impl Store {
             }
             let id = id.to_owned();
             let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
+            self.index_pg(inner);
             return Ok(Receipt { id, seq });
         }
     }
@@ -843,9 +864,32 @@ impl Store {
         }
     }
 
+    /// A PostgreSQL store holding [`pg::INDEX_EVERY`] rows or more after its session
+    /// index writes one that covers them all and reads on through it: what a handle
+    /// keeps in memory, and what the next open reads, stay bounded. Best effort.
+    fn index_pg(&self, inner: &mut Inner) {
+        if self.parse.strict_roles || inner.log.unindexed() < pg::INDEX_EVERY {
+            return;
+        }
+        let Some(sink) = &inner.pg else {
+            return;
+        };
+        if pg::write_index(sink, &inner.log)
+            && let Some(log) = pg::load_base(sink)
+            && log.len() == inner.log.len()
+        {
+            inner.log = log;
+        }
+    }
+
     /// Replaces the log read through the session index with a replay of the whole
-    /// file, as an open without the index does.
+    /// file (or of every row of a PostgreSQL session), as an open without the index
+    /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
+        if self.kind == Kind::Postgres {
+            inner.log = Log::default();
+            return self.catch_up(inner);
+        }
         let Some(base) = inner.log.base() else {
             return Err(Error::internal("no session index to fall back from"));
         };

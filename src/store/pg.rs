@@ -1,10 +1,11 @@
 //! The PostgreSQL store's connection (docs/contract.md §14): one session of one database,
 //! shared by any number of handles in any number of processes.
 //!
-//! The store keeps the same in-memory [`super::log::Log`] as a memory store; this
-//! module only moves rows. Before every operation the store catches up: it reads the
-//! rows committed after what it holds (`seq` > its last) and pushes them through the
-//! same admission as a replayed file. An append runs in one transaction: lock the
+//! The store keeps the same [`super::log::Log`] as a JSONL store: the entries a session
+//! index in the database covers are read on demand through it ([`base`]), the rows
+//! after it are held in memory; this module only moves rows. Before every operation the
+//! store catches up: it reads the rows committed after what it holds (`seq` > its last)
+//! and pushes them through the same admission as a replayed file. An append runs in one transaction: lock the
 //! session's row (`SELECT … FOR UPDATE`, so appends to one session commit one at a
 //! time, in any process), catch up, check the tree rules against the caught-up log,
 //! insert the line with `seq` = the session's count, commit. The stored form is the
@@ -21,6 +22,10 @@ use crate::error::{Error, IoFailure};
 use crate::json::Object;
 
 use super::Durability;
+
+/// Rows after the newest session index at which a handle writes a new one (see
+/// [`base`]): an open replays at most about this many rows.
+pub(crate) const INDEX_EVERY: usize = 1024;
 
 /// The longest session id, in bytes.
 pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
@@ -149,12 +154,16 @@ impl Secret {
 }
 
 #[cfg(feature = "postgres")]
+mod base;
+#[cfg(feature = "postgres")]
 mod copy;
 #[cfg(feature = "postgres")]
 mod schema;
 #[cfg(feature = "postgres")]
 mod tls;
 
+#[cfg(feature = "postgres")]
+pub(crate) use base::{load_base, write_index};
 #[cfg(feature = "postgres")]
 pub(crate) use copy::copy_in;
 
@@ -175,6 +184,17 @@ mod enabled {
 
     use super::*;
 
+    /// One connection, used by the sink and the session index's sources in turn.
+    pub(crate) type Shared = std::sync::Arc<std::sync::Mutex<Client>>;
+
+    /// The connection; a panic while it was held leaves nothing half done on the client
+    /// side that a later statement would trip on, so a poisoned lock is taken as is.
+    pub(crate) fn lock(client: &Shared) -> std::sync::MutexGuard<'_, Client> {
+        client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// What an insert found.
     pub(crate) enum Inserted {
         /// The row is committed.
@@ -184,9 +204,10 @@ mod enabled {
         Raced,
     }
 
-    /// A connection bound to one session.
+    /// A connection bound to one session. The session index's sources ([`super::base`])
+    /// read through the same connection, so they see what the append's transaction sees.
     pub(crate) struct PgSink {
-        client: Client,
+        client: Shared,
         session_id: String,
         secret: Secret,
         /// Prepared once at open: each costs a round trip to prepare.
@@ -319,13 +340,14 @@ mod enabled {
             let insert = client
                 .prepare(
                     "WITH added AS (INSERT INTO libsession_entries \
-                     (session_id, seq, id, parent_id, line) VALUES ($1, $2, $3, $4, $5)) \
+                     (session_id, seq, id, parent_id, line, off) \
+                     VALUES ($1, $2, $3, $4, $5, $7)) \
                      UPDATE libsession_sessions SET entries = $2 + 1, latest_leaf_id = $3, \
                      modified_ms = $6 WHERE session_id = $1",
                 )
                 .map_err(|e| io(&e))?;
             Ok(PgSink {
-                client,
+                client: std::sync::Arc::new(std::sync::Mutex::new(client)),
                 session_id: session_id.to_owned(),
                 secret,
                 rows,
@@ -338,11 +360,19 @@ mod enabled {
             failure(&self.secret, op, what, e)
         }
 
+        /// The shared connection, for the session index's sources.
+        pub(crate) fn shared(&self) -> &Shared {
+            &self.client
+        }
+
+        pub(crate) fn session_id(&self) -> &str {
+            &self.session_id
+        }
+
         /// The session's rows from `from` on, in seq order: `(seq, line)`.
         pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
             let from = i64::try_from(from).unwrap_or(i64::MAX);
-            let rows = self
-                .client
+            let rows = lock(&self.client)
                 .query(&self.rows, &[&self.session_id, &from])
                 .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
             let mut out = Vec::with_capacity(rows.len());
@@ -361,10 +391,11 @@ mod enabled {
         /// Opens the append's transaction and locks the session's row: appends to
         /// one session, from any process, run one at a time from here to their commit.
         pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
-            self.client
+            lock(&self.client)
                 .batch_execute("BEGIN")
                 .map_err(|e| self.fail(IoOp::Write, "begin", &e))?;
-            match self.client.query_opt(&self.lock, &[&self.session_id]) {
+            let locked = lock(&self.client).query_opt(&self.lock, &[&self.session_id]);
+            match locked {
                 Ok(Some(_)) => Ok(()),
                 Ok(None) => Err(IoFailure {
                     op: IoOp::Write,
@@ -378,24 +409,28 @@ mod enabled {
             }
         }
 
-        /// Inserts the entry at `seq`, and the session's count, inside the open
+        /// Inserts the entry at `seq` (its line starting at `off` in the session seen as a
+        /// JSONL file), and the session's count, inside the open
         /// transaction. A unique violation means the rows were written outside this
         /// protocol (the lock makes it impossible otherwise): roll back, and let the
         /// caller find the row it ran into ([`PgSink::conflict`]).
         pub(crate) fn insert(
             &mut self,
             seq: u64,
+            off: u64,
             id: &str,
             parent_id: Option<&str>,
             line: &str,
         ) -> Result<Inserted, IoFailure> {
             let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+            let off = i64::try_from(off).unwrap_or(i64::MAX);
             let now = now_ms();
             let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
-            match self.client.execute(
+            let inserted = lock(&self.client).execute(
                 &self.insert,
-                &[&self.session_id, &seq, &id, &parent_id, &line, &now],
-            ) {
+                &[&self.session_id, &seq, &id, &parent_id, &line, &now, &off],
+            );
+            match inserted {
                 Ok(_) => Ok(Inserted::Committed),
                 Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
                     self.rollback()?;
@@ -410,8 +445,7 @@ mod enabled {
         /// (any more). Outside a transaction.
         pub(crate) fn conflict(&mut self, seq: u64, id: &str) -> Result<Option<u64>, IoFailure> {
             let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-            let row = self
-                .client
+            let row = lock(&self.client)
                 .query_opt(
                     "SELECT seq FROM libsession_entries WHERE session_id = $1 \
                      AND (seq = $2 OR sha256(id) = sha256($3)) ORDER BY seq LIMIT 1",
@@ -432,7 +466,8 @@ mod enabled {
         /// Commits the append. A failure here is ambiguous (the server may have
         /// committed): the message says how to learn the outcome.
         pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
-            self.client.batch_execute("COMMIT").map_err(|e| {
+            let committed = lock(&self.client).batch_execute("COMMIT");
+            committed.map_err(|e| {
                 let mut failure = self.fail(IoOp::Sync, "commit", &e);
                 failure.message.push_str(
                     "; the entry may or may not be committed: open the store again and \
@@ -445,9 +480,8 @@ mod enabled {
 
         /// Ends the append's transaction without writing (a refused entry).
         pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
-            self.client
-                .batch_execute("ROLLBACK")
-                .map_err(|e| self.fail(IoOp::Write, "rollback", &e))
+            let rolled = lock(&self.client).batch_execute("ROLLBACK");
+            rolled.map_err(|e| self.fail(IoOp::Write, "rollback", &e))
         }
     }
 
@@ -538,6 +572,7 @@ mod disabled {
         pub(crate) fn insert(
             &mut self,
             _: u64,
+            _: u64,
             _: &str,
             _: Option<&str>,
             _: &str,
@@ -564,6 +599,14 @@ mod disabled {
 
     pub(crate) fn list(_: &str, _: &PgListOptions) -> Result<Vec<PgSessionInfo>, Error> {
         Err(unsupported())
+    }
+
+    pub(crate) fn load_base(sink: &PgSink) -> Option<crate::store::log::Log> {
+        match *sink {}
+    }
+
+    pub(crate) fn write_index(sink: &PgSink, _: &crate::store::log::Log) -> bool {
+        match *sink {}
     }
 
     pub(crate) fn copy_in(
