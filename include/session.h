@@ -261,7 +261,8 @@ typedef int (*SessionProgress)(uint32_t pass, uint64_t done, uint64_t total, voi
 #define SESSION_ERR_FILE_CHANGED 14
 
 /**
- * An append on a store opened read-only (readOnly or salvage).
+ * An append on a store opened read-only (readOnly or salvage), or on a PostgreSQL
+ * store whose server was a standby (or took no writes) at open: nothing is written.
  */
 #define SESSION_ERR_READ_ONLY 15
 
@@ -1069,6 +1070,15 @@ SessionStatus session_list_sessions(const char *dir,
  * the index pages and rows of its answer (build_context: the kept part, the root and
  * the replayed metadata), each checked as a JSONL store checks a line read through
  * its index. A store holds at most about 1024 rows in memory beyond its cache.
+ *
+ * A standby: when the server is in recovery (a streaming standby) or takes no writes
+ * at open, the store is read-only: it answers every query from a prefix of the
+ * session's commit order (what the standby has replayed; each call first reads what
+ * it replayed since), refuses appends with SESSION_ERR_READ_ONLY, creates nothing (a
+ * session the standby does not hold is SESSION_ERR_IO, kind not found), and writes
+ * no session index. conninfo may name several hosts (host=A,B with one port each or
+ * one for all), tried in order; target_session_attrs=read-write skips a standby,
+ * read-only takes only one, any (the default) takes the first that answers.
  *
  * Any number of stores in any number of processes and machines may append to one
  * session. Before each call a store reads what the others committed since its last

@@ -1374,3 +1374,66 @@ fn bench_build_context_of_a_50_message_kept_part_on_a_100k_entry_session() {
         median(resume) * 1e3
     );
 }
+
+#[test]
+fn a_store_on_a_standby_reads_a_prefix_of_the_commit_order_and_refuses_appends() {
+    // Rule (§14, standby): a store opened on a streaming standby (its own address, or a
+    // multi-host conninfo that lands on it) answers every query from a prefix of the
+    // session's commit order and refuses appends with `read_only`, writing nothing; a
+    // multi-host conninfo with target_session_attrs=read-write skips the standby.
+    if !common::pg::available() {
+        return;
+    }
+    let primary = common::pg::Private::start();
+    let standby = common::pg::Private::standby_of(&primary.0);
+    primary.0.synchronous();
+    let session = session_id("standby");
+    let fsync = PgOptions::from_json(r#"{"durability":"fsync"}"#).unwrap();
+    let writer = Store::open_pg(&primary.0.conninfo(), &session, &fsync)
+        .unwrap()
+        .0;
+    let memory = Store::memory();
+    let lines = example();
+    for line in &lines {
+        assert_eq!(writer.append(line).unwrap(), memory.append(line).unwrap());
+    }
+    standby.0.wait_for_rows(&session, lines.len());
+    let reader = Store::open_pg(&standby.0.conninfo(), &session, &PgOptions::default())
+        .unwrap()
+        .0;
+    assert!(reader.is_read_only());
+    let leaves = ["a-ver", "u-3", "odd"];
+    assert_eq!(reads(&reader, &leaves), reads(&memory, &leaves));
+    assert!(matches!(
+        reader.append(user("no", Some("odd"), "refused")),
+        Err(Error::ReadOnly)
+    ));
+    // While the primary commits more, every read on the standby is a prefix.
+    let mut previous = 0;
+    for i in 0..200 {
+        let line = user(&format!("more-{i}"), Some("odd"), "more");
+        writer.append(&line).unwrap();
+        memory.append(&line).unwrap();
+        let seen = reader.entries().unwrap();
+        let all = memory.entries().unwrap();
+        assert!(seen.len() >= previous && seen.len() <= all.len());
+        assert_eq!(seen[..], all[..seen.len()]);
+        previous = seen.len();
+    }
+    // A session the standby has not got (or that does not exist) is not created there.
+    let missing = Store::open_pg(&standby.0.conninfo(), "nowhere", &PgOptions::default());
+    assert!(matches!(missing, Err(Error::Io(ref f)) if f.kind == std::io::ErrorKind::NotFound));
+    // Multi-host: the standby first; read-write skips it, any lands on it.
+    let both = [&standby.0, &primary.0];
+    let rw = common::pg::Cluster::multi_host(&both, "read-write");
+    let via_rw = Store::open_pg(&rw, &session, &fsync).unwrap().0;
+    assert!(!via_rw.is_read_only());
+    let last = user("via-rw", Some("odd"), "through the multi-host conninfo");
+    assert_eq!(via_rw.append(&last).unwrap(), memory.append(&last).unwrap());
+    let any = common::pg::Cluster::multi_host(&both, "any");
+    let via_any = Store::open_pg(&any, &session, &PgOptions::default())
+        .unwrap()
+        .0;
+    assert!(via_any.is_read_only());
+    assert!(matches!(via_any.append(&last), Err(Error::ReadOnly)));
+}

@@ -42,6 +42,15 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// the replayed metadata), each checked as a JSONL store checks a line read through
 /// its index. A store holds at most about 1024 rows in memory beyond its cache.
 ///
+/// A standby: when the server is in recovery (a streaming standby) or takes no writes
+/// at open, the store is read-only: it answers every query from a prefix of the
+/// session's commit order (what the standby has replayed; each call first reads what
+/// it replayed since), refuses appends with SESSION_ERR_READ_ONLY, creates nothing (a
+/// session the standby does not hold is SESSION_ERR_IO, kind not found), and writes
+/// no session index. conninfo may name several hosts (host=A,B with one port each or
+/// one for all), tried in order; target_session_attrs=read-write skips a standby,
+/// read-only takes only one, any (the default) takes the first that answers.
+///
 /// Any number of stores in any number of processes and machines may append to one
 /// session. Before each call a store reads what the others committed since its last
 /// call. An append runs in one transaction: it locks the session's row, catches up,

@@ -292,9 +292,16 @@ impl MemoryOptions {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Memory,
-    ReadOnly { salvage: bool },
-    File { group_commit: bool },
-    Postgres,
+    ReadOnly {
+        salvage: bool,
+    },
+    File {
+        group_commit: bool,
+    },
+    /// `read_only`: the server was a standby (or read-only) at open.
+    Postgres {
+        read_only: bool,
+    },
 }
 
 impl Store {
@@ -403,7 +410,10 @@ impl Store {
             false => pg::load_base(&sink).unwrap_or_default(),
             true => Log::default(),
         };
-        let mut store = Store::new(log, None, Kind::Postgres, Vec::new(), Vec::new());
+        let kind = Kind::Postgres {
+            read_only: sink.read_only(),
+        };
+        let mut store = Store::new(log, None, kind, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
@@ -622,7 +632,10 @@ impl Store {
 
     /// Whether appends are refused because the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        matches!(self.kind, Kind::ReadOnly { .. })
+        matches!(
+            self.kind,
+            Kind::ReadOnly { .. } | Kind::Postgres { read_only: true }
+        )
     }
 
     /// Calls from a forked child would write through the parent's file and lock, and
@@ -685,7 +698,7 @@ impl Store {
     /// Fixes what will be committed: the entry's one line (`json + "\n"`), taken at
     /// the moment of the call so that later changes by the caller cannot alter it.
     fn snapshot(&self, json: &[u8], facts: Facts) -> Result<PendingAppend, Error> {
-        if let Kind::ReadOnly { .. } = self.kind {
+        if self.is_read_only() {
             return Err(Error::ReadOnly);
         }
         if json.len() > MAX_LINE_BYTES && self.kind != Kind::Memory {
@@ -778,7 +791,7 @@ impl Store {
                 warnings: inner.warnings.clone(),
             });
         }
-        if self.kind == Kind::Postgres {
+        if let Kind::Postgres { .. } = self.kind {
             return self.commit_pg(inner, pending);
         }
         let json = pending.json();
@@ -868,7 +881,8 @@ impl Store {
     /// index writes one that covers them all and reads on through it: what a handle
     /// keeps in memory, and what the next open reads, stay bounded. Best effort.
     fn index_pg(&self, inner: &mut Inner) {
-        if self.parse.strict_roles || inner.log.unindexed() < pg::INDEX_EVERY {
+        if self.parse.strict_roles || self.is_read_only() || inner.log.unindexed() < pg::INDEX_EVERY
+        {
             return;
         }
         let Some(sink) = &inner.pg else {
@@ -886,7 +900,7 @@ impl Store {
     /// file (or of every row of a PostgreSQL session), as an open without the index
     /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
-        if self.kind == Kind::Postgres {
+        if let Kind::Postgres { .. } = self.kind {
             inner.log = Log::default();
             return self.catch_up(inner);
         }

@@ -214,6 +214,9 @@ mod enabled {
         rows: Statement,
         lock: Statement,
         insert: Statement,
+        /// The server was a standby, or took no writes, at open: the store refuses
+        /// appends (and writes no session index).
+        read_only: bool,
     }
 
     /// A failed database operation as the store's I/O failure, with the password
@@ -313,7 +316,16 @@ mod enabled {
             let (mut client, secret) = connect_with(conninfo, options)?;
             let io =
                 |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
-            if options.create {
+            // A standby (or a server that takes no writes) serves a read-only store: it
+            // reads a prefix of the session's commit order and creates nothing.
+            let read_only: bool = client
+                .query_one(
+                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
+                    &[],
+                )
+                .and_then(|row| row.try_get(0))
+                .map_err(|e| io(&e))?;
+            if options.create && !read_only {
                 client
                     .execute(CREATE_SESSION, &[&session_id, &now_ms()])
                     .map_err(|e| io(&e))?;
@@ -353,7 +365,13 @@ mod enabled {
                 rows,
                 lock,
                 insert,
+                read_only,
             })
+        }
+
+        /// Whether the server was read-only (a standby) at open.
+        pub(crate) fn read_only(&self) -> bool {
+            self.read_only
         }
 
         fn fail(&self, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
@@ -566,6 +584,10 @@ mod disabled {
         }
 
         pub(crate) fn rows_from(&mut self, _: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+            match *self {}
+        }
+
+        pub(crate) fn read_only(&self) -> bool {
             match *self {}
         }
 
