@@ -1020,7 +1020,7 @@ fn a_client_killed_mid_append_leaves_nothing_half_done() {
 }
 
 #[test]
-fn a_server_restart_gives_io_errors_then_a_reopened_store_works() {
+fn a_server_restart_gives_an_io_error_then_the_store_reconnects_on_its_next_call() {
     if !common::pg::available() {
         return;
     }
@@ -1038,14 +1038,15 @@ fn a_server_restart_gives_io_errors_then_a_reopened_store_works() {
     private.0.restart();
     let error = store.append(A_READ).unwrap_err();
     assert!(matches!(error, Error::Io(_)), "{error:?}");
-    // Tainted: every later call reports that failure, and does no I/O.
-    assert!(matches!(store.append(A_ALT), Err(Error::Tainted { .. })));
-    assert!(matches!(store.len(), Err(Error::Tainted { .. })));
+    // The connection was lost, not the store: it is not tainted, and its next call
+    // connects again. Whether or not A_READ committed, appending it again says where
+    // it is.
+    assert_eq!(store.state(), session::State::Ready);
+    assert_eq!(store.append(A_READ).unwrap().seq, 1);
+    assert_eq!(store.append(R_READ).unwrap().seq, 2);
     let reopened = open(&session);
-    // Whether or not A_READ committed, appending it again says where it is.
-    let receipt = reopened.append(A_READ).unwrap();
-    assert_eq!(receipt.seq, 1);
-    assert_eq!(reopened.append(R_READ).unwrap().seq, 2);
+    assert_eq!(reopened.append(A_ALT).unwrap().seq, 3);
+    assert_eq!(store.len().unwrap(), 4);
 }
 
 // --- TLS -------------------------------------------------------------------------------------
@@ -1436,4 +1437,178 @@ fn a_store_on_a_standby_reads_a_prefix_of_the_commit_order_and_refuses_appends()
         .0;
     assert!(via_any.is_read_only());
     assert!(matches!(via_any.append(&last), Err(Error::ReadOnly)));
+}
+
+// --- Failover ---------------------------------------------------------------------------------
+
+/// Not a test by itself: the failover test runs this binary with it selected and the
+/// PG_FAILOVER_* variables set. Appends a chain under `root` until the file
+/// PG_FAILOVER_STOP exists; an append that fails (the server died, or none takes
+/// writes yet) is tried again, identical, until it returns a receipt: a failed commit
+/// is thereby settled (§14). Writes `receipt ID SEQ` per acknowledged entry and, at
+/// the end, `retried N` to the file PG_FAILOVER_OUT (a pipe would fill and block it).
+#[test]
+fn child_failover_appender() {
+    let (Ok(conninfo), Ok(session), Ok(name), Ok(stop), Ok(out)) = (
+        std::env::var("PG_FAILOVER_CONNINFO"),
+        std::env::var("PG_FAILOVER_SESSION"),
+        std::env::var("PG_FAILOVER_NAME"),
+        std::env::var("PG_FAILOVER_STOP"),
+        std::env::var("PG_FAILOVER_OUT"),
+    ) else {
+        return;
+    };
+    let fsync = PgOptions::from_json(r#"{"durability":"fsync"}"#).unwrap();
+    let store = Store::open_pg(&conninfo, &session, &fsync).unwrap().0;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    let (mut parent, mut retried) = ("root".to_owned(), 0u64);
+    let mut i = 0;
+    while !std::path::Path::new(&stop).exists() {
+        let id = format!("{name}-{i}");
+        let line = user(&id, Some(&parent), &id);
+        let receipt = loop {
+            match store.append(&line) {
+                Ok(receipt) => break receipt,
+                Err(Error::Io(_)) => {
+                    retried += 1;
+                    // No timing is asserted: this only spaces the retries while no
+                    // server takes writes.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(other) => panic!("{other:?}"),
+            }
+        };
+        use std::io::Write;
+        writeln!(out, "receipt {} {}", receipt.id, receipt.seq).unwrap();
+        parent = id;
+        i += 1;
+    }
+    use std::io::Write;
+    writeln!(out, "retried {retried}").unwrap();
+    out.flush().unwrap();
+}
+
+fn spawn_failover_appender(
+    conninfo: &str,
+    session: &str,
+    name: &str,
+    stop: &std::path::Path,
+) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_failover_appender",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PG_FAILOVER_CONNINFO", conninfo)
+        .env("PG_FAILOVER_SESSION", session)
+        .env("PG_FAILOVER_NAME", name)
+        .env("PG_FAILOVER_STOP", stop)
+        .env(
+            "PG_FAILOVER_OUT",
+            stop.with_file_name(format!("receipts-{name}")),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// Rows of `session` on `c` (a primary).
+fn rows_on(c: &common::pg::Cluster, session: &str) -> usize {
+    c.sql(
+        "postgres",
+        &format!("SELECT count(*) FROM libsession_entries WHERE session_id = '{session}'"),
+    )
+    .trim()
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn five_failovers_under_two_appending_processes_lose_no_acknowledged_entry() {
+    // Rule (§14, failover): with a synchronous standby and durability "fsync", every
+    // append that returned a receipt is on the standby. The primary is killed
+    // (`pg_ctl stop -m immediate`) in the middle of appends from two processes, the
+    // standby promoted, the old primary rebuilt as the new standby; five times. The
+    // processes' stores, opened with a multi-host conninfo (read-write), reconnect by
+    // themselves and go on; an append whose outcome was lost is settled by appending
+    // the identical entry again. At the end every acknowledged entry is in the session
+    // exactly once, at its receipt's seq, and nothing else is.
+    if !common::pg::available() {
+        return;
+    }
+    const FAILOVERS: usize = 5;
+    let mut primary = common::pg::Private::start();
+    let mut standby = common::pg::Private::standby_of(&primary.0);
+    primary.0.synchronous();
+    let conninfo = common::pg::Cluster::multi_host(&[&primary.0, &standby.0], "read-write");
+    let session = session_id("failover");
+    Store::open_pg(&conninfo, &session, &PgOptions::default())
+        .unwrap()
+        .0
+        .append(user("root", None, "root"))
+        .unwrap();
+    // In a folder that outlives the clusters' swaps.
+    let folder = common::temp_dir("failover");
+    let stop = folder.join("stop-appending");
+    let children = [
+        spawn_failover_appender(&conninfo, &session, "p", &stop),
+        spawn_failover_appender(&conninfo, &session, "q", &stop),
+    ];
+    let mut seen = rows_on(&primary.0, &session);
+    for _ in 0..FAILOVERS {
+        // Mid-appends: wait until both processes have committed more since the last one.
+        while rows_on(&primary.0, &session) < seen + 200 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        primary.0.kill();
+        standby.0.promote();
+        primary.0.base_backup(&standby.0);
+        primary.0.start_again();
+        std::mem::swap(&mut primary, &mut standby);
+        // The new primary waits for its new standby from here on (what it committed
+        // before, the standby's base backup and stream hold).
+        primary.0.synchronous();
+        seen = rows_on(&primary.0, &session);
+    }
+    while rows_on(&primary.0, &session) < seen + 200 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::write(&stop, b"").unwrap();
+    let mut acknowledged: Vec<(String, u64)> = Vec::new();
+    let mut retried = 0u64;
+    for (mut child, name) in children.into_iter().zip(["p", "q"]) {
+        assert!(child.wait().unwrap().success());
+        let text =
+            std::fs::read_to_string(stop.with_file_name(format!("receipts-{name}"))).unwrap();
+        for line in text.lines() {
+            if let Some(rest) = line.split("receipt ").nth(1) {
+                let (id, seq) = rest.split_once(' ').unwrap();
+                acknowledged.push((id.to_owned(), seq.parse().unwrap()));
+            } else if let Some(n) = line.split("retried ").nth(1) {
+                retried += n.trim().parse::<u64>().unwrap();
+            }
+        }
+    }
+    let store = Store::open_pg(&conninfo, &session, &PgOptions::default())
+        .unwrap()
+        .0;
+    let entries = store.entries().unwrap();
+    println!(
+        "failovers: {FAILOVERS}; acknowledged appends: {}; failed attempts retried \
+         (identical entry): {retried}; entries in the session: {} (root + acknowledged)",
+        acknowledged.len(),
+        entries.len()
+    );
+    assert!(retried >= FAILOVERS as u64);
+    assert_eq!(entries.len(), 1 + acknowledged.len());
+    for (id, seq) in &acknowledged {
+        assert_eq!(entries[*seq as usize].id(), id);
+    }
+    let mut ids: Vec<&str> = entries.iter().map(|e| e.id()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), entries.len());
 }

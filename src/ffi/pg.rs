@@ -60,9 +60,16 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// A failed append (refused, or the transaction aborted, or the client killed)
 /// changes nothing.
 ///
-/// Faults: a lost connection or a failed statement is SESSION_ERR_IO (op open, read,
-/// write or sync, the last for the commit itself) and the store is tainted from then
-/// on: close it and open it again. When the commit failed (op sync) the entry may or
+/// Faults: a lost connection (the server stopped, crashed or failed over) is
+/// SESSION_ERR_IO for the call that met it, and the store's next call connects again
+/// with the same conninfo (hosts in order, as target_session_attrs says) and reads the
+/// session again from the server it reached; the store is not tainted. Any other
+/// failed statement is SESSION_ERR_IO (op open, read, write or sync, the last for the
+/// commit itself) and the store is tainted from then on: close it and open it again.
+/// With a synchronous standby (synchronous_standby_names) and "durability":"fsync",
+/// every append that returned OK is on the standby, so after a failover writers with
+/// host=A,B target_session_attrs=read-write go on with nothing acknowledged lost.
+/// When the commit failed (op sync) the entry may or
 /// may not be committed: appending the identical entry (same id, same bytes) again
 /// through a new store returns the receipt of the committed one ({"id","seq"}), and
 /// commits it when it was not; an entry with that id and other bytes is

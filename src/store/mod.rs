@@ -69,6 +69,13 @@ const MAX_GROUP: usize = 256;
 /// another writer added without the session's lock (each try first reads them).
 const MAX_RACES: u32 = 16;
 
+/// What a PostgreSQL store reconnects with after losing its connection.
+struct PgAgain {
+    conninfo: String,
+    session_id: String,
+    options: PgOptions,
+}
+
 /// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -223,8 +230,11 @@ struct Inner {
     log: Log,
     /// The writer's file: present exactly when the store's kind is [`Kind::File`].
     file: Option<FileSink>,
-    /// The database connection: present exactly when the kind is [`Kind::Postgres`].
+    /// The database connection: present when the kind is [`Kind::Postgres`], except
+    /// after the connection was lost, until the next call reconnects.
     pg: Option<pg::PgSink>,
+    /// What a PostgreSQL store reconnects with.
+    pg_again: Option<PgAgain>,
     /// The failure that tainted the store, once one has.
     tainted: Option<Arc<IoFailure>>,
     /// What the open found; an unterminated tail makes the store `NeedsRepair`.
@@ -420,6 +430,11 @@ impl Store {
         {
             let mut inner = store.lock()?;
             inner.pg = Some(sink);
+            inner.pg_again = Some(PgAgain {
+                conninfo: conninfo.to_owned(),
+                session_id: session_id.to_owned(),
+                options: *options,
+            });
             store.catch_up(&mut inner)?;
             if inner.log.take_fault().is_some() {
                 // Replaying the rows after the index read through it, and that failed:
@@ -441,12 +456,15 @@ impl Store {
     /// them through the tree rules, as a file's replay does. A failed read taints the
     /// store (its connection is lost; reopen it).
     fn catch_up(&self, inner: &mut Inner) -> Result<(), Error> {
+        if inner.pg.is_none() && inner.pg_again.is_some() {
+            return self.reconnect(inner);
+        }
         let Some(sink) = &mut inner.pg else {
             return Ok(());
         };
         let rows = match sink.rows_from(inner.log.len() as u64) {
             Ok(rows) => rows,
-            Err(failure) => return Err(Error::Io(self.taint(inner, failure))),
+            Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
         };
         PARSER.with(|parser| {
             let mut owned;
@@ -497,6 +515,9 @@ impl Store {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let text = crate::entry::utf8(json)?;
+        if inner.pg.is_none() {
+            self.reconnect(inner)?;
+        }
         let mut races = 0;
         loop {
             let begun = match &mut inner.pg {
@@ -504,7 +525,7 @@ impl Store {
                 None => return Err(Error::internal("a PostgreSQL store without its connection")),
             };
             if let Err(failure) = begun {
-                return Err(Error::Io(self.taint(inner, failure)));
+                return Err(Error::Io(self.pg_failed(inner, failure)));
             }
             let admitted = self.catch_up(inner).and_then(|()| {
                 let admitted = inner.log.admit(id, parent_id, None)?;
@@ -514,7 +535,7 @@ impl Store {
             if inner.tainted.is_none() && inner.log.take_fault().is_some() {
                 // A read through the session index failed: check again on every row.
                 if let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback) {
-                    return Err(Error::Io(self.taint(inner, failure)));
+                    return Err(Error::Io(self.pg_failed(inner, failure)));
                 }
                 self.fall_back(inner)?;
                 continue;
@@ -525,7 +546,7 @@ impl Store {
                     if inner.tainted.is_none()
                         && let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback)
                     {
-                        return Err(Error::Io(self.taint(inner, failure)));
+                        return Err(Error::Io(self.pg_failed(inner, failure)));
                     }
                     return match (&refused, inner.log.find(id)) {
                         (Error::DuplicateId { .. }, Some(position))
@@ -559,7 +580,7 @@ impl Store {
                 Err(failure) => Err(failure),
             };
             if let Err(failure) = written {
-                return Err(Error::Io(self.taint(inner, failure)));
+                return Err(Error::Io(self.pg_failed(inner, failure)));
             }
             let id = id.to_owned();
             let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
@@ -611,6 +632,7 @@ impl Store {
             log,
             file,
             pg: None,
+            pg_again: None,
             tainted: None,
             warnings,
             diagnostics,
@@ -875,6 +897,51 @@ impl Store {
                 f(inner)
             }
         }
+    }
+
+    /// A failed database operation. When the connection is gone (the server stopped,
+    /// crashed or failed over, the network broke), the store drops it, keeps what it
+    /// has committed, and the next call reconnects ([`Store::reconnect`]): the failure
+    /// is returned, the store is not tainted. Otherwise the store is tainted.
+    fn pg_failed(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
+        if inner.pg.as_ref().is_some_and(pg::PgSink::is_closed) {
+            inner.pg = None;
+            return Arc::new(failure);
+        }
+        self.taint(inner, failure)
+    }
+
+    /// Opens a new connection with the store's conninfo (its hosts in order, as
+    /// `target_session_attrs` says) and reads the session again from its index and
+    /// rows: after a failover the new server's commit order is the truth, and rows
+    /// read before from the old server that never reached it are forgotten. A writer
+    /// that lands on a server taking no writes stays disconnected (`io`).
+    fn reconnect(&self, inner: &mut Inner) -> Result<(), Error> {
+        let Some(again) = &inner.pg_again else {
+            return Err(Error::internal("a PostgreSQL store without its connection"));
+        };
+        let sink = pg::PgSink::open(&again.conninfo, &again.session_id, &again.options)?;
+        if sink.read_only() && !self.is_read_only() {
+            return Err(Error::Io(Arc::new(IoFailure {
+                op: crate::error::IoOp::Open,
+                kind: std::io::ErrorKind::Other,
+                os_error: None,
+                message: "PostgreSQL: reconnected to a server that takes no writes (a \
+                          standby): a writer needs target_session_attrs=read-write"
+                    .to_owned(),
+                change: None,
+            })));
+        }
+        inner.log = match self.parse.strict_roles {
+            false => pg::load_base(&sink).unwrap_or_default(),
+            true => Log::default(),
+        };
+        inner.pg = Some(sink);
+        self.catch_up(inner)?;
+        if inner.log.take_fault().is_some() {
+            self.fall_back(inner)?;
+        }
+        Ok(())
     }
 
     /// A PostgreSQL store holding [`pg::INDEX_EVERY`] rows or more after its session

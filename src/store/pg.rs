@@ -369,6 +369,12 @@ mod enabled {
             })
         }
 
+        /// Whether the connection is gone (the server stopped or crashed, the network
+        /// broke): a new one may work where this one never will again.
+        pub(crate) fn is_closed(&self) -> bool {
+            lock(&self.client).is_closed()
+        }
+
         /// Whether the server was read-only (a standby) at open.
         pub(crate) fn read_only(&self) -> bool {
             self.read_only
@@ -588,6 +594,10 @@ mod disabled {
         }
 
         pub(crate) fn read_only(&self) -> bool {
+            match *self {}
+        }
+
+        pub(crate) fn is_closed(&self) -> bool {
             match *self {}
         }
 

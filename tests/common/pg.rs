@@ -277,7 +277,7 @@ impl Cluster {
         cmd.env("PGPASSWORD", PASSWORD)
             .arg("-D")
             .arg(&self.data)
-            .args(["-R", "-X", "stream", "-U", "postgres", "-h"])
+            .args(["-R", "-X", "stream", "-c", "fast", "-U", "postgres", "-h"])
             .arg(&primary.socket)
             .arg("-p")
             .arg(primary.port.to_string());
