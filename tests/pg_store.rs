@@ -924,7 +924,7 @@ fn spawn_appender(session: &str, name: &str, count: usize) -> std::process::Chil
         .env("PG_CHILD_NAME", name)
         .env("PG_CHILD_COUNT", count.to_string())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap()
 }

@@ -53,12 +53,13 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 ///
 /// Any number of stores in any number of processes and machines may append to one
 /// session. Before each call a store reads what the others committed since its last
-/// call. An append runs in one transaction: it locks the session's row, catches up,
-/// checks the id, the parent and the compaction and label rules against every
-/// committed entry, inserts the line with seq = the session's entry count, and
-/// commits; seq is therefore the session's commit order, the same for every reader.
-/// A failed append (refused, or the transaction aborted, or the client killed)
-/// changes nothing.
+/// call. An append catches up, checks the id, the parent and the compaction and label
+/// rules against every committed entry, then inserts the line with seq = the
+/// session's entry count in one statement that commits by itself; when another writer
+/// took that seq (or the id) meanwhile, it catches up and tries again. seq is
+/// therefore the session's commit order, the same for every reader, and no lock is
+/// held longer than the insert. A failed append (refused, or the statement aborted, or
+/// the client killed) changes nothing.
 ///
 /// Faults: a lost connection (the server stopped, crashed or failed over) is
 /// SESSION_ERR_IO for the call that met it, and the store's next call connects again

@@ -66,8 +66,9 @@ use log::Log;
 const MAX_GROUP: usize = 256;
 
 /// The most inserts in a row one PostgreSQL append tries after running into rows that
-/// another writer added without the session's lock (each try first reads them).
-const MAX_RACES: u32 = 16;
+/// other writers committed meanwhile (each try first reads them): every lost race is
+/// another writer's progress; the bound only ends a starvation.
+const MAX_RACES: u32 = 1024;
 
 /// What a PostgreSQL store reconnects with after losing its connection.
 struct PgAgain {
@@ -453,9 +454,20 @@ impl Store {
     }
 
     /// Reads the rows other stores committed after what this one holds and pushes
-    /// them through the tree rules, as a file's replay does. A failed read taints the
-    /// store (its connection is lost; reopen it).
+    /// them through the tree rules, as a file's replay does ([`Store::read_rows`]).
+    /// When a read through the session index failed on the way (the rules' answer may
+    /// then be wrong), the session is read again ([`Store::fall_back`]).
     fn catch_up(&self, inner: &mut Inner) -> Result<(), Error> {
+        let result = self.read_rows(inner);
+        if inner.log.take_fault().is_some() {
+            return self.fall_back(inner);
+        }
+        result
+    }
+
+    /// See [`Store::catch_up`]. A failed read taints the store, or, when the
+    /// connection is gone, leaves the next call to reconnect.
+    fn read_rows(&self, inner: &mut Inner) -> Result<(), Error> {
         if inner.pg.is_none() && inner.pg_again.is_some() {
             return self.reconnect(inner);
         }
@@ -504,13 +516,17 @@ impl Store {
         })
     }
 
-    /// An append to a PostgreSQL store, in one transaction: lock the session's row
-    /// (appends to one session, in any process, then run one at a time), catch up,
-    /// check the tree rules against everything committed, insert at seq = the count,
-    /// commit. The identical entry (same id, same bytes) already committed is that
-    /// entry: its receipt is returned, so a host can learn the outcome of an
-    /// ambiguous failure. A refused entry rolls back; a failed statement or commit
-    /// taints the store (its transaction dies with the connection on close).
+    /// An append to a PostgreSQL store: catch up, check the tree rules against
+    /// everything committed, then one statement (its own transaction) inserts the row
+    /// at seq = the count and updates the session's row. The seq's uniqueness is the
+    /// only lock: an insert that finds its seq (or its id) taken lost a race with
+    /// another writer, which the next catch-up explains, and tries again. Appends to
+    /// one session thus commit in one order, holding the session's row only for the
+    /// insert itself. The identical entry (same id, same bytes) already committed is
+    /// that entry: its receipt is returned, so a host can learn the outcome of an
+    /// ambiguous failure. A refused entry writes nothing; a failed statement taints
+    /// the store, or, when the connection is gone, waits for the next call to
+    /// reconnect.
     fn commit_pg(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
@@ -519,35 +535,37 @@ impl Store {
             self.reconnect(inner)?;
         }
         let mut races = 0;
+        // The seq of the last insert that ran into a row.
+        let mut raced: Option<u64> = None;
         loop {
-            let begun = match &mut inner.pg {
-                Some(sink) => sink.begin(),
-                None => return Err(Error::internal("a PostgreSQL store without its connection")),
-            };
-            if let Err(failure) = begun {
-                return Err(Error::Io(self.pg_failed(inner, failure)));
+            self.catch_up(inner)?;
+            if let Some(seq) = raced.take()
+                && inner.log.len() as u64 == seq
+            {
+                // No row at that seq to catch up: what did the insert run into?
+                let found = match &mut inner.pg {
+                    Some(sink) => sink.conflict(seq, id),
+                    None => {
+                        return Err(Error::internal("a PostgreSQL store without its connection"));
+                    }
+                };
+                match found {
+                    Ok(found) => Self::unexplained(found, seq, races)?,
+                    Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
+                }
             }
-            let admitted = self.catch_up(inner).and_then(|()| {
-                let admitted = inner.log.admit(id, parent_id, None)?;
+            let admitted = inner.log.admit(id, parent_id, None).and_then(|admitted| {
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
                 Ok(admitted)
             });
             if inner.tainted.is_none() && inner.log.take_fault().is_some() {
                 // A read through the session index failed: check again on every row.
-                if let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback) {
-                    return Err(Error::Io(self.pg_failed(inner, failure)));
-                }
                 self.fall_back(inner)?;
                 continue;
             }
             let admitted = match admitted {
                 Ok(admitted) => admitted,
                 Err(refused) => {
-                    if inner.tainted.is_none()
-                        && let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback)
-                    {
-                        return Err(Error::Io(self.pg_failed(inner, failure)));
-                    }
                     return match (&refused, inner.log.find(id)) {
                         (Error::DuplicateId { .. }, Some(position))
                             if inner.log.entry(position).map(|(j, _)| j) == Some(json) =>
@@ -566,16 +584,16 @@ impl Store {
                 return Err(Error::internal("a PostgreSQL store without its connection"));
             };
             let written = match sink.insert(seq, off, id, parent_id, text) {
-                Ok(pg::Inserted::Committed) => sink.commit(),
+                Ok(pg::Inserted::Committed) => Ok(()),
                 Ok(pg::Inserted::Raced) => {
+                    // Another writer took the seq (the usual case: the next catch-up
+                    // reads its row) or the id.
                     races += 1;
-                    match sink.conflict(seq, id) {
-                        Ok(found) => {
-                            Self::unexplained(found, seq, races)?;
-                            continue;
-                        }
-                        Err(failure) => Err(failure),
+                    if races >= MAX_RACES {
+                        Self::unexplained(None, seq, races)?;
                     }
+                    raced = Some(seq);
+                    continue;
                 }
                 Err(failure) => Err(failure),
             };
@@ -594,8 +612,8 @@ impl Store {
     /// `seq` was caught up, and its line's id is not the entry's (the tree rules would
     /// have refused the entry): its id column disagrees with its line, which no retry
     /// mends, so it is named as a corrupt line. A row at or after `seq` (or none any
-    /// more) came from a writer that did not take the session's lock: catching up
-    /// explains it, so the append tries again, at most [`MAX_RACES`] times in a row.
+    /// more) came from another writer since the catch-up: catching up explains it, so
+    /// the append tries again, at most [`MAX_RACES`] times in a row.
     fn unexplained(found: Option<u64>, seq: u64, races: u32) -> Result<(), Error> {
         match found {
             Some(row) if row < seq => Err(Error::CorruptLine {
@@ -955,6 +973,19 @@ impl Store {
         let Some(sink) = &inner.pg else {
             return;
         };
+        // Another handle may have written one meanwhile: read through it rather than
+        // write another (the rows after it are read again).
+        let base_len = inner.log.len() - inner.log.unindexed();
+        if let Some(newer) = pg::load_base(sink)
+            && newer.len() > base_len
+            && newer.len() + pg::INDEX_EVERY > inner.log.len()
+        {
+            inner.log = newer;
+            if self.catch_up(inner).is_err() || inner.log.take_fault().is_some() {
+                let _ = self.fall_back(inner);
+            }
+            return;
+        }
         if pg::write_index(sink, &inner.log)
             && let Some(log) = pg::load_base(sink)
             && log.len() == inner.log.len()
@@ -968,8 +999,20 @@ impl Store {
     /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
         if let Kind::Postgres { .. } = self.kind {
+            // The index read through may be one that a newer one replaced (and whose
+            // row is gone): read through the newest, else every row.
+            if let Some(sink) = &inner.pg
+                && !self.parse.strict_roles
+                && let Some(newest) = pg::load_base(sink)
+                && newest.len() != inner.log.len() - inner.log.unindexed()
+            {
+                inner.log = newest;
+                if self.read_rows(inner).is_ok() && inner.log.take_fault().is_none() {
+                    return Ok(());
+                }
+            }
             inner.log = Log::default();
-            return self.catch_up(inner);
+            return self.read_rows(inner);
         }
         let Some(base) = inner.log.base() else {
             return Err(Error::internal("no session index to fall back from"));

@@ -5,10 +5,10 @@
 //! index in the database covers are read on demand through it ([`base`]), the rows
 //! after it are held in memory; this module only moves rows. Before every operation the
 //! store catches up: it reads the rows committed after what it holds (`seq` > its last)
-//! and pushes them through the same admission as a replayed file. An append runs in one transaction: lock the
-//! session's row (`SELECT … FOR UPDATE`, so appends to one session commit one at a
-//! time, in any process), catch up, check the tree rules against the caught-up log,
-//! insert the line with `seq` = the session's count, commit. The stored form is the
+//! and pushes them through the same admission as a replayed file. An append catches up,
+//! checks the tree rules against the caught-up log, and inserts the line with `seq` =
+//! the session's count in one statement that commits by itself; the unique `seq` is
+//! the only lock (a lost race catches up and tries again). The stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
 //! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
 //! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
@@ -212,7 +212,6 @@ mod enabled {
         secret: Secret,
         /// Prepared once at open: each costs a round trip to prepare.
         rows: Statement,
-        lock: Statement,
         insert: Statement,
         /// The server was a standby, or took no writes, at open: the store refuses
         /// appends (and writes no session index).
@@ -345,10 +344,8 @@ mod enabled {
                      WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
                 )
                 .map_err(|e| io(&e))?;
-            let lock = client
-                .prepare("SELECT entries FROM libsession_sessions WHERE session_id = $1 FOR UPDATE")
-                .map_err(|e| io(&e))?;
-            // One statement, one round trip: the row and the session's count.
+            // One statement, one round trip, its own transaction: the row and the
+            // session's count.
             let insert = client
                 .prepare(
                     "WITH added AS (INSERT INTO libsession_entries \
@@ -363,7 +360,6 @@ mod enabled {
                 session_id: session_id.to_owned(),
                 secret,
                 rows,
-                lock,
                 insert,
                 read_only,
             })
@@ -412,32 +408,12 @@ mod enabled {
             Ok(out)
         }
 
-        /// Opens the append's transaction and locks the session's row: appends to
-        /// one session, from any process, run one at a time from here to their commit.
-        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
-            lock(&self.client)
-                .batch_execute("BEGIN")
-                .map_err(|e| self.fail(IoOp::Write, "begin", &e))?;
-            let locked = lock(&self.client).query_opt(&self.lock, &[&self.session_id]);
-            match locked {
-                Ok(Some(_)) => Ok(()),
-                Ok(None) => Err(IoFailure {
-                    op: IoOp::Write,
-                    kind: io::ErrorKind::NotFound,
-                    os_error: None,
-                    message: "PostgreSQL: the session's row is gone (deleted outside libsession)"
-                        .to_owned(),
-                    change: None,
-                }),
-                Err(e) => Err(self.fail(IoOp::Write, "locking the session", &e)),
-            }
-        }
-
         /// Inserts the entry at `seq` (its line starting at `off` in the session seen as a
-        /// JSONL file), and the session's count, inside the open
-        /// transaction. A unique violation means the rows were written outside this
-        /// protocol (the lock makes it impossible otherwise): roll back, and let the
-        /// caller find the row it ran into ([`PgSink::conflict`]).
+        /// JSONL file) and sets the session's count, in one statement that commits by
+        /// itself. A unique violation (the seq or the id taken since the caller caught
+        /// up) writes nothing: the caller finds the row it ran into
+        /// ([`PgSink::conflict`]) and tries again. Any other failure may have happened
+        /// at the commit, so it is ambiguous: the message says how to learn the outcome.
         pub(crate) fn insert(
             &mut self,
             seq: u64,
@@ -456,11 +432,22 @@ mod enabled {
             );
             match inserted {
                 Ok(_) => Ok(Inserted::Committed),
-                Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
-                    self.rollback()?;
+                // A deadlock: with a copy into the session, which holds the session's
+                // row while it writes seq 0 on; the server aborted this statement.
+                Err(e)
+                    if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+                        || e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) =>
+                {
                     Ok(Inserted::Raced)
                 }
-                Err(e) => Err(self.fail(IoOp::Write, "insert", &e)),
+                Err(e) => {
+                    let mut failure = self.fail(IoOp::Sync, "insert and commit", &e);
+                    failure.message.push_str(
+                        "; the entry may or may not be committed: append the identical \
+                         entry again to learn which (it is then accepted as that entry)",
+                    );
+                    Err(failure)
+                }
             }
         }
 
@@ -485,27 +472,6 @@ mod enabled {
                     Ok(Some(u64::try_from(seq).unwrap_or(u64::MAX)))
                 }
             }
-        }
-
-        /// Commits the append. A failure here is ambiguous (the server may have
-        /// committed): the message says how to learn the outcome.
-        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
-            let committed = lock(&self.client).batch_execute("COMMIT");
-            committed.map_err(|e| {
-                let mut failure = self.fail(IoOp::Sync, "commit", &e);
-                failure.message.push_str(
-                    "; the entry may or may not be committed: open the store again and \
-                     append the identical entry again to learn which (it is then \
-                     accepted as that entry)",
-                );
-                failure
-            })
-        }
-
-        /// Ends the append's transaction without writing (a refused entry).
-        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
-            let rolled = lock(&self.client).batch_execute("ROLLBACK");
-            rolled.map_err(|e| self.fail(IoOp::Write, "rollback", &e))
         }
     }
 
@@ -609,18 +575,6 @@ mod disabled {
             _: Option<&str>,
             _: &str,
         ) -> Result<Inserted, IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
             match *self {}
         }
 
