@@ -261,7 +261,8 @@ typedef int (*SessionProgress)(uint32_t pass, uint64_t done, uint64_t total, voi
 #define SESSION_ERR_FILE_CHANGED 14
 
 /**
- * An append on a store opened read-only (readOnly or salvage).
+ * An append on a store opened read-only (readOnly or salvage), or on a PostgreSQL
+ * store whose server was a standby (or took no writes) at open: nothing is written.
  */
 #define SESSION_ERR_READ_ONLY 15
 
@@ -1114,14 +1115,17 @@ SessionStatus session_list_sessions(const char *dir,
  * is {"state":"ready","warnings":[]}.
  *
  * An open reads the version of the database's libsession tables (libsession_schema,
- * libsession_sessions, libsession_entries) and runs no DDL when they are at this
- * library's version (2). Only when they are missing or older does it take an
- * advisory lock and create them, or upgrade version 1 in place keeping every row; a
+ * libsession_sessions, libsession_entries, libsession_index) and runs no DDL when
+ * they are at this library's version (3). Only when they are missing or older does it
+ * take an advisory lock and create them, or upgrade version 1 or 2 in place keeping
+ * every row; a
  * version newer than this library's is refused (SESSION_ERR_IO), never written. A
  * role that only uses the tables therefore needs no CREATE on the schema (which
  * PostgreSQL 15 gives no role but the schema's owner): USAGE on the schema, SELECT
  * on libsession_schema, SELECT, INSERT and UPDATE on libsession_sessions, SELECT and
- * INSERT on libsession_entries. Creating the tables needs CREATE on the schema, and
+ * INSERT on libsession_entries, and SELECT, INSERT and DELETE on libsession_index
+ * (without those three an open reads every row of the session, see below). Creating
+ * the tables needs CREATE on the schema, and
  * upgrading them their owner; the error then says which. A new session_id creates
  * the session (unless "create" is false). Each entry is stored as its line, the
  * normalised entry JSON, as text byte for byte; its id and parent id as their UTF-8
@@ -1129,18 +1133,44 @@ SessionStatus session_list_sessions(const char *dir,
  * unique per session by its SHA-256. Session ids and entries are only ever bound
  * parameters; a store reads and writes its own session only.
  *
+ * An open reads no entry rows that a session index covers: the database keeps the
+ * JSONL store's session index of each session (libsession_index, written by the
+ * stores themselves once 1024 rows follow the newest one) and each row where its line
+ * starts in the session seen as a JSONL file; an open reads the index's header,
+ * checksums, samples, roots and labels, then the rows after it, and each query reads
+ * the index pages and rows of its answer (build_context: the kept part, the root and
+ * the replayed metadata), each checked as a JSONL store checks a line read through
+ * its index. A store holds at most about 1024 rows in memory beyond its cache.
+ *
+ * A standby: when the server is in recovery (a streaming standby) or takes no writes
+ * at open, the store is read-only: it answers every query from a prefix of the
+ * session's commit order (what the standby has replayed; each call first reads what
+ * it replayed since), refuses appends with SESSION_ERR_READ_ONLY, creates nothing (a
+ * session the standby does not hold is SESSION_ERR_IO, kind not found), and writes
+ * no session index. conninfo may name several hosts (host=A,B with one port each or
+ * one for all), tried in order; target_session_attrs=read-write skips a standby,
+ * read-only takes only one, any (the default) takes the first that answers.
+ *
  * Any number of stores in any number of processes and machines may append to one
  * session. Before each call a store reads what the others committed since its last
- * call. An append runs in one transaction: it locks the session's row, catches up,
- * checks the id, the parent and the compaction and label rules against every
- * committed entry, inserts the line with seq = the session's entry count, and
- * commits; seq is therefore the session's commit order, the same for every reader.
- * A failed append (refused, or the transaction aborted, or the client killed)
- * changes nothing.
+ * call. An append catches up, checks the id, the parent and the compaction and label
+ * rules against every committed entry, then inserts the line with seq = the
+ * session's entry count in one statement that commits by itself; when another writer
+ * took that seq (or the id) meanwhile, it catches up and tries again. seq is
+ * therefore the session's commit order, the same for every reader, and no lock is
+ * held longer than the insert. A failed append (refused, or the statement aborted, or
+ * the client killed) changes nothing.
  *
- * Faults: a lost connection or a failed statement is SESSION_ERR_IO (op open, read,
- * write or sync, the last for the commit itself) and the store is tainted from then
- * on: close it and open it again. When the commit failed (op sync) the entry may or
+ * Faults: a lost connection (the server stopped, crashed or failed over) is
+ * SESSION_ERR_IO for the call that met it, and the store's next call connects again
+ * with the same conninfo (hosts in order, as target_session_attrs says) and reads the
+ * session again from the server it reached; the store is not tainted. Any other
+ * failed statement is SESSION_ERR_IO (op open, read, write or sync, the last for the
+ * commit itself) and the store is tainted from then on: close it and open it again.
+ * With a synchronous standby (synchronous_standby_names) and "durability":"fsync",
+ * every append that returned OK is on the standby, so after a failover writers with
+ * host=A,B target_session_attrs=read-write go on with nothing acknowledged lost.
+ * When the commit failed (op sync) the entry may or
  * may not be committed: appending the identical entry (same id, same bytes) again
  * through a new store returns the receipt of the committed one ({"id","seq"}), and
  * commits it when it was not; an entry with that id and other bytes is

@@ -64,7 +64,8 @@ pub const SESSION_ERR_LOCKED: SessionStatus = 13;
 /// size_changed), op (identity), expectedSize and actualSize for
 /// size_changed.
 pub const SESSION_ERR_FILE_CHANGED: SessionStatus = 14;
-/// An append on a store opened read-only (readOnly or salvage).
+/// An append on a store opened read-only (readOnly or salvage), or on a PostgreSQL
+/// store whose server was a standby (or took no writes) at open: nothing is written.
 pub const SESSION_ERR_READ_ONLY: SessionStatus = 15;
 /// A call on a store from a process other than the one that opened it (a child after
 /// fork): nothing is done. The child must open its own store. Error JSON members:

@@ -369,6 +369,11 @@ impl Log {
         self.base_len as usize + self.records.len()
     }
 
+    /// How many entries were committed after the base (all of them without one).
+    pub(crate) fn unindexed(&self) -> usize {
+        self.records.len()
+    }
+
     /// The navigation index.
     pub(super) fn nav(&self) -> &NavIndex {
         &self.nav

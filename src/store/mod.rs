@@ -69,8 +69,16 @@ use log::Log;
 const MAX_GROUP: usize = 256;
 
 /// The most inserts in a row one PostgreSQL append tries after running into rows that
-/// another writer added without the session's lock (each try first reads them).
-const MAX_RACES: u32 = 16;
+/// other writers committed meanwhile (each try first reads them): every lost race is
+/// another writer's progress; the bound only ends a starvation.
+const MAX_RACES: u32 = 1024;
+
+/// What a PostgreSQL store reconnects with after losing its connection.
+struct PgAgain {
+    conninfo: String,
+    session_id: String,
+    options: PgOptions,
+}
 
 /// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,8 +234,11 @@ struct Inner {
     log: Log,
     /// The writer's file: present exactly when the store's kind is [`Kind::File`].
     file: Option<FileSink>,
-    /// The database connection: present exactly when the kind is [`Kind::Postgres`].
+    /// The database connection: present when the kind is [`Kind::Postgres`], except
+    /// after the connection was lost, until the next call reconnects.
     pg: Option<pg::PgSink>,
+    /// What a PostgreSQL store reconnects with.
+    pg_again: Option<PgAgain>,
     /// The failure that tainted the store, once one has.
     tainted: Option<Arc<IoFailure>>,
     /// What the open found; an unterminated tail makes the store `NeedsRepair`.
@@ -295,9 +306,16 @@ impl MemoryOptions {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Memory,
-    ReadOnly { salvage: bool },
-    File { group_commit: bool },
-    Postgres,
+    ReadOnly {
+        salvage: bool,
+    },
+    File {
+        group_commit: bool,
+    },
+    /// `read_only`: the server was a standby (or read-only) at open.
+    Postgres {
+        read_only: bool,
+    },
 }
 
 impl Store {
@@ -400,14 +418,34 @@ impl Store {
         options: &PgOptions,
     ) -> Result<(Store, OpenReport), Error> {
         let sink = pg::PgSink::open(conninfo, session_id, options)?;
-        let mut store = Store::new(Log::default(), None, Kind::Postgres, Vec::new(), Vec::new());
+        // A strict open checks every row: an index written without those checks is
+        // not used (as for a file).
+        let log = match options.strict_roles {
+            false => pg::load_base(&sink).unwrap_or_default(),
+            true => Log::default(),
+        };
+        let kind = Kind::Postgres {
+            read_only: sink.read_only(),
+        };
+        let mut store = Store::new(log, None, kind, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
         {
             let mut inner = store.lock()?;
             inner.pg = Some(sink);
+            inner.pg_again = Some(PgAgain {
+                conninfo: conninfo.to_owned(),
+                session_id: session_id.to_owned(),
+                options: *options,
+            });
             store.catch_up(&mut inner)?;
+            if inner.log.take_fault().is_some() {
+                // Replaying the rows after the index read through it, and that failed:
+                // the index must not change the outcome, so every row is read.
+                store.fall_back(&mut inner)?;
+            }
+            store.index_pg(&mut inner);
         }
         let report = OpenReport {
             state: State::Ready,
@@ -419,15 +457,29 @@ impl Store {
     }
 
     /// Reads the rows other stores committed after what this one holds and pushes
-    /// them through the tree rules, as a file's replay does. A failed read taints the
-    /// store (its connection is lost; reopen it).
+    /// them through the tree rules, as a file's replay does ([`Store::read_rows`]).
+    /// When a read through the session index failed on the way (the rules' answer may
+    /// then be wrong), the session is read again ([`Store::fall_back`]).
     fn catch_up(&self, inner: &mut Inner) -> Result<(), Error> {
+        let result = self.read_rows(inner);
+        if inner.log.take_fault().is_some() {
+            return self.fall_back(inner);
+        }
+        result
+    }
+
+    /// See [`Store::catch_up`]. A failed read taints the store, or, when the
+    /// connection is gone, leaves the next call to reconnect.
+    fn read_rows(&self, inner: &mut Inner) -> Result<(), Error> {
+        if inner.pg.is_none() && inner.pg_again.is_some() {
+            return self.reconnect(inner);
+        }
         let Some(sink) = &mut inner.pg else {
             return Ok(());
         };
         let rows = match sink.rows_from(inner.log.len() as u64) {
             Ok(rows) => rows,
-            Err(failure) => return Err(Error::Io(self.taint(inner, failure))),
+            Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
         };
         PARSER.with(|parser| {
             let mut owned;
@@ -467,39 +519,56 @@ impl Store {
         })
     }
 
-    /// An append to a PostgreSQL store, in one transaction: lock the session's row
-    /// (appends to one session, in any process, then run one at a time), catch up,
-    /// check the tree rules against everything committed, insert at seq = the count,
-    /// commit. The identical entry (same id, same bytes) already committed is that
-    /// entry: its receipt is returned, so a host can learn the outcome of an
-    /// ambiguous failure. A refused entry rolls back; a failed statement or commit
-    /// taints the store (its transaction dies with the connection on close).
+    /// An append to a PostgreSQL store: catch up, check the tree rules against
+    /// everything committed, then one statement (its own transaction) inserts the row
+    /// at seq = the count and updates the session's row. The seq's uniqueness is the
+    /// only lock: an insert that finds its seq (or its id) taken lost a race with
+    /// another writer, which the next catch-up explains, and tries again. Appends to
+    /// one session thus commit in one order, holding the session's row only for the
+    /// insert itself. The identical entry (same id, same bytes) already committed is
+    /// that entry: its receipt is returned, so a host can learn the outcome of an
+    /// ambiguous failure. A refused entry writes nothing; a failed statement taints
+    /// the store, or, when the connection is gone, waits for the next call to
+    /// reconnect.
     fn commit_pg(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let text = crate::entry::utf8(json)?;
+        if inner.pg.is_none() {
+            self.reconnect(inner)?;
+        }
         let mut races = 0;
+        // The seq of the last insert that ran into a row.
+        let mut raced: Option<u64> = None;
         loop {
-            let begun = match &mut inner.pg {
-                Some(sink) => sink.begin(),
-                None => return Err(Error::internal("a PostgreSQL store without its connection")),
-            };
-            if let Err(failure) = begun {
-                return Err(Error::Io(self.taint(inner, failure)));
+            self.catch_up(inner)?;
+            if let Some(seq) = raced.take()
+                && inner.log.len() as u64 == seq
+            {
+                // No row at that seq to catch up: what did the insert run into?
+                let found = match &mut inner.pg {
+                    Some(sink) => sink.conflict(seq, id),
+                    None => {
+                        return Err(Error::internal("a PostgreSQL store without its connection"));
+                    }
+                };
+                match found {
+                    Ok(found) => Self::unexplained(found, seq, races)?,
+                    Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
+                }
             }
-            let admitted = self.catch_up(inner).and_then(|()| {
-                let admitted = inner.log.admit(id, parent_id, None)?;
+            let admitted = inner.log.admit(id, parent_id, None).and_then(|admitted| {
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
                 Ok(admitted)
             });
+            if inner.tainted.is_none() && inner.log.take_fault().is_some() {
+                // A read through the session index failed: check again on every row.
+                self.fall_back(inner)?;
+                continue;
+            }
             let admitted = match admitted {
                 Ok(admitted) => admitted,
                 Err(refused) => {
-                    if inner.tainted.is_none()
-                        && let Some(Err(failure)) = inner.pg.as_mut().map(pg::PgSink::rollback)
-                    {
-                        return Err(Error::Io(self.taint(inner, failure)));
-                    }
                     return match (&refused, inner.log.find(id)) {
                         (Error::DuplicateId { .. }, Some(position))
                             if inner.log.entry(position).map(|(j, _)| j) == Some(json) =>
@@ -513,29 +582,30 @@ impl Store {
                     };
                 }
             };
-            let seq = inner.log.len() as u64;
+            let (seq, off) = (inner.log.len() as u64, inner.log.line_bytes());
             let Some(sink) = &mut inner.pg else {
                 return Err(Error::internal("a PostgreSQL store without its connection"));
             };
-            let written = match sink.insert(seq, id, parent_id, text) {
-                Ok(pg::Inserted::Committed) => sink.commit(),
+            let written = match sink.insert(seq, off, id, parent_id, text) {
+                Ok(pg::Inserted::Committed) => Ok(()),
                 Ok(pg::Inserted::Raced) => {
+                    // Another writer took the seq (the usual case: the next catch-up
+                    // reads its row) or the id.
                     races += 1;
-                    match sink.conflict(seq, id) {
-                        Ok(found) => {
-                            Self::unexplained(found, seq, races)?;
-                            continue;
-                        }
-                        Err(failure) => Err(failure),
+                    if races >= MAX_RACES {
+                        Self::unexplained(None, seq, races)?;
                     }
+                    raced = Some(seq);
+                    continue;
                 }
                 Err(failure) => Err(failure),
             };
             if let Err(failure) = written {
-                return Err(Error::Io(self.taint(inner, failure)));
+                return Err(Error::Io(self.pg_failed(inner, failure)));
             }
             let id = id.to_owned();
             let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
+            self.index_pg(inner);
             return Ok(Receipt { id, seq });
         }
     }
@@ -545,8 +615,8 @@ impl Store {
     /// `seq` was caught up, and its line's id is not the entry's (the tree rules would
     /// have refused the entry): its id column disagrees with its line, which no retry
     /// mends, so it is named as a corrupt line. A row at or after `seq` (or none any
-    /// more) came from a writer that did not take the session's lock: catching up
-    /// explains it, so the append tries again, at most [`MAX_RACES`] times in a row.
+    /// more) came from another writer since the catch-up: catching up explains it, so
+    /// the append tries again, at most [`MAX_RACES`] times in a row.
     fn unexplained(found: Option<u64>, seq: u64, races: u32) -> Result<(), Error> {
         match found {
             Some(row) if row < seq => Err(Error::CorruptLine {
@@ -583,6 +653,7 @@ impl Store {
             log,
             file,
             pg: None,
+            pg_again: None,
             tainted: None,
             warnings,
             diagnostics,
@@ -604,7 +675,10 @@ impl Store {
 
     /// Whether appends are refused because the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        matches!(self.kind, Kind::ReadOnly { .. })
+        matches!(
+            self.kind,
+            Kind::ReadOnly { .. } | Kind::Postgres { read_only: true }
+        )
     }
 
     /// Calls from a forked child would write through the parent's file and lock, and
@@ -667,7 +741,7 @@ impl Store {
     /// Fixes what will be committed: the entry's one line (`json + "\n"`), taken at
     /// the moment of the call so that later changes by the caller cannot alter it.
     fn snapshot(&self, json: &[u8], facts: Facts) -> Result<PendingAppend, Error> {
-        if let Kind::ReadOnly { .. } = self.kind {
+        if self.is_read_only() {
             return Err(Error::ReadOnly);
         }
         if json.len() > MAX_LINE_BYTES && self.kind != Kind::Memory {
@@ -760,7 +834,7 @@ impl Store {
                 warnings: inner.warnings.clone(),
             });
         }
-        if self.kind == Kind::Postgres {
+        if let Kind::Postgres { .. } = self.kind {
             return self.commit_pg(inner, pending);
         }
         let json = pending.json();
@@ -846,9 +920,103 @@ impl Store {
         }
     }
 
+    /// A failed database operation. When the connection is gone (the server stopped,
+    /// crashed or failed over, the network broke), the store drops it, keeps what it
+    /// has committed, and the next call reconnects ([`Store::reconnect`]): the failure
+    /// is returned, the store is not tainted. Otherwise the store is tainted.
+    fn pg_failed(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
+        if inner.pg.as_ref().is_some_and(pg::PgSink::is_closed) {
+            inner.pg = None;
+            return Arc::new(failure);
+        }
+        self.taint(inner, failure)
+    }
+
+    /// Opens a new connection with the store's conninfo (its hosts in order, as
+    /// `target_session_attrs` says) and reads the session again from its index and
+    /// rows: after a failover the new server's commit order is the truth, and rows
+    /// read before from the old server that never reached it are forgotten. A writer
+    /// that lands on a server taking no writes stays disconnected (`io`).
+    fn reconnect(&self, inner: &mut Inner) -> Result<(), Error> {
+        let Some(again) = &inner.pg_again else {
+            return Err(Error::internal("a PostgreSQL store without its connection"));
+        };
+        let sink = pg::PgSink::open(&again.conninfo, &again.session_id, &again.options)?;
+        if sink.read_only() && !self.is_read_only() {
+            return Err(Error::Io(Arc::new(IoFailure {
+                op: crate::error::IoOp::Open,
+                kind: std::io::ErrorKind::Other,
+                os_error: None,
+                message: "PostgreSQL: reconnected to a server that takes no writes (a \
+                          standby): a writer needs target_session_attrs=read-write"
+                    .to_owned(),
+                change: None,
+            })));
+        }
+        inner.log = match self.parse.strict_roles {
+            false => pg::load_base(&sink).unwrap_or_default(),
+            true => Log::default(),
+        };
+        inner.pg = Some(sink);
+        self.catch_up(inner)?;
+        if inner.log.take_fault().is_some() {
+            self.fall_back(inner)?;
+        }
+        Ok(())
+    }
+
+    /// A PostgreSQL store holding [`pg::INDEX_EVERY`] rows or more after its session
+    /// index writes one that covers them all and reads on through it: what a handle
+    /// keeps in memory, and what the next open reads, stay bounded. Best effort.
+    fn index_pg(&self, inner: &mut Inner) {
+        if self.parse.strict_roles || self.is_read_only() || inner.log.unindexed() < pg::INDEX_EVERY
+        {
+            return;
+        }
+        let Some(sink) = &inner.pg else {
+            return;
+        };
+        // Another handle may have written one meanwhile: read through it rather than
+        // write another (the rows after it are read again).
+        let base_len = inner.log.len() - inner.log.unindexed();
+        if let Some(newer) = pg::load_base(sink)
+            && newer.len() > base_len
+            && newer.len() + pg::INDEX_EVERY > inner.log.len()
+        {
+            inner.log = newer;
+            if self.catch_up(inner).is_err() || inner.log.take_fault().is_some() {
+                let _ = self.fall_back(inner);
+            }
+            return;
+        }
+        if pg::write_index(sink, &inner.log)
+            && let Some(log) = pg::load_base(sink)
+            && log.len() == inner.log.len()
+        {
+            inner.log = log;
+        }
+    }
+
     /// Replaces the log read through the session index with a replay of the whole
-    /// file, as an open without the index does.
+    /// file (or of every row of a PostgreSQL session), as an open without the index
+    /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
+        if let Kind::Postgres { .. } = self.kind {
+            // The index read through may be one that a newer one replaced (and whose
+            // row is gone): read through the newest, else every row.
+            if let Some(sink) = &inner.pg
+                && !self.parse.strict_roles
+                && let Some(newest) = pg::load_base(sink)
+                && newest.len() != inner.log.len() - inner.log.unindexed()
+            {
+                inner.log = newest;
+                if self.read_rows(inner).is_ok() && inner.log.take_fault().is_none() {
+                    return Ok(());
+                }
+            }
+            inner.log = Log::default();
+            return self.read_rows(inner);
+        }
         let Some(base) = inner.log.base() else {
             return Err(Error::internal("no session index to fall back from"));
         };

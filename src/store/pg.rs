@@ -1,13 +1,14 @@
 //! The PostgreSQL store's connection (docs/contract.md §14): one session of one database,
 //! shared by any number of handles in any number of processes.
 //!
-//! The store keeps the same in-memory [`super::log::Log`] as a memory store; this
-//! module only moves rows. Before every operation the store catches up: it reads the
-//! rows committed after what it holds (`seq` > its last) and pushes them through the
-//! same admission as a replayed file. An append runs in one transaction: lock the
-//! session's row (`SELECT … FOR UPDATE`, so appends to one session commit one at a
-//! time, in any process), catch up, check the tree rules against the caught-up log,
-//! insert the line with `seq` = the session's count, commit. The stored form is the
+//! The store keeps the same [`super::log::Log`] as a JSONL store: the entries a session
+//! index in the database covers are read on demand through it ([`base`]), the rows
+//! after it are held in memory; this module only moves rows. Before every operation the
+//! store catches up: it reads the rows committed after what it holds (`seq` > its last)
+//! and pushes them through the same admission as a replayed file. An append catches up,
+//! checks the tree rules against the caught-up log, and inserts the line with `seq` =
+//! the session's count in one statement that commits by itself; the unique `seq` is
+//! the only lock (a lost race catches up and tries again). The stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
 //! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
 //! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
@@ -21,6 +22,10 @@ use crate::error::{Error, IoFailure};
 use crate::json::Object;
 
 use super::Durability;
+
+/// Rows after the newest session index at which a handle writes a new one (see
+/// [`base`]): an open replays at most about this many rows.
+pub(crate) const INDEX_EVERY: usize = 1024;
 
 /// The longest session id, in bytes.
 pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
@@ -149,12 +154,16 @@ impl Secret {
 }
 
 #[cfg(feature = "postgres")]
+mod base;
+#[cfg(feature = "postgres")]
 mod copy;
 #[cfg(feature = "postgres")]
 mod schema;
 #[cfg(feature = "postgres")]
 mod tls;
 
+#[cfg(feature = "postgres")]
+pub(crate) use base::{load_base, write_index};
 #[cfg(feature = "postgres")]
 pub(crate) use copy::copy_in;
 
@@ -175,6 +184,17 @@ mod enabled {
 
     use super::*;
 
+    /// One connection, used by the sink and the session index's sources in turn.
+    pub(crate) type Shared = std::sync::Arc<std::sync::Mutex<Client>>;
+
+    /// The connection; a panic while it was held leaves nothing half done on the client
+    /// side that a later statement would trip on, so a poisoned lock is taken as is.
+    pub(crate) fn lock(client: &Shared) -> std::sync::MutexGuard<'_, Client> {
+        client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// What an insert found.
     pub(crate) enum Inserted {
         /// The row is committed.
@@ -184,15 +204,18 @@ mod enabled {
         Raced,
     }
 
-    /// A connection bound to one session.
+    /// A connection bound to one session. The session index's sources ([`super::base`])
+    /// read through the same connection, so they see what the append's transaction sees.
     pub(crate) struct PgSink {
-        client: Client,
+        client: Shared,
         session_id: String,
         secret: Secret,
         /// Prepared once at open: each costs a round trip to prepare.
         rows: Statement,
-        lock: Statement,
         insert: Statement,
+        /// The server was a standby, or took no writes, at open: the store refuses
+        /// appends (and writes no session index).
+        read_only: bool,
     }
 
     /// A failed database operation as the store's I/O failure, with the password
@@ -292,7 +315,16 @@ mod enabled {
             let (mut client, secret) = connect_with(conninfo, options)?;
             let io =
                 |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
-            if options.create {
+            // A standby (or a server that takes no writes) serves a read-only store: it
+            // reads a prefix of the session's commit order and creates nothing.
+            let read_only: bool = client
+                .query_one(
+                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
+                    &[],
+                )
+                .and_then(|row| row.try_get(0))
+                .map_err(|e| io(&e))?;
+            if options.create && !read_only {
                 client
                     .execute(CREATE_SESSION, &[&session_id, &now_ms()])
                     .map_err(|e| io(&e))?;
@@ -312,37 +344,55 @@ mod enabled {
                      WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
                 )
                 .map_err(|e| io(&e))?;
-            let lock = client
-                .prepare("SELECT entries FROM libsession_sessions WHERE session_id = $1 FOR UPDATE")
-                .map_err(|e| io(&e))?;
-            // One statement, one round trip: the row and the session's count.
+            // One statement, one round trip, its own transaction: the row and the
+            // session's count.
             let insert = client
                 .prepare(
                     "WITH added AS (INSERT INTO libsession_entries \
-                     (session_id, seq, id, parent_id, line) VALUES ($1, $2, $3, $4, $5)) \
+                     (session_id, seq, id, parent_id, line, off) \
+                     VALUES ($1, $2, $3, $4, $5, $7)) \
                      UPDATE libsession_sessions SET entries = $2 + 1, latest_leaf_id = $3, \
                      modified_ms = $6 WHERE session_id = $1",
                 )
                 .map_err(|e| io(&e))?;
             Ok(PgSink {
-                client,
+                client: std::sync::Arc::new(std::sync::Mutex::new(client)),
                 session_id: session_id.to_owned(),
                 secret,
                 rows,
-                lock,
                 insert,
+                read_only,
             })
+        }
+
+        /// Whether the connection is gone (the server stopped or crashed, the network
+        /// broke): a new one may work where this one never will again.
+        pub(crate) fn is_closed(&self) -> bool {
+            lock(&self.client).is_closed()
+        }
+
+        /// Whether the server was read-only (a standby) at open.
+        pub(crate) fn read_only(&self) -> bool {
+            self.read_only
         }
 
         fn fail(&self, op: IoOp, what: &str, e: &postgres::Error) -> IoFailure {
             failure(&self.secret, op, what, e)
         }
 
+        /// The shared connection, for the session index's sources.
+        pub(crate) fn shared(&self) -> &Shared {
+            &self.client
+        }
+
+        pub(crate) fn session_id(&self) -> &str {
+            &self.session_id
+        }
+
         /// The session's rows from `from` on, in seq order: `(seq, line)`.
         pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
             let from = i64::try_from(from).unwrap_or(i64::MAX);
-            let rows = self
-                .client
+            let rows = lock(&self.client)
                 .query(&self.rows, &[&self.session_id, &from])
                 .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
             let mut out = Vec::with_capacity(rows.len());
@@ -358,50 +408,46 @@ mod enabled {
             Ok(out)
         }
 
-        /// Opens the append's transaction and locks the session's row: appends to
-        /// one session, from any process, run one at a time from here to their commit.
-        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
-            self.client
-                .batch_execute("BEGIN")
-                .map_err(|e| self.fail(IoOp::Write, "begin", &e))?;
-            match self.client.query_opt(&self.lock, &[&self.session_id]) {
-                Ok(Some(_)) => Ok(()),
-                Ok(None) => Err(IoFailure {
-                    op: IoOp::Write,
-                    kind: io::ErrorKind::NotFound,
-                    os_error: None,
-                    message: "PostgreSQL: the session's row is gone (deleted outside libsession)"
-                        .to_owned(),
-                    change: None,
-                }),
-                Err(e) => Err(self.fail(IoOp::Write, "locking the session", &e)),
-            }
-        }
-
-        /// Inserts the entry at `seq`, and the session's count, inside the open
-        /// transaction. A unique violation means the rows were written outside this
-        /// protocol (the lock makes it impossible otherwise): roll back, and let the
-        /// caller find the row it ran into ([`PgSink::conflict`]).
+        /// Inserts the entry at `seq` (its line starting at `off` in the session seen as a
+        /// JSONL file) and sets the session's count, in one statement that commits by
+        /// itself. A unique violation (the seq or the id taken since the caller caught
+        /// up) writes nothing: the caller finds the row it ran into
+        /// ([`PgSink::conflict`]) and tries again. Any other failure may have happened
+        /// at the commit, so it is ambiguous: the message says how to learn the outcome.
         pub(crate) fn insert(
             &mut self,
             seq: u64,
+            off: u64,
             id: &str,
             parent_id: Option<&str>,
             line: &str,
         ) -> Result<Inserted, IoFailure> {
             let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+            let off = i64::try_from(off).unwrap_or(i64::MAX);
             let now = now_ms();
             let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
-            match self.client.execute(
+            let inserted = lock(&self.client).execute(
                 &self.insert,
-                &[&self.session_id, &seq, &id, &parent_id, &line, &now],
-            ) {
+                &[&self.session_id, &seq, &id, &parent_id, &line, &now, &off],
+            );
+            match inserted {
                 Ok(_) => Ok(Inserted::Committed),
-                Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
-                    self.rollback()?;
+                // A deadlock: with a copy into the session, which holds the session's
+                // row while it writes seq 0 on; the server aborted this statement.
+                Err(e)
+                    if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
+                        || e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) =>
+                {
                     Ok(Inserted::Raced)
                 }
-                Err(e) => Err(self.fail(IoOp::Write, "insert", &e)),
+                Err(e) => {
+                    let mut failure = self.fail(IoOp::Sync, "insert and commit", &e);
+                    failure.message.push_str(
+                        "; the entry may or may not be committed: append the identical \
+                         entry again to learn which (it is then accepted as that entry)",
+                    );
+                    Err(failure)
+                }
             }
         }
 
@@ -410,8 +456,7 @@ mod enabled {
         /// (any more). Outside a transaction.
         pub(crate) fn conflict(&mut self, seq: u64, id: &str) -> Result<Option<u64>, IoFailure> {
             let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-            let row = self
-                .client
+            let row = lock(&self.client)
                 .query_opt(
                     "SELECT seq FROM libsession_entries WHERE session_id = $1 \
                      AND (seq = $2 OR sha256(id) = sha256($3)) ORDER BY seq LIMIT 1",
@@ -427,27 +472,6 @@ mod enabled {
                     Ok(Some(u64::try_from(seq).unwrap_or(u64::MAX)))
                 }
             }
-        }
-
-        /// Commits the append. A failure here is ambiguous (the server may have
-        /// committed): the message says how to learn the outcome.
-        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
-            self.client.batch_execute("COMMIT").map_err(|e| {
-                let mut failure = self.fail(IoOp::Sync, "commit", &e);
-                failure.message.push_str(
-                    "; the entry may or may not be committed: open the store again and \
-                     append the identical entry again to learn which (it is then \
-                     accepted as that entry)",
-                );
-                failure
-            })
-        }
-
-        /// Ends the append's transaction without writing (a refused entry).
-        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
-            self.client
-                .batch_execute("ROLLBACK")
-                .map_err(|e| self.fail(IoOp::Write, "rollback", &e))
         }
     }
 
@@ -535,25 +559,22 @@ mod disabled {
             match *self {}
         }
 
+        pub(crate) fn read_only(&self) -> bool {
+            match *self {}
+        }
+
+        pub(crate) fn is_closed(&self) -> bool {
+            match *self {}
+        }
+
         pub(crate) fn insert(
             &mut self,
+            _: u64,
             _: u64,
             _: &str,
             _: Option<&str>,
             _: &str,
         ) -> Result<Inserted, IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn begin(&mut self) -> Result<(), IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn commit(&mut self) -> Result<(), IoFailure> {
-            match *self {}
-        }
-
-        pub(crate) fn rollback(&mut self) -> Result<(), IoFailure> {
             match *self {}
         }
 
@@ -564,6 +585,14 @@ mod disabled {
 
     pub(crate) fn list(_: &str, _: &PgListOptions) -> Result<Vec<PgSessionInfo>, Error> {
         Err(unsupported())
+    }
+
+    pub(crate) fn load_base(sink: &PgSink) -> Option<crate::store::log::Log> {
+        match *sink {}
+    }
+
+    pub(crate) fn write_index(sink: &PgSink, _: &crate::store::log::Log) -> bool {
+        match *sink {}
     }
 
     pub(crate) fn copy_in(

@@ -112,6 +112,13 @@ impl Private {
         Private(Cluster::start())
     }
 
+    /// A streaming standby of `primary` in a folder (and socket folder) of its own:
+    /// `pg_basebackup -R` from the primary, then started; it answers reads (hot
+    /// standby) and replays what the primary commits.
+    pub fn standby_of(primary: &Cluster) -> Private {
+        Private(Cluster::standby_of(primary))
+    }
+
     /// A cluster with `ssl=on` that also listens on 127.0.0.1 (a free port), with a
     /// self-signed certificate for `localhost` made by the `openssl` command, and a
     /// pg_hba.conf that takes TCP connections over TLS only (`hostssl`, password).
@@ -254,43 +261,52 @@ impl Cluster {
         Cluster::start_with(None)
     }
 
+    /// See [`Private::standby_of`].
+    fn standby_of(primary: &Cluster) -> Cluster {
+        let cluster = Cluster::empty(None);
+        cluster.base_backup(primary);
+        cluster.pg_ctl("start");
+        cluster
+    }
+
+    /// Replaces the data folder with a new base backup of `primary` (with `-R`: a
+    /// standby of it). The server must be stopped.
+    pub fn base_backup(&self, primary: &Cluster) {
+        let _ = std::fs::remove_dir_all(&self.data);
+        let mut cmd = self.tool("pg_basebackup");
+        cmd.env("PGPASSWORD", PASSWORD)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-R", "-X", "stream", "-c", "fast", "-U", "postgres", "-h"])
+            .arg(&primary.socket)
+            .arg("-p")
+            .arg(primary.port.to_string());
+        run(&mut cmd, "pg_basebackup");
+    }
+
+    /// `pg_ctl start` (after [`Cluster::kill`] or [`Cluster::base_backup`]).
+    pub fn start_again(&self) {
+        self.pg_ctl("start");
+    }
+
+    /// `pg_ctl stop -m immediate`: the server dies as in a crash; the folder stays.
+    pub fn kill(&self) {
+        let mut cmd = self.tool("pg_ctl");
+        cmd.arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"]);
+        run(&mut cmd, "pg_ctl stop -m immediate");
+    }
+
+    /// `pg_ctl promote`, waiting until the standby takes writes.
+    pub fn promote(&self) {
+        let mut cmd = self.tool("pg_ctl");
+        cmd.arg("-D").arg(&self.data).args(["-w", "promote"]);
+        run(&mut cmd, "pg_ctl promote");
+    }
+
     fn start_with(tls: Option<Signer>) -> Cluster {
-        let bin = bin_dir();
-        // SAFETY: geteuid(2) has no preconditions.
-        let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
-        let root = std::env::temp_dir().join(format!(
-            "libsession-pg-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&root).unwrap();
-        let data = root.join("data");
-        let socket = root.join("sock");
-        std::fs::create_dir_all(&socket).unwrap();
-        std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
-        let (cert, ca) = match tls {
-            Some(signer) => {
-                let (cert, ca) = make_certificate(&root, signer);
-                (Some(cert), ca)
-            }
-            None => (None, None),
-        };
-        if let Some(user) = &as_user {
-            run(
-                Command::new("chown").args(["-R", user]).arg(&root),
-                "chown of the test cluster's folder",
-            );
-        }
-        let cluster = Cluster {
-            root,
-            data,
-            socket,
-            bin,
-            as_user,
-            port: if tls.is_some() { free_port() } else { 5432 },
-            cert,
-            ca,
-        };
+        let cluster = Cluster::empty(tls);
         let mut initdb = cluster.tool("initdb");
         initdb
             .arg("-D")
@@ -318,6 +334,46 @@ impl Cluster {
         }
         cluster.pg_ctl("start");
         cluster
+    }
+
+    /// A cluster's folders, owned by the server's user; no data folder yet.
+    fn empty(tls: Option<Signer>) -> Cluster {
+        let bin = bin_dir();
+        // SAFETY: geteuid(2) has no preconditions.
+        let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
+        let root = std::env::temp_dir().join(format!(
+            "libsession-pg-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&root).unwrap();
+        let data = root.join("data");
+        let socket = root.join("sock");
+        std::fs::create_dir_all(&socket).unwrap();
+        std::fs::write(root.join("pwfile"), PASSWORD).unwrap();
+        let (cert, ca) = match tls {
+            Some(signer) => {
+                let (cert, ca) = make_certificate(&root, signer);
+                (Some(cert), ca)
+            }
+            None => (None, None),
+        };
+        if let Some(user) = &as_user {
+            run(
+                Command::new("chown").args(["-R", user]).arg(&root),
+                "chown of the test cluster's folder",
+            );
+        }
+        Cluster {
+            root,
+            data,
+            socket,
+            bin,
+            as_user,
+            port: if tls.is_some() { free_port() } else { 5432 },
+            cert,
+            ca,
+        }
     }
 
     /// One of the server's programs, run as the cluster's owner.
@@ -392,6 +448,48 @@ impl Cluster {
              connect_timeout=10 {tls}",
             self.port
         )
+    }
+
+    /// The connection string of the default database on whichever of `clusters` first
+    /// accepts a connection with `target_session_attrs` = `attrs`, tried in order.
+    pub fn multi_host(clusters: &[&Cluster], attrs: &str) -> String {
+        let hosts: Vec<String> = clusters
+            .iter()
+            .map(|c| c.socket.display().to_string())
+            .collect();
+        let ports: Vec<String> = clusters.iter().map(|c| c.port.to_string()).collect();
+        format!(
+            "host={} port={} user=postgres password={PASSWORD} dbname=postgres \
+             target_session_attrs={attrs}",
+            hosts.join(","),
+            ports.join(",")
+        )
+    }
+
+    /// Waits until the server (a standby) holds `rows` rows of `session`, checking
+    /// every 20 ms; fails after two minutes.
+    pub fn wait_for_rows(&self, session: &str, rows: usize) {
+        for _ in 0..6000 {
+            let n = self.sql(
+                "postgres",
+                &format!("SELECT count(*) FROM libsession_entries WHERE session_id = '{session}'"),
+            );
+            if n.trim().parse::<usize>().ok() == Some(rows) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the standby did not replay {rows} rows of {session}");
+    }
+
+    /// Makes every commit wait until a standby has flushed it
+    /// (`synchronous_standby_names = '*'`).
+    pub fn synchronous(&self) {
+        self.sql(
+            "postgres",
+            "ALTER SYSTEM SET synchronous_standby_names = '*'",
+        );
+        self.sql("postgres", "SELECT pg_reload_conf()");
     }
 
     /// The connection string of the default database.

@@ -69,11 +69,20 @@ pub(crate) fn copy_in(
     }
     let sink = tx
         .copy_in(
-            "COPY libsession_entries (session_id, seq, id, parent_id, line) \
+            "COPY libsession_entries (session_id, seq, id, parent_id, line, off) \
              FROM STDIN (FORMAT binary)",
         )
         .map_err(write("copy"))?;
-    let types = [Type::TEXT, Type::INT8, Type::BYTEA, Type::BYTEA, Type::TEXT];
+    let types = [
+        Type::TEXT,
+        Type::INT8,
+        Type::BYTEA,
+        Type::BYTEA,
+        Type::TEXT,
+        Type::INT8,
+    ];
+    // Where each line starts in the session seen as a JSONL file (see `schema`).
+    let mut off: i64 = 0;
     let mut sink = BinaryCopyInWriter::new(sink, &types);
     for (seq, entry) in entries.iter().enumerate() {
         // An error returns with the copy unfinished: dropped, it is aborted, and the
@@ -87,8 +96,10 @@ pub(crate) fn copy_in(
             &entry.id().as_bytes(),
             &parent,
             &entry.json(),
+            &off,
         ])
         .map_err(write("copy"))?;
+        off = off.saturating_add(i64::try_from(entry.json().len()).unwrap_or(i64::MAX) + 1);
         if (seq + 1) % PROGRESS_STEP == 0 {
             progress(seq as u64 + 1);
         }

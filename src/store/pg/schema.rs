@@ -52,7 +52,7 @@ const VERSION_1: &str = "
     );";
 
 /// `MIGRATIONS[k]` turns version k + 1 into version k + 2.
-const MIGRATIONS: [&str; 1] = [
+const MIGRATIONS: [&str; 2] = [
     // 1 → 2: entry ids as bytes. A `text` value cannot hold NUL, which a JSON id may
     // (`"a\u0000b"`), and a B-tree row holds at most about 2.7 KB, which an id may
     // exceed: ids (and parent ids, and a session's latest leaf id) become `bytea`, the
@@ -66,6 +66,30 @@ const MIGRATIONS: [&str; 1] = [
     CREATE UNIQUE INDEX libsession_entries_id ON libsession_entries (session_id, sha256(id));
     ALTER TABLE libsession_sessions
         ALTER COLUMN latest_leaf_id TYPE bytea USING convert_to(latest_leaf_id, 'UTF8');",
+    // 2 → 3: an open reads no entry rows. Each row gets `off`, where its line starts in
+    // the session seen as a JSONL file (its lines and `\n` back to back, in seq order),
+    // unique per session, so that any byte range of that file is one indexed query;
+    // and `libsession_index` holds session indexes (the JSONL store's `.idx` format)
+    // over those bytes, one row per number of entries covered, stored uncompressed so
+    // that a page is read without reading the whole image.
+    "
+    ALTER TABLE libsession_entries ADD COLUMN off bigint;
+    UPDATE libsession_entries e SET off = s.off FROM (
+        SELECT session_id, seq,
+            sum(octet_length(convert_to(line, 'UTF8')) + 1)
+                OVER (PARTITION BY session_id ORDER BY seq)
+            - (octet_length(convert_to(line, 'UTF8')) + 1) AS off
+        FROM libsession_entries) s
+        WHERE e.session_id = s.session_id AND e.seq = s.seq;
+    ALTER TABLE libsession_entries ALTER COLUMN off SET NOT NULL;
+    CREATE UNIQUE INDEX libsession_entries_off ON libsession_entries (session_id, off);
+    CREATE TABLE libsession_index (
+        session_id text NOT NULL REFERENCES libsession_sessions (session_id),
+        entries bigint NOT NULL,
+        image bytea NOT NULL,
+        PRIMARY KEY (session_id, entries)
+    );
+    ALTER TABLE libsession_index ALTER COLUMN image SET STORAGE EXTERNAL;",
 ];
 
 /// Makes sure the tables are there at [`SCHEMA_VERSION`]: reads the version and, only
