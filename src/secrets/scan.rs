@@ -305,9 +305,15 @@ impl Redactor {
 }
 
 /// Members whose values are never redacted: `id` and names ending in `Id` (`parentId`,
-/// `toolCallId`, `firstKeptEntryId`): they link entries, and an id is not a secret.
+/// `toolCallId`, `firstKeptEntryId`), and the ids of the agents' own files an export
+/// writes and an import keeps (Claude Code's `uuid`, `parentUuid`, `leafUuid`,
+/// `tool_use_id`; Codex's `call_id`): they link entries, and an id is not a secret.
 fn is_id_member(name: &str) -> bool {
-    name == "id" || name.ends_with("Id")
+    name == "id"
+        || name.ends_with("Id")
+        || name == "uuid"
+        || name.ends_with("Uuid")
+        || matches!(name, "tool_use_id" | "call_id")
 }
 
 /// The `id` of the text's top-level object, if it is a string.

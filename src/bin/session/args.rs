@@ -221,6 +221,9 @@ enum Verb {
         src: PathBuf,
         /// The new libsession file.
         out: PathBuf,
+        /// Replace every secret with [REDACTED:RULE] in the entries written.
+        #[arg(long)]
+        redact: bool,
     },
     /// Write FILE as a new session file of another agent that resumes at LEAF.
     ///
@@ -228,7 +231,9 @@ enum Verb {
     /// context under their profile), as lines they resume. What the agent cannot carry
     /// is converted or left out, and listed in the report (JSON, on stderr). LEAF
     /// defaults to the latest leaf. OUT must not exist.
-    #[command(override_usage = "session export --to pi|claude-code|codex FILE [LEAF] OUT")]
+    #[command(
+        override_usage = "session export --to pi|claude-code|codex [--no-redact] FILE [LEAF] OUT"
+    )]
     Export {
         /// The format written.
         #[arg(long, value_enum)]
@@ -239,6 +244,9 @@ enum Verb {
         /// file.
         #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
         leaf_out: Vec<OsString>,
+        /// Keep secrets in the file written (by default they are redacted).
+        #[arg(long)]
+        no_redact: bool,
     },
     /// Find secrets (API keys, tokens, private keys, passwords) in sessions.
     ///
@@ -279,12 +287,15 @@ enum Verb {
     /// SRC and DST are each a JSONL path or postgres://…#SESSION_ID (a connection URI,
     /// the session id after #). DST must be a new file or an empty session. All or
     /// nothing: a failure leaves DST as it was.
-    #[command(override_usage = "session copy SRC DST")]
+    #[command(override_usage = "session copy [--redact] SRC DST")]
     Copy {
         /// The source: a JSONL file or postgres://…#SESSION_ID.
         src: OsString,
         /// The destination: a new JSONL file or postgres://…#SESSION_ID.
         dst: OsString,
+        /// Replace every secret with [REDACTED:RULE] in the entries written.
+        #[arg(long)]
+        redact: bool,
     },
 }
 
@@ -401,6 +412,7 @@ pub enum Command {
         format: Option<session::interop::Format>,
         source: PathBuf,
         out: PathBuf,
+        redact: bool,
     },
     View {
         file: PathBuf,
@@ -423,10 +435,12 @@ pub enum Command {
         file: PathBuf,
         leaf: Option<String>,
         out: PathBuf,
+        redact: bool,
     },
     Copy {
         src: Place,
         dst: Place,
+        redact: bool,
     },
 }
 
@@ -611,7 +625,12 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             in_place: _,
             rules,
         } => Command::Redact { src, out, rules },
-        Verb::Import { from, src, out } => Command::Import {
+        Verb::Import {
+            from,
+            src,
+            out,
+            redact,
+        } => Command::Import {
             format: match from {
                 ImportFormat::Auto => None,
                 ImportFormat::Pi => Some(session::interop::Format::Pi),
@@ -620,11 +639,13 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
             },
             source: src,
             out,
+            redact,
         },
         Verb::Export {
             to,
             file,
             mut leaf_out,
+            no_redact,
         } => {
             let out = PathBuf::from(leaf_out.pop().unwrap_or_default());
             Command::Export {
@@ -636,11 +657,13 @@ fn command(verb: Verb) -> Result<Command, &'static str> {
                 file,
                 leaf: leaf_id(leaf_out.pop())?,
                 out,
+                redact: !no_redact,
             }
         }
-        Verb::Copy { src, dst } => Command::Copy {
+        Verb::Copy { src, dst, redact } => Command::Copy {
             src: place(src)?,
             dst: place(dst)?,
+            redact,
         },
     })
 }

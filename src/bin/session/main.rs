@@ -71,7 +71,8 @@ fn main() -> ExitCode {
             format,
             source,
             out,
-        } => interop::import(format, &source, &out),
+            redact,
+        } => interop::import(format, &source, &out, redact),
         Command::View {
             file,
             leaf,
@@ -83,14 +84,15 @@ fn main() -> ExitCode {
             file,
             leaf,
             out,
-        } => interop::export(format, &file, leaf.as_deref(), &out),
+            redact,
+        } => interop::export(format, &file, leaf.as_deref(), &out, redact),
         Command::Secrets { path, json, rules } => secrets::secrets(&mut out, &path, json, &rules),
         Command::Redact {
             src,
             out: to,
             rules,
         } => secrets::redact(&mut out, &src, to.as_deref(), &rules),
-        Command::Copy { src, dst } => copy::copy(&src, &dst),
+        Command::Copy { src, dst, redact } => copy::copy(&src, &dst, redact),
     };
     // Flush here, not in a destructor, so a closed pipe is seen and ends quietly.
     let outcome = outcome.and_then(|code| out.flush().map(|()| code).map_err(Into::into));
