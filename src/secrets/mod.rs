@@ -53,9 +53,18 @@ const MAX_NAME_BYTES: usize = 64;
 /// Literals that send a line to the full check although they are no rule's keyword:
 /// an escape can spell a keyword's character (`\u002d` for `-`, `\/` for `/`; only
 /// escapes of printable ASCII can, as every keyword is ASCII), and a member named
-/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]).
+/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]), in the text or
+/// in a JSON text held in one of its strings (`token\"`).
 const LINE_TRIGGERS: &[&str] = &[
-    "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007", "\\/", "token\"",
+    "\\u002",
+    "\\u003",
+    "\\u004",
+    "\\u005",
+    "\\u006",
+    "\\u007",
+    "\\/",
+    "token\"",
+    "token\\\"",
 ];
 
 /// A user's rule, as in the options: `{"name": …, "pattern": …}`. The pattern is
