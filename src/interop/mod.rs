@@ -1604,7 +1604,8 @@ mod tests {
                 "unterminatedTail",
                 "format",
                 "resumeLeafId",
-                "unknownKinds"
+                "unknownKinds",
+                "redactions"
             ]
         );
         assert_eq!(value["refusedCompactions"][0]["id"], "c\u{1}");
@@ -1612,7 +1613,7 @@ mod tests {
         assert_eq!(value["format"], "pi");
         assert_eq!(
             ImportReport::default().to_json(),
-            r#"{"linesRead":0,"entriesWritten":0,"entryTypes":{},"sourceKinds":{},"unmapped":[],"reparented":[],"refusedCompactions":[],"unterminatedTail":false,"format":null,"resumeLeafId":null,"unknownKinds":{}}"#
+            r#"{"linesRead":0,"entriesWritten":0,"entryTypes":{},"sourceKinds":{},"unmapped":[],"reparented":[],"refusedCompactions":[],"unterminatedTail":false,"format":null,"resumeLeafId":null,"unknownKinds":{},"redactions":0}"#
         );
     }
 
