@@ -211,10 +211,12 @@ inline result search(const std::string &dir, const std::string &query_json)
 }
 
 /** session_export: writes the session file src_path as a new file out_path that another
- *  agent resumes. format is "pi", "claude-code" or "codex"; options_json is "" (resume at
- *  the latest leaf) or e.g. R"({"leaf":"a-2"})". The report: {"format","entries",
- *  "converted":[{"kind","count","reason"}…],"dropped":[…]}. out_path must not exist; the
- *  file is no wider in mode than the source. (Named export_to: export is a C++ keyword.) */
+ *  agent resumes, secrets redacted ([REDACTED:<rule>]). format is "pi", "claude-code" or
+ *  "codex"; options_json is "" (resume at the latest leaf, redact) or e.g.
+ *  R"({"leaf":"a-2","redact":false})" (also "rules", "extraRules", "allow" as for
+ *  secrets). The report: {"format","entries","converted":[{"kind","count","reason"}…],
+ *  "dropped":[…],"redactions":N}. out_path must not exist; the file is no wider in mode
+ *  than the source. (Named export_to: export is a C++ keyword.) */
 inline result export_to(const std::string &format, const std::string &src_path, const std::string &out_path,
                         const std::string &options_json = "")
 {

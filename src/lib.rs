@@ -81,8 +81,8 @@ pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use search::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult, search};
 pub use store::{
-    CopyProgress, Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport, PgListOptions,
-    PgOptions, PgSessionInfo, Problem, Receipt, SessionFile, Snapshot, State, Store, Verify,
-    index_path, list_pg_sessions, pg_sessions_json,
+    CopyOptions, CopyProgress, Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport,
+    PgListOptions, PgOptions, PgSessionInfo, Problem, Receipt, SessionFile, Snapshot, State, Store,
+    Verify, index_path, list_pg_sessions, pg_sessions_json,
 };
 pub use tree::{messages_on_path, path_to};

@@ -33,11 +33,6 @@ pub(crate) fn invalid(message: &str) -> Error {
     }
 }
 
-/// An options object with no member: what a call takes before it has options.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct NoOptions {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -183,7 +183,11 @@ fn every_verb(dir: &Path, n: usize) -> Vec<(Vec<String>, bool)> {
         ),
         (vec![s("secrets"), s("tiny-pi.jsonl")], false),
         (
-            vec![s("redact"), s("tiny-pi.jsonl"), format!("redacted{n}.jsonl")],
+            vec![
+                s("redact"),
+                s("tiny-pi.jsonl"),
+                format!("redacted{n}.jsonl"),
+            ],
             false,
         ),
         (

@@ -27,12 +27,15 @@ type ExportReport struct {
 	Entries   uint64         `json:"entries"`
 	Converted []ExportChange `json:"converted"`
 	Dropped   []ExportChange `json:"dropped"`
+	// Redactions is how many secrets were replaced by [REDACTED:<rule>].
+	Redactions uint64 `json:"redactions"`
 }
 
 // Export writes the session file srcPath as a new file outPath that another agent
 // resumes at leaf ("" for the latest leaf): format "pi" (the whole tree), "claude-code"
-// or "codex" (what that agent sends for the leaf, as lines it resumes). outPath must
-// not exist; the file is no wider in mode than the source. Fails with
+// or "codex" (what that agent sends for the leaf, as lines it resumes). Every secret
+// the default rules find is replaced by [REDACTED:<rule>] (ids never change; the C
+// function's option "redact": false keeps them). outPath must not exist; the file is no wider in mode than the source. Fails with
 // ErrInvalidArgument (an unknown format), ErrUnknownLeaf, ErrIO (outPath exists, the
 // source cannot be read), or as BuildContext fails under that agent's profile.
 func Export(format, srcPath, outPath, leaf string) (*ExportReport, error) {

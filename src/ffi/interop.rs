@@ -8,9 +8,8 @@ use std::ptr;
 use super::boundary::{guard, str_arg};
 use super::errors::FfiError;
 use super::status::SessionStatus;
-use crate::error::Error;
 use crate::interop::{
-    ExportOptions, Format, ImportProgress, export_file, import_file_with_progress,
+    ExportOptions, Format, ImportOptions, ImportProgress, export_file, import_file_with,
 };
 
 /// Converts the session file of another agent at src_path into a new libsession
@@ -46,7 +45,7 @@ use crate::interop::{
 /// "sourceKinds":{source kind: count}, "unmapped":[{"line","reason","entryId"}],
 /// "reparented":[{"line","id","parentId"}], "refusedCompactions":[{"line","id",
 /// "reason"}], "unterminatedTail":bool, "format":NAME, "resumeLeafId":ID,
-/// "unknownKinds":{source kind: count}}; reason of an unmapped line is
+/// "unknownKinds":{source kind: count}, "redactions": N}; reason of an unmapped line is
 /// invalid_json, unknown_kind, invalid_shape, invalid_entry or
 /// duplicate_id. format is the format imported (given or detected); the root
 /// entry records it as importedFormat. resumeLeafId is the leaf the source agent
@@ -58,10 +57,17 @@ use crate::interop::{
 /// in entriesWritten), so the session's latest leaf is on the branch the agent
 /// resumes and a reader finds the leaf without the report. unknownKinds counts the
 /// lines kept raw as unknown_kind by their source kind (a Claude Code last-prompt, a
-/// Codex world_state, …).
+/// Codex world_state, …). redactions counts the secrets replaced (0 without
+/// "redact": true).
 ///
-/// options_json is NULL or {} (no options are defined yet; an unknown member is
-/// SESSION_ERR_INVALID_ARGUMENT).
+/// options_json is NULL or {"redact": bool, "rules": "default" | [{"name",
+/// "pattern"}…], "extraRules": [{"name","pattern"}…], "allow": [string…]}. With
+/// "redact": true (default false) every entry has the secrets in its strings
+/// replaced by [REDACTED:<rule>] before it is written, as session_redact does (ids,
+/// parent ids and tool call ids never change, so the tree is the same); rules,
+/// extraRules and allow choose the rules as for session_secrets and are refused
+/// without "redact": true. An unknown member, or an invalid rule, is
+/// SESSION_ERR_INVALID_ARGUMENT.
 ///
 /// Returns SESSION_OK; SESSION_ERR_IO when the source cannot be read (one that is
 /// not a regular file, such as a FIFO or /dev/zero, is refused at once: op
@@ -148,10 +154,11 @@ pub unsafe extern "C" fn session_import_with_progress(
             let src = str_arg(src_path, "src_path")?;
             // SAFETY: as above.
             let out = str_arg(out_path, "out_path")?;
-            if !options_json.is_null() {
+            let options = match options_json.is_null() {
+                true => ImportOptions::default(),
                 // SAFETY: as above.
-                check_no_options(str_arg(options_json, "options_json")?)?;
-            }
+                false => ImportOptions::from_json(str_arg(options_json, "options_json")?)?,
+            };
             let format = match format {
                 "auto" => None,
                 name => Some(Format::from_name(name).ok_or(FfiError::Argument {
@@ -165,7 +172,7 @@ pub unsafe extern "C" fn session_import_with_progress(
                 None => true,
             };
             let report =
-                import_file_with_progress(format, Path::new(src), Path::new(out), &mut tell)?;
+                import_file_with(format, Path::new(src), Path::new(out), &options, &mut tell)?;
             Ok(report.to_json().into_bytes())
         })
     }
@@ -195,11 +202,19 @@ pub unsafe extern "C" fn session_import_with_progress(
 /// UUID, else a UUID made from the first message's entry id; line ids are the entry
 /// ids where the format has them.
 ///
-/// options_json is NULL or {"leaf": id}: the leaf to resume (default: the latest
-/// leaf); an unknown member is SESSION_ERR_INVALID_ARGUMENT.
+/// options_json is NULL or {"leaf": id, "redact": bool, "rules": "default" |
+/// [{"name","pattern"}…], "extraRules": [{"name","pattern"}…], "allow":
+/// [string…]}: leaf is the leaf to resume (default: the latest leaf). Secrets are
+/// redacted by default: every line written has the secrets in its strings replaced
+/// by [REDACTED:<rule>], as session_redact does (ids, parent ids, tool call ids and
+/// the agents' own ids such as uuid, parentUuid, tool_use_id and call_id never
+/// change); "redact": false writes them as they are. rules, extraRules and allow
+/// choose the rules as for session_secrets and are refused with "redact": false. An
+/// unknown member, or an invalid rule, is SESSION_ERR_INVALID_ARGUMENT.
 ///
 /// The report: {"format":NAME,"entries":N,"converted":[{"kind","count","reason"}…],
-/// "dropped":[{"kind","count","reason"}…]}; entries is the number of lines written
+/// "dropped":[{"kind","count","reason"}…],"redactions":N}; redactions is the number
+/// of secrets replaced; entries is the number of lines written
 /// (a header line included), kind names what was changed (metadata, label, branch,
 /// message, compaction, role:ROLE, block:TYPE, thinking, toolResult.isError, order,
 /// codexItem:TYPE, compaction.summary), count how many, reason why in a sentence.
@@ -256,9 +271,4 @@ pub unsafe extern "C" fn session_export(
             Ok(report.to_json().into_bytes())
         })
     }
-}
-
-/// options_json must be an empty object: no options are defined yet.
-fn check_no_options(text: &str) -> Result<(), Error> {
-    crate::options::from_json::<crate::options::NoOptions>(text).map(|_| ())
 }

@@ -21,6 +21,7 @@ use crate::context::{ContextOptions, Profile, build_context};
 use crate::entry::{Entry, EntryKind};
 use crate::error::{Error, IoOp};
 use crate::json::{Kind, MAX_DEPTH, Object, Tape};
+use crate::secrets::{Redactor, RuleChoice, RuleSpec, redaction};
 
 /// One kind of change an export made, how many times, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,11 +44,14 @@ pub struct ExportReport {
     pub converted: Vec<ExportChange>,
     /// What was left out.
     pub dropped: Vec<ExportChange>,
+    /// Secrets replaced by `[REDACTED:<rule>]` in the lines written.
+    pub redactions: u64,
 }
 
 impl ExportReport {
     /// The report as JSON: `{"format":NAME,"entries":N,"converted":[{"kind","count",
-    /// "reason"}…],"dropped":[…]}`, written by the library's one JSON writer.
+    /// "reason"}…],"dropped":[…],"redactions":N}`, written by the library's one JSON
+    /// writer.
     pub fn to_json(&self) -> String {
         let changes = |list: &[ExportChange]| {
             crate::json::array(list.iter().map(|c| {
@@ -63,6 +67,7 @@ impl ExportReport {
             .number("entries", self.entries)
             .raw("converted", &changes(&self.converted))
             .raw("dropped", &changes(&self.dropped))
+            .number("redactions", self.redactions)
             .finish()
     }
 }
@@ -75,12 +80,21 @@ pub struct Exported {
     pub report: ExportReport,
 }
 
-/// Options of an export: `{"leaf": id}` (default: the latest leaf). Unknown members
+/// Options of an export: `{"leaf": id, "redact": bool, "rules": …, "extraRules": […],
+/// "allow": […]}`. `leaf` defaults to the latest leaf; `redact` to true: every line
+/// written has the secrets in its strings replaced by `[REDACTED:<rule>]` (ids never),
+/// with the default rules or those `rules`, `extraRules` and `allow` give (as for
+/// [`crate::secrets::scan_secrets`]; refused with `"redact": false`). Unknown members
 /// are refused.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExportOptions {
     pub leaf: Option<String>,
+    /// Whether secrets are redacted (`None`: yes).
+    pub redact: Option<bool>,
+    pub rules: Option<RuleChoice>,
+    pub extra_rules: Vec<RuleSpec>,
+    pub allow: Vec<String>,
 }
 
 impl ExportOptions {
@@ -90,11 +104,33 @@ impl ExportOptions {
     }
 }
 
-/// Writes `entries` as a session file of `format` that the agent resumes at `leaf`.
+/// Writes `entries` as a session file of `format` that the agent resumes at `leaf`,
+/// as they are (no redaction: [`export_redacted`] and [`export_file`] redact).
 /// Fails with [`Error::UnknownLeaf`] when no entry has id `leaf`, and for Claude Code
 /// and Codex as `build_context` under the agent's profile fails (a broken path, an
 /// invalid compaction, a duplicate tool call).
 pub fn export(format: Format, entries: &[Entry], leaf: &str) -> Result<Exported, Error> {
+    export_with(format, entries, leaf, None)
+}
+
+/// [`export`], each line written with the secrets in its strings replaced by
+/// `[REDACTED:<rule>]` by `redactor` (ids and every other byte unchanged), counted in
+/// the report's `redactions`.
+pub fn export_redacted(
+    format: Format,
+    entries: &[Entry],
+    leaf: &str,
+    redactor: &Redactor,
+) -> Result<Exported, Error> {
+    export_with(format, entries, leaf, Some(redactor))
+}
+
+fn export_with(
+    format: Format,
+    entries: &[Entry],
+    leaf: &str,
+    redactor: Option<&Redactor>,
+) -> Result<Exported, Error> {
     if !entries.iter().any(|e| e.id() == leaf) {
         return Err(Error::UnknownLeaf {
             id: leaf.to_owned(),
@@ -105,10 +141,16 @@ pub fn export(format: Format, entries: &[Entry], leaf: &str) -> Result<Exported,
         Format::Pi => {
             let text = super::pi::export_pi(entries, leaf)?;
             pi_changes(entries, &mut tally);
-            return Ok(Exported {
-                report: tally.report(format, text.lines().count() as u64),
-                text,
-            });
+            match redactor {
+                // The whole tree's lines, redacted one by one below.
+                Some(_) => text.lines().map(str::to_owned).collect(),
+                None => {
+                    return Ok(Exported {
+                        report: tally.report(format, text.lines().count() as u64),
+                        text,
+                    });
+                }
+            }
         }
         Format::ClaudeCode => {
             let plan = Plan::new(entries, leaf, Profile::ClaudeCode, &mut tally)?;
@@ -121,7 +163,15 @@ pub fn export(format: Format, entries: &[Entry], leaf: &str) -> Result<Exported,
     };
     let mut text = String::new();
     for line in &lines {
-        text.push_str(line);
+        match redactor {
+            Some(redactor) => {
+                let (redacted, count) = redactor.redact_json_counted(line.as_bytes());
+                tally.redactions += count;
+                // Only ASCII replaces whole characters of valid UTF-8.
+                text.push_str(&String::from_utf8_lossy(&redacted));
+            }
+            None => text.push_str(line),
+        }
         text.push('\n');
     }
     Ok(Exported {
@@ -161,7 +211,14 @@ pub fn export_file(
     };
     let entries = store.entries()?;
     drop(store);
-    let exported = export(format, &entries, &leaf)?;
+    let redactor = redaction(
+        options.redact,
+        true,
+        &options.rules,
+        &options.extra_rules,
+        &options.allow,
+    )?;
+    let exported = export_with(format, &entries, &leaf, redactor.as_deref())?;
     let mode = std::fs::metadata(source)
         .map_err(|e| super::io_error(IoOp::Open, source, &e))?
         .permissions();
@@ -212,6 +269,7 @@ fn write_beside(path: &Path, text: &[u8], source: &std::fs::Permissions) -> Resu
 pub(super) struct Tally {
     converted: Vec<ExportChange>,
     dropped: Vec<ExportChange>,
+    redactions: u64,
 }
 
 impl Tally {
@@ -246,6 +304,7 @@ impl Tally {
             entries,
             converted: self.converted,
             dropped: self.dropped,
+            redactions: self.redactions,
         }
     }
 }
@@ -795,7 +854,7 @@ mod tests {
         let report = tally.report(Format::Codex, 3);
         assert_eq!(
             report.to_json(),
-            r#"{"format":"codex","entries":3,"converted":[{"kind":"role:custom","count":1,"reason":"as user text"}],"dropped":[{"kind":"metadata","count":2,"reason":"no place"},{"kind":"label","count":1,"reason":"no labels"}]}"#
+            r#"{"format":"codex","entries":3,"converted":[{"kind":"role:custom","count":1,"reason":"as user text"}],"dropped":[{"kind":"metadata","count":2,"reason":"no place"},{"kind":"label","count":1,"reason":"no labels"}],"redactions":0}"#
         );
     }
 }

@@ -42,7 +42,9 @@ use format::Detector;
 use lenient::{Lenient, MarkerScan};
 use written::Written;
 
-pub use export::{ExportChange, ExportOptions, ExportReport, Exported, export, export_file};
+pub use export::{
+    ExportChange, ExportOptions, ExportReport, Exported, export, export_file, export_redacted,
+};
 pub use format::Format;
 pub use pi::export_pi;
 // The one date arithmetic of the crate, for the `session` binary and the benchmark
@@ -113,6 +115,9 @@ pub struct ImportReport {
     /// Lines of a kind the importer does not know (kept raw, reason
     /// `unknown_kind`), by their source kind.
     pub unknown_kinds: BTreeMap<String, u64>,
+    /// Secrets replaced by `[REDACTED:<rule>]` in the entries written (an import with
+    /// `"redact": true`; 0 otherwise).
+    pub redactions: u64,
 }
 
 impl ImportReport {
@@ -120,7 +125,8 @@ impl ImportReport {
     /// "sourceKinds":{…},"unmapped":[{"line","reason","entryId"}],
     /// "reparented":[{"line","id","parentId"}],
     /// "refusedCompactions":[{"line","id","reason"}],"unterminatedTail":bool,
-    /// "format":NAME|null,"resumeLeafId":ID|null,"unknownKinds":{kind: count}}`.
+    /// "format":NAME|null,"resumeLeafId":ID|null,"unknownKinds":{kind: count},
+    /// "redactions":N}`.
     pub fn to_json_value(&self) -> Value {
         // The text is JSON the one writer made, so it always parses.
         serde_json::from_str(&self.to_json()).unwrap_or(Value::Null)
@@ -167,6 +173,7 @@ impl ImportReport {
             .string_or_null("format", self.format.map(Format::name))
             .string_or_null("resumeLeafId", self.resume_leaf_id.as_deref())
             .raw("unknownKinds", &counts(&self.unknown_kinds))
+            .number("redactions", self.redactions)
             .finish()
     }
 
@@ -202,7 +209,7 @@ pub fn import(format: impl Into<Option<Format>>, source: &[u8]) -> Result<Import
         total,
         &mut silent,
     );
-    let report = run(format, &mut source, &mut lines)?;
+    let report = run(format, &mut source, &mut lines, None)?;
     Ok(Import { lines, report })
 }
 
@@ -229,6 +236,29 @@ pub fn import_file(
     import_file_with_progress(format, source, out, &mut |_| true)
 }
 
+/// Options of an import: `{"redact": bool, "rules": …, "extraRules": […], "allow":
+/// […]}`. With `"redact": true` (default false) every entry has the secrets in its
+/// strings replaced by `[REDACTED:<rule>]` (ids never) before it is written, with the
+/// default rules or those `rules`, `extraRules` and `allow` give (as for
+/// [`crate::secrets::scan_secrets`]; refused without `"redact": true`). Unknown
+/// members are refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImportOptions {
+    /// Whether secrets are redacted (`None`: no).
+    pub redact: Option<bool>,
+    pub rules: Option<crate::secrets::RuleChoice>,
+    pub extra_rules: Vec<crate::secrets::RuleSpec>,
+    pub allow: Vec<String>,
+}
+
+impl ImportOptions {
+    /// Options from a JSON object ([`Error::InvalidOption`] for anything else).
+    pub fn from_json(text: &str) -> Result<ImportOptions, Error> {
+        crate::options::from_json(text)
+    }
+}
+
 /// How far an import has read its source: `done` of `total` bytes in pass `pass`
 /// (from 1; an import reads the source two or three times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,7 +281,28 @@ pub fn import_file_with_progress(
     out: &Path,
     progress: &mut dyn FnMut(ImportProgress) -> bool,
 ) -> Result<ImportReport, Error> {
+    import_file_with(format, source, out, &ImportOptions::default(), progress)
+}
+
+/// [`import_file_with_progress`] with options: with `"redact": true` each entry is
+/// redacted (see [`ImportOptions`]) before it is written, and the report counts the
+/// secrets replaced. Fails with [`Error::InvalidOption`] for invalid rules, before the
+/// source is opened.
+pub fn import_file_with(
+    format: impl Into<Option<Format>>,
+    source: &Path,
+    out: &Path,
+    options: &ImportOptions,
+    progress: &mut dyn FnMut(ImportProgress) -> bool,
+) -> Result<ImportReport, Error> {
     let format = format.into();
+    let redactor = crate::secrets::redaction(
+        options.redact,
+        false,
+        &options.rules,
+        &options.extra_rules,
+        &options.allow,
+    )?;
     // A FIFO would block and a device such as /dev/zero never end: refused before a
     // byte is read, as every open of a session file is.
     let file = open_regular(OpenOptions::new().read(true), source)
@@ -263,7 +314,9 @@ pub fn import_file_with_progress(
     let name = source.display().to_string();
     let reader = Box::new(BufReader::with_capacity(1 << 16, file));
     let mut source = Source::new(reader, &name, total, progress);
-    write_new_file(out, |sink| run(format, &mut source, sink))
+    write_new_file(out, |sink| {
+        run(format, &mut source, sink, redactor.as_deref())
+    })
 }
 
 /// [`export_pi`] into a new file at `out` (which must not exist), synced.
@@ -280,12 +333,14 @@ pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Resul
 /// line is mapped, then the mapping. A source that looks like another format than the
 /// one asked for is refused before anything is written, and one where no line maps
 /// to a conversation entry once the mapping is done (the caller discards the lines).
+/// With a `redactor`, each entry is redacted before it is written.
 fn run(
     requested: Option<Format>,
     source: &mut Source<'_>,
     sink: &mut dyn Sink,
+    redactor: Option<&crate::secrets::Redactor>,
 ) -> Result<ImportReport, Error> {
-    run_with(requested, source, sink, true)
+    run_with(requested, source, sink, true, redactor)
 }
 
 /// [`run`], with or without the mappings from a line's text (`fast`; the tests
@@ -295,6 +350,7 @@ fn run_with(
     source: &mut Source<'_>,
     sink: &mut dyn Sink,
     fast: bool,
+    redactor: Option<&crate::secrets::Redactor>,
 ) -> Result<ImportReport, Error> {
     let mut scan = MarkerScan::default();
     let mut detector = Detector::default();
@@ -314,6 +370,7 @@ fn run_with(
     };
     let mut out = Builder::new(format, scan.lenient(), sink);
     out.fast = fast;
+    out.redactor = redactor;
     out.report.lines_read = source.lines_read;
     out.report.unterminated_tail = source.unterminated;
     out.report.format = Some(format);
@@ -790,6 +847,8 @@ pub(crate) struct Builder<'s> {
     /// the two ways.
     tape: Tape,
     fast: bool,
+    /// Redacts each entry before it is written (an import with `"redact": true`).
+    redactor: Option<&'s crate::secrets::Redactor>,
     pub(crate) report: ImportReport,
 }
 
@@ -822,6 +881,7 @@ impl<'s> Builder<'s> {
             kind: String::new(),
             tape: Tape::default(),
             fast: true,
+            redactor: None,
             report: ImportReport::default(),
         }
     }
@@ -1136,6 +1196,25 @@ impl<'s> Builder<'s> {
         role: Option<Role>,
         tools: ToolFacts,
     ) -> Result<u32, Error> {
+        // Redacted before the length check: a replacement may be longer than the
+        // secret, and the entry must still be one a store reads back.
+        let redacted = match self.redactor {
+            Some(redactor) => {
+                let line = parts.concat();
+                let (text, count) = redactor.redact_json_counted(&line);
+                self.report.redactions += count;
+                Some(text.into_owned())
+            }
+            None => None,
+        };
+        let joined;
+        let parts: &[&[u8]] = match &redacted {
+            Some(text) => {
+                joined = [text.as_slice()];
+                &joined
+            }
+            None => parts,
+        };
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if len > MAX_LINE_BYTES {
             return Err(Error::CorruptLine {
@@ -1396,7 +1475,7 @@ mod tests {
                 source.len() as u64,
                 &mut silent,
             );
-            run_with(None, &mut input, &mut lines, fast)
+            run_with(None, &mut input, &mut lines, fast, None)
                 .map(|report| (lines, report))
                 .map_err(|e| e.to_string())
         })
@@ -1525,7 +1604,8 @@ mod tests {
                 "unterminatedTail",
                 "format",
                 "resumeLeafId",
-                "unknownKinds"
+                "unknownKinds",
+                "redactions"
             ]
         );
         assert_eq!(value["refusedCompactions"][0]["id"], "c\u{1}");
@@ -1533,7 +1613,7 @@ mod tests {
         assert_eq!(value["format"], "pi");
         assert_eq!(
             ImportReport::default().to_json(),
-            r#"{"linesRead":0,"entriesWritten":0,"entryTypes":{},"sourceKinds":{},"unmapped":[],"reparented":[],"refusedCompactions":[],"unterminatedTail":false,"format":null,"resumeLeafId":null,"unknownKinds":{}}"#
+            r#"{"linesRead":0,"entriesWritten":0,"entryTypes":{},"sourceKinds":{},"unmapped":[],"reparented":[],"refusedCompactions":[],"unterminatedTail":false,"format":null,"resumeLeafId":null,"unknownKinds":{},"redactions":0}"#
         );
     }
 

@@ -165,7 +165,7 @@ pub fn redact_session(
 }
 
 /// The redactor the options ask for: the shared default one when they add nothing.
-fn redactor_for(options: &SecretsOptions) -> Result<RedactorRef, Error> {
+pub(crate) fn redactor_for(options: &SecretsOptions) -> Result<RedactorRef, Error> {
     let plain = options.extra_rules.is_empty()
         && options.allow.is_empty()
         && match &options.rules {
@@ -180,7 +180,7 @@ fn redactor_for(options: &SecretsOptions) -> Result<RedactorRef, Error> {
 }
 
 /// A compiled rule set: the shared default one or one built for the call.
-enum RedactorRef {
+pub(crate) enum RedactorRef {
     Shared(&'static Redactor),
     Owned(Redactor),
 }

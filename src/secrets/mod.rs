@@ -31,6 +31,7 @@ pub(crate) mod rules;
 mod scan;
 
 pub use files::{FileFinding, RedactReport, ScanReport, redact_session, scan_secrets};
+pub(crate) use files::{RedactorRef, redactor_for};
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -52,9 +53,18 @@ const MAX_NAME_BYTES: usize = 64;
 /// Literals that send a line to the full check although they are no rule's keyword:
 /// an escape can spell a keyword's character (`\u002d` for `-`, `\/` for `/`; only
 /// escapes of printable ASCII can, as every keyword is ASCII), and a member named
-/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]).
+/// `token` is judged as an assignment (see [`rules::ASSIGNMENT_KEYS`]), in the text or
+/// in a JSON text held in one of its strings (`token\"`).
 const LINE_TRIGGERS: &[&str] = &[
-    "\\u002", "\\u003", "\\u004", "\\u005", "\\u006", "\\u007", "\\/", "token\"",
+    "\\u002",
+    "\\u003",
+    "\\u004",
+    "\\u005",
+    "\\u006",
+    "\\u007",
+    "\\/",
+    "token\"",
+    "token\\\"",
 ];
 
 /// A user's rule, as in the options: `{"name": …, "pattern": …}`. The pattern is
@@ -87,6 +97,35 @@ pub struct SecretsOptions {
     pub allow: Vec<String>,
     /// [`redact_session`] without a destination rewrites the source.
     pub in_place: bool,
+}
+
+/// The redactor of an export's or an import's options: `redact` (the call's default
+/// when `None`) and the rule options of [`SecretsOptions`] (`rules`, `extraRules`,
+/// `allow`), checked by the same code as theirs ([`Redactor::new`]). `None` when
+/// nothing is to be redacted; rule options without redaction are refused, since they
+/// would silently do nothing.
+pub(crate) fn redaction(
+    redact: Option<bool>,
+    default: bool,
+    rules: &Option<RuleChoice>,
+    extra_rules: &[RuleSpec],
+    allow: &[String],
+) -> Result<Option<RedactorRef>, Error> {
+    if !redact.unwrap_or(default) {
+        if rules.is_some() || !extra_rules.is_empty() || !allow.is_empty() {
+            return Err(crate::options::invalid(
+                "rules, extraRules and allow apply only with \"redact\": true",
+            ));
+        }
+        return Ok(None);
+    }
+    let options = SecretsOptions {
+        rules: rules.clone(),
+        extra_rules: extra_rules.to_vec(),
+        allow: allow.to_vec(),
+        in_place: false,
+    };
+    redactor_for(&options).map(Some)
 }
 
 impl SecretsOptions {
@@ -266,6 +305,16 @@ impl Redactor {
         match self.process(json, &mut scratch, true, &mut findings) {
             Some(redacted) => Cow::Owned(redacted),
             None => Cow::Borrowed(json),
+        }
+    }
+
+    /// [`Redactor::redact_json_bytes`] and the number of secrets it replaced.
+    pub fn redact_json_counted<'a>(&self, json: &'a [u8]) -> (Cow<'a, [u8]>, u64) {
+        let mut scratch = scan::Scratch::default();
+        let mut findings = Vec::new();
+        match self.process(json, &mut scratch, true, &mut findings) {
+            Some(redacted) => (Cow::Owned(redacted), findings.len() as u64),
+            None => (Cow::Borrowed(json), 0),
         }
     }
 

@@ -8,6 +8,10 @@ use crate::json::{Kind, MAX_DEPTH, Tape, decode_string_mapped, push_pointer_segm
 
 /// The nesting a text may have: an entry's limit, plus one for an array of entries.
 const DEPTH: usize = MAX_DEPTH + 1;
+/// How many JSON texts held in strings, one in another, are read as JSON (Codex's tool
+/// call arguments are one level; each level doubles the escapes, so deeper ones are
+/// rare and are still checked as text).
+const MAX_NESTING: u8 = 3;
 
 /// A secret in a decoded string: its byte range there and its rule.
 #[derive(Clone, Copy, Debug)]
@@ -45,6 +49,8 @@ pub(super) struct Scratch {
     pub(super) hits: Vec<Hit>,
     edits: Vec<Edit>,
     path: Vec<Step>,
+    /// How many strings holding JSON text this text is inside.
+    nesting: u8,
 }
 
 impl Redactor {
@@ -171,23 +177,69 @@ impl Redactor {
         } else {
             inner
         };
+        // A string that holds a JSON text (a Codex tool call's arguments, a raw line
+        // kept by an import) is read as JSON too, so that a secret in it is judged as
+        // in any other JSON: by its member's name as well, and in strings whose quotes
+        // are escaped here. Its edits are mapped back onto this string's raw bytes;
+        // the string is still checked as text, and of two matches that overlap the
+        // earlier (then the longer) is kept.
+        let mut candidates: Vec<(Edit, Finding)> = Vec::new();
+        if n.escaped && scratch.nesting < MAX_NESTING && matches!(value.first(), Some(b'{' | b'['))
+        {
+            let mut nested = Scratch {
+                nesting: scratch.nesting + 1,
+                ..Scratch::default()
+            };
+            let mut nested_tape = Tape::default();
+            if scan(value, DEPTH, &mut nested_tape).is_ok() {
+                let mut found = Vec::new();
+                self.process_tape(value, &nested_tape, &mut nested, &mut found);
+                // One edit per finding, in the same order.
+                for (edit, finding) in nested.edits.iter().zip(found) {
+                    let edit = Edit {
+                        from: inner_start + offsets[edit.from],
+                        to: inner_start + offsets[edit.to],
+                        rule: edit.rule,
+                    };
+                    candidates.push((edit, finding));
+                }
+            }
+        }
         self.string_hits(value, key_bytes, scratch);
-        if !scratch.hits.is_empty() {
+        if !scratch.hits.is_empty() || !candidates.is_empty() {
             let entry_id = entry_id(tape);
             let pointer = pointer(tape, path);
+            for (_, finding) in &mut candidates {
+                // Found where this string is: the entry's id, this string's pointer.
+                finding.entry_id = entry_id.clone();
+                finding.pointer = Some(pointer.clone());
+            }
             for hit in &scratch.hits {
                 let secret = &value[hit.start..hit.end];
-                findings.push(self.finding(entry_id.clone(), Some(pointer.clone()), hit, secret));
                 let (from, to) = if n.escaped {
                     (offsets[hit.start], offsets[hit.end])
                 } else {
                     (hit.start, hit.end)
                 };
-                scratch.edits.push(Edit {
+                let edit = Edit {
                     from: inner_start + from,
                     to: inner_start + to,
                     rule: hit.rule,
-                });
+                };
+                candidates.push((
+                    edit,
+                    self.finding(entry_id.clone(), Some(pointer.clone()), hit, secret),
+                ));
+            }
+            candidates.sort_by_key(|(edit, _)| (edit.from, std::cmp::Reverse(edit.to)));
+            let mut end = 0;
+            for (edit, finding) in candidates {
+                if edit.from < end {
+                    continue;
+                }
+                end = edit.to;
+                scratch.edits.push(edit);
+                findings.push(finding);
             }
         }
         scratch.decoded = decoded;
@@ -305,9 +357,15 @@ impl Redactor {
 }
 
 /// Members whose values are never redacted: `id` and names ending in `Id` (`parentId`,
-/// `toolCallId`, `firstKeptEntryId`): they link entries, and an id is not a secret.
+/// `toolCallId`, `firstKeptEntryId`), and the ids of the agents' own files an export
+/// writes and an import keeps (Claude Code's `uuid`, `parentUuid`, `leafUuid`,
+/// `tool_use_id`; Codex's `call_id`): they link entries, and an id is not a secret.
 fn is_id_member(name: &str) -> bool {
-    name == "id" || name.ends_with("Id")
+    name == "id"
+        || name.ends_with("Id")
+        || name == "uuid"
+        || name.ends_with("Uuid")
+        || matches!(name, "tool_use_id" | "call_id")
 }
 
 /// The `id` of the text's top-level object, if it is a string.

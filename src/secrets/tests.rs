@@ -470,6 +470,74 @@ fn ids_and_keys_are_never_redacted() {
 }
 
 #[test]
+fn the_agents_own_id_members_are_never_redacted() {
+    // The ids an export writes into Claude Code and Codex lines: a user's rule that
+    // matches them leaves them alone, and redacts the same text elsewhere.
+    let options = SecretsOptions {
+        extra_rules: vec![RuleSpec {
+            name: "hex".into(),
+            pattern: "[0-9a-f]{8}".into(),
+        }],
+        ..SecretsOptions::default()
+    };
+    let redactor = Redactor::new(&options).unwrap();
+    let id = "0a1b2c3d-0000-4000-8000-0123456789ab";
+    let line = format!(
+        "{{\"uuid\":\"{id}\",\"parentUuid\":\"{id}\",\"leafUuid\":\"{id}\",\"sessionId\":\"{id}\",\"message\":{{\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"{id}\"}}]}},\"payload\":{{\"call_id\":\"{id}\"}},\"text\":\"{id}\"}}"
+    );
+    let out = redactor.redact_json_strings(&line);
+    let expected = line.replace(
+        &format!("\"text\":\"{id}\""),
+        "\"text\":\"[REDACTED:hex]-0000-4000-8000-[REDACTED:hex]89ab\"",
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_json_text_held_in_a_string_is_judged_as_json() {
+    // Codex keeps a tool call's arguments as JSON text in a string: a member named for
+    // a secret inside it is judged by its value, and a rule that spells quotes finds
+    // its secret, though every quote there is escaped once more.
+    let redactor = Redactor::standard().unwrap();
+    let password = random(ALNUM, 24, 70);
+    let key_id = random(HEX, 40, 71);
+    let inner = format!(
+        "{{\"cmd\":\"deploy\",\"password\":\"{password}\",\"note\":\"\\\"private_key_id\\\": \\\"{key_id}\\\"\"}}"
+    );
+    let mut line = String::from("{\"id\":\"e6\",\"type\":\"function_call\",\"arguments\":");
+    crate::json::push_string(&mut line, &inner);
+    line.push('}');
+    let findings = redactor.find_in_json(line.as_bytes());
+    let found: Vec<(&str, Option<&str>)> = findings
+        .iter()
+        .map(|f| (f.rule.as_str(), f.pointer.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (ASSIGNMENT_RULE, Some("/arguments")),
+            ("gcp-service-account-key-id", Some("/arguments"))
+        ]
+    );
+    let out = redactor.redact_json_strings(&line);
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let arguments: serde_json::Value =
+        serde_json::from_str(value["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments["cmd"], "deploy");
+    assert_eq!(arguments["password"], "[REDACTED:secret-assignment]");
+    assert_eq!(
+        arguments["note"],
+        "\"private_key_id\": \"[REDACTED:gcp-service-account-key-id]\""
+    );
+    // Nothing else of the line changed.
+    assert_eq!(
+        out,
+        line.replace(&password, "[REDACTED:secret-assignment]")
+            .replace(&key_id, "[REDACTED:gcp-service-account-key-id]")
+    );
+}
+
+#[test]
 fn a_line_that_is_not_json_is_checked_as_text() {
     let redactor = Redactor::standard().unwrap();
     let key = format!("glpat-{}", random(URLSAFE, 20, 65));

@@ -10,11 +10,16 @@
 //! while the server takes the rows before it; what was written is then dropped, as for
 //! any other failure: a file is written beside its name and renamed into place at the
 //! end (never replacing anything), a database session in one transaction.
+//!
+//! With a redactor ([`CopyOptions::redact`]) each entry's secrets are replaced by
+//! `[REDACTED:<rule>]` first; the checks and the write then see the redacted entry
+//! (its ids unchanged: the redactor never touches an id).
 
 use std::path::Path;
 
 use crate::entry::Entry;
 use crate::error::Error;
+use crate::secrets::Redactor;
 
 use super::{MemoryOptions, PgOptions, Store, pg};
 
@@ -23,6 +28,14 @@ use super::{MemoryOptions, PgOptions, Store, pg};
 pub struct CopyProgress {
     pub done: u64,
     pub total: u64,
+}
+
+/// Options of a copy.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CopyOptions<'r> {
+    /// Redact each entry with this rule set before it is checked and written (`None`:
+    /// byte for byte).
+    pub redact: Option<&'r Redactor>,
 }
 
 impl Store {
@@ -38,7 +51,18 @@ impl Store {
         out: &Path,
         progress: &mut dyn FnMut(CopyProgress),
     ) -> Result<u64, Error> {
-        let entries = self.entries()?;
+        self.copy_to_jsonl_with(out, &CopyOptions::default(), progress)
+    }
+
+    /// [`Store::copy_to_jsonl`], each entry redacted first when `options.redact` is
+    /// set.
+    pub fn copy_to_jsonl_with(
+        &self,
+        out: &Path,
+        options: &CopyOptions<'_>,
+        progress: &mut dyn FnMut(CopyProgress),
+    ) -> Result<u64, Error> {
+        let entries = redacted(self.entries()?, options.redact)?;
         let check = AsAppended::new(false);
         let total = entries.len() as u64;
         crate::interop::write_new_file(out, |sink| {
@@ -77,8 +101,26 @@ impl Store {
         options: &PgOptions,
         progress: &mut dyn FnMut(CopyProgress),
     ) -> Result<u64, Error> {
+        self.copy_to_pg_with(
+            conninfo,
+            session_id,
+            options,
+            &CopyOptions::default(),
+            progress,
+        )
+    }
+
+    /// [`Store::copy_to_pg`], each entry redacted first when `copy.redact` is set.
+    pub fn copy_to_pg_with(
+        &self,
+        conninfo: &str,
+        session_id: &str,
+        options: &PgOptions,
+        copy: &CopyOptions<'_>,
+        progress: &mut dyn FnMut(CopyProgress),
+    ) -> Result<u64, Error> {
         pg::check_session_id(session_id)?;
-        let entries = self.entries()?;
+        let entries = redacted(self.entries()?, copy.redact)?;
         let check = AsAppended::new(options.strict_roles);
         let total = entries.len() as u64;
         pg::copy_in(
@@ -91,6 +133,20 @@ impl Store {
         )?;
         Ok(total)
     }
+}
+
+/// `entries` with each one holding a secret replaced by its redacted text, parsed
+/// again (an entry without one is kept as it is).
+fn redacted(mut entries: Vec<Entry>, redactor: Option<&Redactor>) -> Result<Vec<Entry>, Error> {
+    let Some(redactor) = redactor else {
+        return Ok(entries);
+    };
+    for entry in &mut entries {
+        if let std::borrow::Cow::Owned(text) = redactor.redact_json_bytes(entry.json().as_bytes()) {
+            *entry = crate::entry::parse_entry(text)?;
+        }
+    }
+    Ok(entries)
 }
 
 /// Checks entries as appends to an empty store would, in the order given: a memory

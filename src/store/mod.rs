@@ -41,7 +41,7 @@ use crate::json::Object;
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
 
-pub use copy::CopyProgress;
+pub use copy::{CopyOptions, CopyProgress};
 pub use file::SessionFile;
 pub(crate) use file::io_error;
 #[cfg(feature = "search")]

@@ -2,7 +2,8 @@
  * test_export.c -- session_export (issue 35): a libsession session written as a file
  * that Claude Code or Codex resumes, and as a pi file; the report's shape; the file no
  * wider in mode than the source; a format other than the three, an unknown leaf and an
- * existing output are refused with nothing written.
+ * existing output are refused with nothing written; secrets redacted unless the options
+ * say "redact": false (issue 36).
  */
 #include "check.h"
 
@@ -126,11 +127,65 @@ static void refusals_write_nothing(void)
           count_dir_entries(g_dir));
 }
 
+/* Rule (issue 36): an export replaces each secret by [REDACTED:<rule>] unless its
+ * options say "redact": false, and counts them. The token is built at run time, so that
+ * no source file holds one. */
+static void redacts_secrets_by_default_and_keeps_them_when_asked(void)
+{
+    static const char ALPHABET[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";
+    char src[512], out[512], token[41], line[512];
+    char *json = NULL, *text;
+    size_t len;
+    SessionStatus st;
+    int i;
+
+    memcpy(token, "ghp_", 4);
+    for (i = 0; i < 36; i++)
+        token[4 + i] = ALPHABET[(i * 7 + 3) % 42];
+    token[40] = '\0';
+    snprintf(line, sizeof line,
+             "{\"id\":\"u-1\",\"parentId\":null,\"timestamp\":1735689601000,\"type\":\"message\","
+             "\"message\":{\"role\":\"user\",\"content\":\"use %s\"}}\n",
+             token);
+    path_in(src, sizeof src, "secret.jsonl");
+    write_file(src, line, strlen(line));
+
+    SECTION("by default the token is replaced, and counted");
+    path_in(out, sizeof out, "secret-redacted.jsonl");
+    st = session_export("claude-code", src, out, NULL, &json);
+    CHECK_STATUS(st, SESSION_OK, json, "export with the defaults");
+    CHECK_JSON(json, "redactions", "1", "one secret replaced");
+    session_string_free(json);
+    text = read_file(out, &len);
+    CHECK(text && !strstr(text, token), "the file holds no token");
+    CHECK(text && strstr(text, "use [REDACTED:github-token]"), "in its place, the rule's name");
+    CHECK(text && strstr(text, "\"uuid\":\"u-1\""), "the id unchanged");
+    free(text);
+
+    SECTION("\"redact\": false keeps it");
+    path_in(out, sizeof out, "secret-kept.jsonl");
+    st = session_export("claude-code", src, out, "{\"redact\":false}", &json);
+    CHECK_STATUS(st, SESSION_OK, json, "export keeping secrets");
+    CHECK_JSON(json, "redactions", "0", "nothing replaced");
+    session_string_free(json);
+    text = read_file(out, &len);
+    CHECK(text && strstr(text, token), "the file holds the token");
+    free(text);
+
+    SECTION("rule options while nothing is redacted are refused");
+    path_in(out, sizeof out, "secret-refused.jsonl");
+    st = session_export("pi", src, out, "{\"redact\":false,\"allow\":[\"x\"]}", &json);
+    CHECK_ERROR(st, SESSION_ERR_INVALID_ARGUMENT, json, "allow without redaction");
+    session_string_free(json);
+    CHECK(!file_exists(out), "nothing written");
+}
+
 int main(void)
 {
     make_tmpdir(g_dir, sizeof g_dir, "export");
     exports_to_each_agent_with_a_report();
     refusals_write_nothing();
+    redacts_secrets_by_default_and_keeps_them_when_asked();
     remove_tmpdir(g_dir);
     check_done("test_export");
     return 0;

@@ -14,6 +14,7 @@ pub mod list_io;
 pub mod pg;
 pub mod powerloss;
 pub mod properties;
+pub mod secrets;
 
 use std::path::{Path, PathBuf};
 

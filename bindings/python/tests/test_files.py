@@ -156,6 +156,7 @@ def test_export_writes_a_file_the_agent_resumes_with_its_report(tmp_path):
             }
         ],
         "dropped": [],
+        "redactions": 0,
     }
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["type"] for line in lines] == ["session_meta", "response_item", "response_item", "response_item"]

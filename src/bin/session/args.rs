@@ -376,6 +376,9 @@ Examples:
         src: PathBuf,
         /// The new libsession file.
         out: PathBuf,
+        /// Replace every secret with [REDACTED:RULE] in the entries written.
+        #[arg(long)]
+        redact: bool,
     },
     /// Write FILE as a new session file of another agent that resumes at LEAF.
     ///
@@ -385,7 +388,7 @@ Examples:
     /// --json or --jsonl, on stdout). LEAF defaults to the latest leaf. OUT must not
     /// exist.
     #[command(
-        override_usage = "session export --to pi|claude-code|codex FILE [LEAF] OUT",
+        override_usage = "session export --to pi|claude-code|codex [--no-redact] FILE [LEAF] OUT",
         after_help = "\
 Example:
   session export --to claude-code s.jsonl resumed.jsonl"
@@ -400,6 +403,9 @@ Example:
         /// file.
         #[arg(value_name = "LEAF OUT", num_args = 1..=2, required = true)]
         leaf_out: Vec<OsString>,
+        /// Keep secrets in the file written (by default they are redacted).
+        #[arg(long)]
+        no_redact: bool,
     },
     /// Find secrets (API keys, tokens, private keys, passwords) in sessions.
     ///
@@ -438,7 +444,7 @@ Example:
     /// the session id after #). DST must be a new file or an empty session. All or
     /// nothing: a failure leaves DST as it was.
     #[command(
-        override_usage = "session copy SRC DST",
+        override_usage = "session copy [--redact] SRC DST",
         after_help = "\
 Example:
   session copy s.jsonl 'postgresql://alice@/agents?host=/var/run/postgresql#s-1'"
@@ -448,6 +454,9 @@ Example:
         src: OsString,
         /// The destination: a new JSONL file or postgres://…#SESSION_ID.
         dst: OsString,
+        /// Replace every secret with [REDACTED:RULE] in the entries written.
+        #[arg(long)]
+        redact: bool,
     },
     /// Print a shell completion script for SHELL.
     #[command(after_help = "\
@@ -592,6 +601,7 @@ pub enum Command {
         format: Option<session::interop::Format>,
         source: PathBuf,
         out: PathBuf,
+        redact: bool,
     },
     View {
         file: Location,
@@ -613,10 +623,12 @@ pub enum Command {
         file: PathBuf,
         leaf: Option<String>,
         out: PathBuf,
+        redact: bool,
     },
     Copy {
         src: Location,
         dst: Location,
+        redact: bool,
     },
     Completions(clap_complete::Shell),
     Man,
@@ -923,7 +935,12 @@ fn command(verb: Verb, pg: Option<&str>) -> Result<Command, &'static str> {
             in_place: _,
             rules,
         } => Command::Redact { src, out, rules },
-        Verb::Import { from, src, out } => Command::Import {
+        Verb::Import {
+            from,
+            src,
+            out,
+            redact,
+        } => Command::Import {
             format: match from {
                 ImportFormat::Auto => None,
                 ImportFormat::Pi => Some(session::interop::Format::Pi),
@@ -932,11 +949,13 @@ fn command(verb: Verb, pg: Option<&str>) -> Result<Command, &'static str> {
             },
             source: file_only(src, pg)?,
             out,
+            redact,
         },
         Verb::Export {
             to,
             file,
             mut leaf_out,
+            no_redact,
         } => {
             let out = PathBuf::from(leaf_out.pop().unwrap_or_default());
             Command::Export {
@@ -948,11 +967,13 @@ fn command(verb: Verb, pg: Option<&str>) -> Result<Command, &'static str> {
                 file: file_only(file, pg)?,
                 leaf: leaf_id(leaf_out.pop())?,
                 out,
+                redact: !no_redact,
             }
         }
-        Verb::Copy { src, dst } => Command::Copy {
+        Verb::Copy { src, dst, redact } => Command::Copy {
             src: at(src)?,
             dst: at(dst)?,
+            redact,
         },
         Verb::Completions { shell } => Command::Completions(match shell {
             ShellArg::Bash => clap_complete::Shell::Bash,

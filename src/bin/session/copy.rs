@@ -6,7 +6,8 @@
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
-use session::{Error, PgOptions, Store};
+use session::secrets::Redactor;
+use session::{CopyOptions, Error, PgOptions, Store};
 
 use crate::args::Location;
 use crate::exit;
@@ -16,8 +17,9 @@ use crate::progress::Progress;
 /// Copies every entry of `src` into `dst`, a new file or a new or empty session; says
 /// how many on stderr. A source that does not exist (a file, or a session: it is never
 /// created) fails before anything is written; so does a destination that exists or
-/// has entries (exit 2).
-pub fn copy(out: &mut Out, src: &Location, dst: &Location) -> Outcome {
+/// has entries (exit 2). With `redact`, each entry's secrets are replaced (the default
+/// rules) before it is checked and written.
+pub fn copy(out: &mut Out, src: &Location, dst: &Location, redact: bool) -> Outcome {
     let source = match src {
         Location::File(path) => {
             outputs_no_wider_than(Source::File(path));
@@ -35,15 +37,27 @@ pub fn copy(out: &mut Out, src: &Location, dst: &Location) -> Outcome {
             Store::open_pg(conninfo, session_id, &reader)?.0
         }
     };
+    let options = CopyOptions {
+        redact: match redact {
+            true => Some(Redactor::standard()?),
+            false => None,
+        },
+    };
     let progress = Progress::entries("copying");
     let copied = match dst {
-        Location::File(path) => source.copy_to_jsonl(path, &mut |p| progress.copied(p)),
+        Location::File(path) => {
+            source.copy_to_jsonl_with(path, &options, &mut |p| progress.copied(p))
+        }
         Location::Postgres {
             conninfo,
             session_id,
-        } => source.copy_to_pg(conninfo, session_id, &PgOptions::default(), &mut |p| {
-            progress.copied(p)
-        }),
+        } => source.copy_to_pg_with(
+            conninfo,
+            session_id,
+            &PgOptions::default(),
+            &options,
+            &mut |p| progress.copied(p),
+        ),
     };
     drop(progress);
     match copied {

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use session::Error;
-use session::interop::{ExportOptions, Format, export_file, import_file_with_progress};
+use session::interop::{ExportOptions, Format, ImportOptions, export_file, import_file_with};
 
 use crate::exit;
 use crate::output::{
@@ -18,11 +18,21 @@ use crate::progress::Progress;
 /// `format` `None` detects it; `out` is no wider in mode than `source`. A source that
 /// looks like another format than the one given fails (exit 2) naming the one to use;
 /// nothing is written. A progress line shows on stderr while it reads, when stderr is
-/// a terminal.
-pub fn import(stdout: &mut Out, format: Option<Format>, source: &Path, out: &Path) -> Outcome {
+/// a terminal. With `redact`, secrets are replaced in the entries written.
+pub fn import(
+    stdout: &mut Out,
+    format: Option<Format>,
+    source: &Path,
+    out: &Path,
+    redact: bool,
+) -> Outcome {
     outputs_no_wider_than(Source::File(source));
     let progress = Progress::bytes("importing");
-    let imported = import_file_with_progress(format, source, out, &mut |p| progress.import(p));
+    let options = ImportOptions {
+        redact: Some(redact),
+        ..ImportOptions::default()
+    };
+    let imported = import_file_with(format, source, out, &options, &mut |p| progress.import(p));
     drop(progress);
     let report = match imported {
         Ok(report) => report,
@@ -56,18 +66,24 @@ pub fn import(stdout: &mut Out, format: Option<Format>, source: &Path, out: &Pat
 
 /// Writes `file` as a new session file `out` of `format` that resumes at `leaf`
 /// (default: the default leaf: the one an imported session's agent
-/// resumes, else the latest); the report goes to stderr as one JSON line.
+/// resumes, else the latest); the report goes to stderr as one JSON line. Secrets are
+/// redacted unless `redact` is false.
 pub fn export(
     stdout: &mut Out,
     format: Format,
     file: &Path,
     leaf: Option<&str>,
     out: &Path,
+    redact: bool,
 ) -> Outcome {
     let (store, _) = open(file, false)?;
     let leaf = leaf_or_default(&store, leaf)?;
     drop(store);
-    let options = ExportOptions { leaf: Some(leaf) };
+    let options = ExportOptions {
+        leaf: Some(leaf),
+        redact: Some(redact),
+        ..ExportOptions::default()
+    };
     let report = export_file(format, file, out, &options)?;
     if !stdout.readable() {
         stdout.emit(&Doc::One(report.to_json()))?;

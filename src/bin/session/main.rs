@@ -81,7 +81,8 @@ fn main() -> ExitCode {
             format,
             source,
             out: to,
-        } => interop::import(&mut out, format, &source, &to),
+            redact,
+        } => interop::import(&mut out, format, &source, &to, redact),
         Command::View {
             file,
             leaf,
@@ -93,14 +94,15 @@ fn main() -> ExitCode {
             file,
             leaf,
             out: to,
-        } => interop::export(&mut out, format, &file, leaf.as_deref(), &to),
+            redact,
+        } => interop::export(&mut out, format, &file, leaf.as_deref(), &to, redact),
         Command::Secrets { path, rules } => secrets::secrets(&mut out, &path, &rules),
         Command::Redact {
             src,
             out: to,
             rules,
         } => secrets::redact(&mut out, &src, to.as_deref(), &rules),
-        Command::Copy { src, dst } => copy::copy(&mut out, &src, &dst),
+        Command::Copy { src, dst, redact } => copy::copy(&mut out, &src, &dst, redact),
         Command::Completions(shell) => help::completions(&mut out, shell),
         Command::Man => help::man(&mut out),
     };

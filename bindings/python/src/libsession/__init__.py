@@ -357,14 +357,15 @@ def search(directory, query, *, limit=None, roles=None, latest_path_only=None, r
     return _call(lib.session_search, raw, _path_arg(directory, "directory"), query_json)
 
 
-def export(format, src, out, *, leaf=None, raw=False):
+def export(format, src, out, *, leaf=None, redact=None, raw=False):
     """Writes the session file ``src`` as a new file ``out`` that another agent resumes
     at ``leaf`` (default: the latest leaf). ``format`` is ``"pi"`` (the whole tree),
     ``"claude-code"`` or ``"codex"`` (what that agent sends for the leaf, as lines it
-    resumes). Returns the report ``{"format", "entries", "converted": [{"kind",
-    "count", "reason"}, ...], "dropped": [...]}``. ``out`` must not exist; the file is
-    no wider in mode than ``src``."""
-    options = _options({"leaf": leaf})
+    resumes). Secrets are replaced by ``[REDACTED:<rule>]`` (ids never change) unless
+    ``redact`` is ``False``. Returns the report ``{"format", "entries", "converted":
+    [{"kind", "count", "reason"}, ...], "dropped": [...], "redactions": N}``. ``out``
+    must not exist; the file is no wider in mode than ``src``."""
+    options = _options({"leaf": leaf, "redact": redact})
     return _call(
         lib.session_export, raw, _c_text(format, "format"), _path_arg(src, "src"), _path_arg(out, "out"), options
     )
