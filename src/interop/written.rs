@@ -313,12 +313,17 @@ impl Written {
             tools,
         } = self;
         drop(table);
-        let tree = Tree::build(&ids, parents)?;
-        let tree = Checked { ids, tree, tools };
+        let tree = Tree::build(&ids, &parents)?;
+        let tree = Checked {
+            ids,
+            parents,
+            tree,
+            tools,
+        };
         for (&(node, first_kept), &first) in compactions.iter().zip(&firsts) {
             let walk = Walk {
                 written: &tree,
-                at: tree.tree[node as usize].parent,
+                at: tree.parents[node as usize],
                 first,
                 found: false,
             };
@@ -331,9 +336,8 @@ impl Written {
     }
 }
 
-/// One written entry's place in the tree.
+/// One written entry's place in the tree, beside its parent.
 struct Node {
-    parent: u32,
     depth: u32,
     /// A skew-binary jump pointer: with `parent`, finds the ancestor at a given depth
     /// in a logarithmic number of steps.
@@ -346,13 +350,13 @@ struct Tree;
 
 impl Tree {
     /// The tree links of every entry, parents before children (the order written).
-    fn build(ids: &Ids, parents: Vec<u32>) -> Result<Vec<Node>, Error> {
+    fn build(ids: &Ids, parents: &[u32]) -> Result<Vec<Node>, Error> {
         let mut nodes: Vec<Node> = Vec::new();
         nodes
             .try_reserve_exact(parents.len())
             .map_err(|_| out_of_memory(WHAT))?;
         grown_to(nodes.capacity().saturating_mul(size_of::<Node>()), WHAT)?;
-        for (i, parent) in parents.into_iter().enumerate() {
+        for (i, &parent) in parents.iter().enumerate() {
             let node = i as u32;
             let (depth, jump, message_above) = match nodes.get(parent as usize) {
                 None => (0, node, NONE),
@@ -374,7 +378,6 @@ impl Tree {
                 }
             };
             nodes.push(Node {
-                parent,
                 depth,
                 jump,
                 message_above,
@@ -387,6 +390,7 @@ impl Tree {
 /// What the compaction walks read: the ids, the tree links, the tool facts.
 struct Checked {
     ids: Ids,
+    parents: Vec<u32>,
     tree: Vec<Node>,
     tools: HashMap<u32, ToolIds>,
 }
@@ -406,7 +410,7 @@ impl Checked {
             node = if self.tree[n.jump as usize].depth >= depth {
                 n.jump
             } else {
-                n.parent
+                self.parents[node as usize]
             };
         }
     }
@@ -496,7 +500,7 @@ impl<'w> Iterator for Walk<'w> {
                 self.at = if written.role(self.first).is_none()
                     && above_depth.is_none_or(|d| d < first.depth)
                 {
-                    written.ancestor_at(node.parent, first.depth)
+                    written.ancestor_at(written.parents[current as usize], first.depth)
                 } else {
                     above
                 };
