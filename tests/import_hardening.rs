@@ -186,3 +186,102 @@ fn an_import_fails_when_an_entry_would_outgrow_a_line_its_source_fitted_in() {
     let source = pi_file_with_a_message_of(&dir, session::MAX_LINE_BYTES - 8);
     assert_fails_naming_line_2(&dir, &source);
 }
+
+// On demand: a Claude Code transcript of the size users report, generated.
+
+#[path = "../benches/importbench/generate.rs"]
+#[allow(dead_code)]
+mod generate;
+
+/// The child of [`a_large_claude_code_import_keeps_under_64_bytes_an_entry`]: imports
+/// `IMPORT_PROBE_SRC` into `IMPORT_PROBE_OUT` and prints `peak-kb BEFORE AFTER` (its
+/// own `VmHWM` before and after the import) and the report.
+#[test]
+#[ignore = "a helper run in a child process"]
+fn large_import_probe() {
+    let (Ok(source), Ok(out)) = (
+        std::env::var("IMPORT_PROBE_SRC"),
+        std::env::var("IMPORT_PROBE_OUT"),
+    ) else {
+        return;
+    };
+    let peak = || {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap()
+    };
+    let before = peak();
+    let report = import_file(Format::ClaudeCode, Path::new(&source), Path::new(&out)).unwrap();
+    println!("peak-kb {before} {}", peak());
+    println!("report {}", report.to_json());
+}
+
+/// A generated transcript of `IMPORT_LARGE_MB` megabytes (default 300; about 2.2 times
+/// that on disk while it runs, in the test's temporary folder), 99% `progress` lines
+/// as users' multi-gigabyte transcripts are, imported in a child process: the import
+/// holds under 64 bytes an entry beyond what the process held before it (it was about
+/// 105; 37 at 5.27 GB, 51 at 200 MB, where the tables outgrown stay in the heap), writes an entry per line plus the root and the resume-leaf record, and its
+/// output opens with every entry and the resume leaf the report names. Run with
+/// `cargo test --release --test import_hardening -- --ignored --nocapture large`.
+#[test]
+#[ignore = "on demand: generates and imports a transcript of hundreds of megabytes"]
+fn a_large_claude_code_import_keeps_under_64_bytes_an_entry() {
+    let mb: u64 = std::env::var("IMPORT_LARGE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let dir = temp_dir("import-large");
+    let source = dir.join("large.jsonl");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus/claude-code");
+    let lines = generate::generate_claude(&corpus, &source, mb * 1_000_000);
+    let out = dir.join("out.jsonl");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "large_import_probe", "--ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env("IMPORT_PROBE_SRC", &source)
+        .env("IMPORT_PROBE_OUT", &out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+    std::fs::remove_file(&source).unwrap();
+    let peaks: Vec<u64> = stdout
+        .lines()
+        // libtest prints "test large_import_probe ... " on the same line.
+        .find_map(|l| l.split_once("peak-kb ").map(|(_, v)| v))
+        .unwrap()
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let report: serde_json::Value = serde_json::from_str(
+        stdout
+            .lines()
+            .find_map(|l| l.split_once("report ").map(|(_, v)| v))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["linesRead"], lines);
+    let entries = report["entriesWritten"].as_u64().unwrap();
+    assert_eq!(entries, lines + 2, "a line each, the root, the resume leaf");
+    let held = (peaks[1] - peaks[0]) * 1024;
+    println!(
+        "{lines} lines, {mb} MB: the import held {:.1} MB, {:.1} bytes an entry",
+        held as f64 / 1e6,
+        held as f64 / entries as f64
+    );
+    assert!(held < 64 * entries, "{held} bytes for {entries} entries");
+    let (store, open) = session::Store::open_jsonl_with(&out, &read_only()).unwrap();
+    assert_eq!(open.state, session::State::Ready);
+    assert_eq!(store.len().unwrap() as u64, entries);
+    assert_eq!(
+        store.resume_leaf().unwrap().as_deref(),
+        report["resumeLeafId"].as_str()
+    );
+}

@@ -20,74 +20,264 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use session::interop::{Format, import_file};
+use session::interop::{Format, import_file, import_file_into};
 use session::{JsonlOptions, Store};
 
 use super::{die, status_kb};
+
+pub mod generate;
+use generate::{generate_claude, write_line};
 
 const CORPUS: &str = "tests/interop/corpus";
 
 pub fn run(args: &[String]) {
     let o = super::parse_options(args);
     let gb: f64 = super::num_arg(args, "--gb").unwrap_or(1.0);
+    // The pi and Codex files: the corpus's, repeated to this size.
+    let foreign_mb: f64 = super::num_arg(args, "--foreign-mb").unwrap_or(100.0);
     // Three children by default: each imports a whole gigabyte.
     let runs: usize = super::num_arg(args, "--runs").unwrap_or(3).max(1);
+    // `--sink`: the Claude Code import only, its output into `io::sink()` (no file
+    // written, nothing opened): peak memory at sizes whose output the disk cannot hold.
+    let sink = args.iter().any(|a| a == "--sink");
     let data = o.data;
     let dir = data.join("import");
     fs::create_dir_all(&dir).unwrap();
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join(CORPUS);
     let claude = dir.join(format!("claude-{gb}gb.jsonl"));
     let target = (gb * 1e9) as u64;
-    if fs::metadata(&claude).map(|m| m.len()).unwrap_or(0) < target {
-        let t = Instant::now();
-        generate_claude(&corpus.join("claude-code"), &claude, target);
-        eprintln!(
-            "import: wrote {} ({:.1} MB) in {:.1} s",
-            claude.display(),
-            fs::metadata(&claude).unwrap().len() as f64 / 1e6,
-            t.elapsed().as_secs_f64()
-        );
+    let made = |path: &Path, target: u64, make: &dyn Fn(&Path, u64)| {
+        if fs::metadata(path).map(|m| m.len()).unwrap_or(0) < target {
+            let t = Instant::now();
+            make(path, target);
+            eprintln!(
+                "import: wrote {} ({:.1} MB) in {:.1} s",
+                path.display(),
+                fs::metadata(path).unwrap().len() as f64 / 1e6,
+                t.elapsed().as_secs_f64()
+            );
+        }
+    };
+    made(&claude, target, &|p, t| {
+        generate_claude(&corpus.join("claude-code"), p, t);
+    });
+    let mut sources = vec![("Claude Code, generated", "claude-code", claude.clone())];
+    if !sink {
+        let foreign = (foreign_mb * 1e6) as u64;
+        let pi = dir.join(format!("pi-{foreign_mb}mb.jsonl"));
+        made(&pi, foreign, &|p, t| {
+            generate_pi(&largest(&corpus.join("pi")), p, t)
+        });
+        let codex = dir.join(format!("codex-{foreign_mb}mb.jsonl"));
+        made(&codex, foreign, &|p, t| {
+            generate_codex(&largest(&corpus.join("codex")), p, t)
+        });
+        sources.push(("pi, corpus repeated", "pi", pi));
+        sources.push(("Codex, corpus repeated", "codex", codex));
     }
-    let pi = largest(&corpus.join("pi"));
     println!(
-        "| source | size | import | import MB/s | import peak RSS | RSS ÷ size | open the result | open MB/s | open peak RSS |"
+        "| source | size | import | import MB/s | import peak RSS | RSS ÷ size | floor: read | floor: split + parse | import ÷ parse floor | open the result | open MB/s | open peak RSS |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (name, format, source) in [
-        ("Claude Code, generated", "claude-code", claude.as_path()),
-        ("pi, corpus", "pi", pi.as_path()),
-    ] {
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, format, source) in &sources {
+        let source = source.as_path();
         let bytes = fs::metadata(source).unwrap().len();
         let out = dir.join(format!("imported-{format}.jsonl"));
         let mut imports = Vec::new();
         let mut opens = Vec::new();
+        let mut reads = Vec::new();
+        let mut parses = Vec::new();
         for _ in 0..runs {
             let _ = fs::remove_file(&out);
             let _ = fs::remove_file(session::index_path(&out));
-            imports.push(child(
-                "import-child",
-                &[format, path_str(source), path_str(&out)],
-            ));
-            opens.push(child("import-open-child", &[path_str(&out)]));
+            // The floors first, in the same run (the file in the page cache for both).
+            reads.push(child("import-floor-child", &["read", path_str(source)]).0);
+            parses.push(child("import-floor-child", &["parse", path_str(source)]).0);
+            let to = if sink { "-" } else { path_str(&out) };
+            imports.push(child("import-child", &[format, path_str(source), to]));
+            if !sink {
+                opens.push(child("import-open-child", &[path_str(&out)]));
+            }
         }
-        let out_bytes = fs::metadata(&out).unwrap().len();
+        // Resume of the result, its index written once by a writer's open and close.
+        let mut resumes = Vec::new();
+        if !sink {
+            child("import-index-child", &[path_str(&out)]);
+            for _ in 0..runs.max(5) {
+                resumes.push(child3("import-resume-child", &[path_str(&out)]));
+            }
+        }
         let (it, ir) = medians(&imports);
-        let (ot, or) = medians(&opens);
+        let (rt, _) = medians(&reads.iter().map(|&t| (t, 0.0)).collect::<Vec<_>>());
+        let (pt, _) = medians(&parses.iter().map(|&t| (t, 0.0)).collect::<Vec<_>>());
+        let mb = bytes as f64 / 1e6;
+        let (open, open_mbs, open_rss) = if sink {
+            (
+                "(output not written)".to_owned(),
+                String::new(),
+                String::new(),
+            )
+        } else {
+            let out_bytes = fs::metadata(&out).unwrap().len();
+            let (ot, or) = medians(&opens);
+            (
+                format!("{ot:.2} s ({:.1} MB)", out_bytes as f64 / 1e6),
+                format!("{:.0}", out_bytes as f64 / 1e6 / ot),
+                format!("{:.1} MB", or / 1e6),
+            )
+        };
         println!(
-            "| {name} | {:.1} MB | {:.2} s | {:.0} | {:.1} MB | {:.2} | {:.2} s ({:.1} MB) | {:.0} | {:.1} MB |",
-            bytes as f64 / 1e6,
-            it,
-            bytes as f64 / 1e6 / it,
+            "| {name} | {mb:.1} MB | {it:.2} s | {:.0} | {:.1} MB | {:.3} | {rt:.2} s ({:.0} MB/s) | {pt:.2} s ({:.0} MB/s) | {:.2} | {open} | {open_mbs} | {open_rss} |",
+            mb / it,
             ir / 1e6,
             ir / bytes as f64,
-            ot,
-            out_bytes as f64 / 1e6,
-            out_bytes as f64 / 1e6 / ot,
-            or / 1e6,
+            mb / rt,
+            mb / pt,
+            it / pt,
         );
+        if !resumes.is_empty() {
+            let mut open: Vec<f64> = resumes.iter().map(|r| r.0).collect();
+            let mut resume: Vec<f64> = resumes.iter().map(|r| r.1).collect();
+            open.sort_by(f64::total_cmp);
+            resume.sort_by(f64::total_cmp);
+            eprintln!(
+                "{name}: with the index, open {:.3} ms, open + context of the resume leaf ({} messages) {:.3} ms (medians of {})",
+                open[open.len() / 2] * 1e3,
+                resumes[0].2,
+                resume[resume.len() / 2] * 1e3,
+                resumes.len()
+            );
+        }
         let _ = fs::remove_file(&out);
         let _ = fs::remove_file(session::index_path(&out));
     }
+}
+
+/// Runs this binary as `mode args…`; its output is three numbers.
+fn child3(mode: &str, args: &[&str]) -> (f64, f64, f64) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg(mode)
+        .args(args)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        die(&format!("{mode}: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (v[0], v[1], v[2])
+}
+
+/// In the child: `import-floor-child read|parse FILE`: the file read through (`read`),
+/// or split into lines each parsed by `serde_json` into `IgnoredAny` (`parse`, a
+/// validating parse that builds nothing). Prints `SECONDS PEAK_BYTES`.
+pub fn floor_child(args: &[String]) {
+    use std::io::{BufRead, BufReader, Read};
+    let file = fs::File::open(&args[1]).unwrap_or_else(|e| die(&e.to_string()));
+    let t = Instant::now();
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut count = 0u64;
+    if args[0] == "read" {
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = reader
+                .read(&mut buf)
+                .unwrap_or_else(|e| die(&e.to_string()));
+            if n == 0 {
+                break;
+            }
+            count += n as u64;
+        }
+    } else {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .unwrap_or_else(|e| die(&e.to_string()));
+            if n == 0 {
+                break;
+            }
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+                count += 1;
+            }
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(count);
+    println!("{secs} {}", status_kb("VmHWM:") * 1024);
+}
+
+/// A pi file: `source`'s lines repeated to `target` bytes, the header once, every id
+/// (`id`, `parentId`, `firstKeptEntryId`) suffixed with the repetition, and the first
+/// entry of a repetition under the last of the one before.
+fn generate_pi(source: &Path, out: &Path, target: u64) {
+    let text = fs::read_to_string(source).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut w = BufWriter::with_capacity(1 << 20, fs::File::create(out).unwrap());
+    let mut written = 0u64;
+    let mut last: Option<String> = None;
+    for repetition in 0u64.. {
+        let mut first = true;
+        for line in &lines {
+            let mut line = line.clone();
+            let Some(object) = line.as_object_mut() else {
+                continue;
+            };
+            if object.get("type").and_then(|t| t.as_str()) == Some("session") {
+                if repetition > 0 {
+                    continue;
+                }
+            } else {
+                for key in ["id", "parentId", "firstKeptEntryId"] {
+                    if let Some(serde_json::Value::String(id)) = object.get_mut(key) {
+                        id.push_str(&format!("-{repetition}"));
+                    }
+                }
+                if first && repetition > 0 {
+                    object.insert("parentId".into(), last.clone().into());
+                }
+                first = false;
+                last = object.get("id").and_then(|i| i.as_str()).map(str::to_owned);
+            }
+            let text = serde_json::to_vec(&line).unwrap();
+            write_line(&mut w, &text, &mut written);
+        }
+        if written >= target {
+            break;
+        }
+    }
+    w.flush().unwrap();
+}
+
+/// A Codex rollout: `source`'s lines repeated to `target` bytes, its `session_meta`
+/// once (Codex's items carry no ids: a repetition continues the conversation).
+fn generate_codex(source: &Path, out: &Path, target: u64) {
+    let text = fs::read(source).unwrap();
+    let lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut w = BufWriter::with_capacity(1 << 20, fs::File::create(out).unwrap());
+    let mut written = 0u64;
+    for repetition in 0u64.. {
+        for line in &lines {
+            if repetition > 0 && memchr::memmem::find(line, b"\"type\":\"session_meta\"").is_some()
+            {
+                continue;
+            }
+            write_line(&mut w, line, &mut written);
+        }
+        if written >= target {
+            break;
+        }
+    }
+    w.flush().unwrap();
 }
 
 fn path_str(p: &Path) -> &str {
@@ -121,15 +311,46 @@ fn child(mode: &str, args: &[&str]) -> (f64, f64) {
     (v[0], v[1])
 }
 
-/// In the child: `import-child FORMAT SRC OUT`.
+/// In the child: `import-child FORMAT SRC OUT` (`OUT` `-`: into `io::sink()`).
 pub fn import_child(args: &[String]) {
     let format = Format::from_name(&args[0]).unwrap_or_else(|| die("bad format"));
     let t = Instant::now();
-    let report = import_file(format, Path::new(&args[1]), Path::new(&args[2]))
-        .unwrap_or_else(|e| die(&e.to_string()));
+    let report = match args[2].as_str() {
+        "-" => import_file_into(format, Path::new(&args[1]), &mut std::io::sink()),
+        out => import_file(format, Path::new(&args[1]), Path::new(out)),
+    }
+    .unwrap_or_else(|e| die(&e.to_string()));
     let secs = t.elapsed().as_secs_f64();
     std::hint::black_box(&report);
     println!("{secs} {}", status_kb("VmHWM:") * 1024);
+}
+
+/// In the child: `import-index-child FILE`: a writer's open and close, which writes
+/// the session index.
+pub fn index_child(args: &[String]) {
+    let (store, _) = Store::open_jsonl(Path::new(&args[0])).unwrap_or_else(|e| die(&e.to_string()));
+    drop(store);
+    println!("0 0");
+}
+
+/// In the child: `import-resume-child FILE`, the index present: a read-only open,
+/// then the recorded resume leaf's context with the default options. Prints
+/// `OPEN_SECONDS OPEN_AND_CONTEXT_SECONDS MESSAGES`.
+pub fn resume_child(args: &[String]) {
+    let options = JsonlOptions::from_json(r#"{"readOnly":true}"#).unwrap();
+    let t = Instant::now();
+    let (store, _) = Store::open_jsonl_with(Path::new(&args[0]), &options)
+        .unwrap_or_else(|e| die(&e.to_string()));
+    let open = t.elapsed().as_secs_f64();
+    let leaf = store
+        .resume_leaf()
+        .unwrap_or_else(|e| die(&e.to_string()))
+        .unwrap_or_else(|| die("no resume leaf"));
+    let context = store
+        .build_context(&leaf, &session::ContextOptions::default(), None)
+        .unwrap_or_else(|e| die(&e.to_string()));
+    let resume = t.elapsed().as_secs_f64();
+    println!("{open} {resume} {}", context.messages.len());
 }
 
 /// In the child: `import-open-child FILE`, a read-only open (no index written).
@@ -158,164 +379,4 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-/// SplitMix64.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-fn is_uuid(s: &[u8]) -> bool {
-    s.len() == 36
-        && s.iter().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => *b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        })
-}
-
-/// A fresh uuid for `old` in the copy salted `salt`.
-fn fresh(old: &[u8], salt: u64) -> [u8; 36] {
-    let mut h = salt;
-    for &b in old {
-        h = mix(h ^ u64::from(b));
-    }
-    let (a, b) = (mix(h), mix(h ^ 0x5555));
-    let text = format!(
-        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        b >> 52,
-        b & 0xffff_ffff_ffff
-    );
-    let mut out = [0u8; 36];
-    out.copy_from_slice(text.as_bytes());
-    out
-}
-
-/// `line` with every quoted uuid replaced by its fresh one for `salt`, and its first
-/// `parentUuid` (the line's own: Claude Code writes it first) set to `parent` when
-/// given.
-fn remap(line: &[u8], salt: u64, parent: Option<&[u8; 36]>, out: &mut Vec<u8>) {
-    out.clear();
-    let mut parent = parent;
-    let mut i = 0;
-    while i < line.len() {
-        if line[i] == b'"'
-            && i + 38 <= line.len()
-            && line[i + 37] == b'"'
-            && is_uuid(&line[i + 1..i + 37])
-        {
-            let mut value = fresh(&line[i + 1..i + 37], salt);
-            if line[..i].ends_with(b"\"parentUuid\":")
-                && let Some(p) = parent.take()
-            {
-                value = *p;
-            }
-            out.push(b'"');
-            out.extend_from_slice(&value);
-            out.push(b'"');
-            i += 38;
-            continue;
-        }
-        if line[i..].starts_with(b"\"parentUuid\":null") {
-            out.extend_from_slice(b"\"parentUuid\":");
-            match parent.take() {
-                Some(p) => {
-                    out.push(b'"');
-                    out.extend_from_slice(p);
-                    out.push(b'"');
-                }
-                None => out.extend_from_slice(b"null"),
-            }
-            i += b"\"parentUuid\":null".len();
-            continue;
-        }
-        out.push(line[i]);
-        i += 1;
-    }
-}
-
-/// The line's own `uuid` (the top-level member), if it is one.
-fn own_uuid(line: &[u8]) -> Option<Vec<u8>> {
-    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
-    let id = value.get("uuid")?.as_str()?;
-    is_uuid(id.as_bytes()).then(|| id.as_bytes().to_vec())
-}
-
-fn is_progress(line: &[u8]) -> bool {
-    memchr::memmem::find(line, b"\"type\":\"progress\"").is_some()
-}
-
-/// Writes the generated Claude Code transcript (see the module's text).
-fn generate_claude(dir: &Path, out: &Path, target: u64) {
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    for file in jsonl_files(dir) {
-        let text = fs::read(&file).unwrap();
-        lines.extend(
-            text.split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .map(<[u8]>::to_vec),
-        );
-    }
-    let own: Vec<Option<Vec<u8>>> = lines.iter().map(|l| own_uuid(l)).collect();
-    let progress: Vec<usize> = (0..lines.len())
-        .filter(|&i| is_progress(&lines[i]))
-        .collect();
-    let conversation = lines.len() - progress.len();
-    if progress.is_empty() || conversation == 0 {
-        die("the corpus has no progress or no conversation lines");
-    }
-    // Progress lines to add after each conversation line so that 99% are progress.
-    let extra = (99 * conversation).saturating_sub(progress.len()) / conversation;
-    let tmp = out.with_extension("tmp");
-    let mut w = BufWriter::with_capacity(1 << 20, fs::File::create(&tmp).unwrap());
-    let mut written = 0u64;
-    let mut buf = Vec::new();
-    let mut last: Option<[u8; 36]> = None;
-    let mut inserted = 0u64;
-    let mut next_progress = 0usize;
-    let mut repetition = 0u64;
-    'outer: loop {
-        for (index, line) in lines.iter().enumerate() {
-            // A line whose parent is null hangs under the previous repetition's last.
-            let chain =
-                last.filter(|_| memchr::memmem::find(line, b"\"parentUuid\":null").is_some());
-            remap(line, repetition, chain.as_ref(), &mut buf);
-            write_line(&mut w, &buf, &mut written);
-            if let Some(uuid) = &own[index] {
-                last = Some(fresh(uuid, repetition));
-            }
-            if is_progress(line) {
-                continue;
-            }
-            for _ in 0..extra {
-                let template = progress[next_progress % progress.len()];
-                next_progress += 1;
-                inserted += 1;
-                let salt = (1 << 40) | inserted;
-                remap(&lines[template], salt, last.as_ref(), &mut buf);
-                write_line(&mut w, &buf, &mut written);
-                if let Some(uuid) = &own[template] {
-                    last = Some(fresh(uuid, salt));
-                }
-            }
-            if written >= target {
-                break 'outer;
-            }
-        }
-        repetition += 1;
-    }
-    w.flush().unwrap();
-    drop(w);
-    fs::rename(&tmp, out).unwrap();
-}
-
-fn write_line(w: &mut impl Write, line: &[u8], written: &mut u64) {
-    w.write_all(line).unwrap();
-    w.write_all(b"\n").unwrap();
-    *written += line.len() as u64 + 1;
 }

@@ -17,6 +17,8 @@
 //! as written; the stand-in is written back as the bare token. An importer that
 //! reads such a number's value (a timestamp) reads it with [`number_value`].
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::json::{Kind, Tape};
@@ -233,8 +235,23 @@ fn stand_in_numbers(marker: char, text: &[u8]) -> Option<Vec<u8>> {
         match text[i] {
             b'"' => {
                 i += 1;
-                while i < text.len() && text[i] != b'"' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
+                // To the closing quote, an escaped byte skipped (the text between
+                // found by memchr: a line is mostly strings).
+                loop {
+                    match text
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    {
+                        Some(at) if text[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at;
+                            break;
+                        }
+                        None => {
+                            i = text.len();
+                            break;
+                        }
+                    }
                 }
                 i += 1;
             }
@@ -317,9 +334,9 @@ fn unmark(marker: char, text: &str) -> String {
 
 /// Copies `text`, replacing each lone surrogate escape inside a string by the
 /// marker and its hex digits. A paired escape (high then low) is left alone.
-fn mark(marker: char, text: &[u8]) -> Vec<u8> {
+fn mark(marker: char, text: &[u8]) -> Cow<'_, [u8]> {
     if !contains(text, b"\\u") {
-        return text.to_vec();
+        return Cow::Borrowed(text);
     }
     let mut out = Vec::with_capacity(text.len());
     let mut buf = [0u8; 4];
@@ -370,7 +387,7 @@ fn mark(marker: char, text: &[u8]) -> Vec<u8> {
             }
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// The UTF-16 unit of a `\uXXXX` escape at `at` when it is a surrogate.

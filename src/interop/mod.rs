@@ -319,6 +319,43 @@ pub fn import_file_with(
     })
 }
 
+/// [`import_file`], writing the lines into `out` as they are made, with no file, sync
+/// or rename: for the on-demand benchmark, which measures the import of a
+/// multi-gigabyte source without a copy of it on disk (`out` is `std::io::sink()`).
+#[doc(hidden)]
+pub fn import_file_into(
+    format: impl Into<Option<Format>>,
+    source: &Path,
+    out: &mut dyn Write,
+) -> Result<ImportReport, Error> {
+    let format = format.into();
+    let file = open_regular(OpenOptions::new().read(true), source)
+        .map_err(|e| io_error(IoOp::Open, source, &e))?;
+    let total = file
+        .metadata()
+        .map_err(|e| io_error(IoOp::Open, source, &e))?
+        .len();
+    let name = source.display().to_string();
+    let reader = Box::new(BufReader::with_capacity(1 << 16, file));
+    let mut silent = |_: ImportProgress| true;
+    let mut source = Source::new(reader, &name, total, &mut silent);
+    let mut sink = WriterSink(out);
+    run(format, &mut source, &mut sink, None)
+}
+
+/// A sink straight into a writer ([`import_file_into`]).
+struct WriterSink<'w>(&'w mut dyn Write);
+
+impl Sink for WriterSink<'_> {
+    fn line(&mut self, parts: &[&[u8]]) -> Result<(), Error> {
+        parts
+            .iter()
+            .try_for_each(|part| self.0.write_all(part))
+            .and_then(|()| self.0.write_all(b"\n"))
+            .map_err(|e| io_error(IoOp::Write, Path::new("the import output"), &e))
+    }
+}
+
 /// [`export_pi`] into a new file at `out` (which must not exist), synced.
 pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Result<(), Error> {
     let text = export_pi(entries, leaf)?;
@@ -963,18 +1000,26 @@ impl<'s> Builder<'s> {
         };
         // A transcript that is all sidechain (a subagent's own file) resumes at its end.
         let resume = pick(HAS_CHILD | RAW | ASIDE).or_else(|| pick(HAS_CHILD | RAW));
-        self.report.resume_leaf_id = resume.map(|node| self.written.id(node as u32).to_owned());
+        self.report.resume_leaf_id =
+            resume.map(|node| self.written.id(node as u32).as_str().to_owned());
         if let Some(leaf) = self.report.resume_leaf_id.clone() {
             self.record_resume_leaf(&leaf)?;
         }
-        for compaction in &self.compactions {
+        // The flags are read; the record of the written entries is handed over.
+        self.flags = Vec::new();
+        let written = std::mem::replace(&mut self.written, Written::new());
+        let checks: Vec<(u32, Option<&str>)> = self
+            .compactions
+            .iter()
+            .map(|c| (c.node, c.first_kept.as_deref()))
+            .collect();
+        let results = written.check_compactions(&checks)?;
+        for (compaction, result) in self.compactions.iter().zip(results) {
             if let Err(Error::InvalidCompaction {
                 compaction_id,
                 reason,
                 ..
-            }) = self
-                .written
-                .check_compaction(compaction.node, compaction.first_kept.as_deref())
+            }) = result
             {
                 reserve_one(&mut self.report.refused_compactions, "the import report")?;
                 self.report.refused_compactions.push(RefusedCompaction {
@@ -1031,7 +1076,7 @@ impl<'s> Builder<'s> {
     }
 
     pub(crate) fn last_id(&self) -> Option<String> {
-        self.last.map(|n| self.written.id(n).to_owned())
+        self.last.map(|n| self.written.id(n).as_str().to_owned())
     }
 
     pub(crate) fn has_id(&self, id: &str) -> bool {
@@ -1068,7 +1113,7 @@ impl<'s> Builder<'s> {
     /// The root's id, writing a root holding `null` first if there is none yet.
     pub(crate) fn root(&mut self, timestamp: f64) -> Result<String, Error> {
         match self.root {
-            Some(node) => Ok(self.written.id(node).to_owned()),
+            Some(node) => Ok(self.written.id(node).as_str().to_owned()),
             None => self.set_root("import-root", "session", Value::Null, timestamp, Map::new()),
         }
     }
