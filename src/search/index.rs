@@ -921,6 +921,9 @@ fn mark_latest(tx: &Connection, leaf: Option<i64>, value: i64) -> Result<(), Fai
 /// Reads the committed bytes of `file` after `state.offset` (up to `size`) and
 /// indexes their entries (the words of their text, and where their line is); a
 /// corrupt line is recorded in `errors`. Returns what it added.
+// The update's state passed through: the file, its record, the update's vocabulary,
+// the redactor every line passes first and the byte count.
+#[allow(clippy::too_many_arguments)]
 fn read_new(
     tx: &Connection,
     file: &File,
