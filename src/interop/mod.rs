@@ -303,17 +303,7 @@ pub fn import_file_with(
         &options.extra_rules,
         &options.allow,
     )?;
-    // A FIFO would block and a device such as /dev/zero never end: refused before a
-    // byte is read, as every open of a session file is.
-    let file = open_regular(OpenOptions::new().read(true), source)
-        .map_err(|e| io_error(IoOp::Open, source, &e))?;
-    let total = file
-        .metadata()
-        .map_err(|e| io_error(IoOp::Open, source, &e))?
-        .len();
-    let name = source.display().to_string();
-    let reader = Box::new(BufReader::with_capacity(1 << 16, file));
-    let mut source = Source::new(reader, &name, total, progress);
+    let mut source = Source::open(source, progress)?;
     write_new_file(out, |sink| {
         run(format, &mut source, sink, redactor.as_deref())
     })
@@ -329,16 +319,8 @@ pub fn import_file_into(
     out: &mut dyn Write,
 ) -> Result<ImportReport, Error> {
     let format = format.into();
-    let file = open_regular(OpenOptions::new().read(true), source)
-        .map_err(|e| io_error(IoOp::Open, source, &e))?;
-    let total = file
-        .metadata()
-        .map_err(|e| io_error(IoOp::Open, source, &e))?
-        .len();
-    let name = source.display().to_string();
-    let reader = Box::new(BufReader::with_capacity(1 << 16, file));
     let mut silent = |_: ImportProgress| true;
-    let mut source = Source::new(reader, &name, total, &mut silent);
+    let mut source = Source::open(source, &mut silent)?;
     let mut sink = WriterSink(out);
     run(format, &mut source, &mut sink, None)
 }
@@ -689,6 +671,23 @@ pub(crate) trait Input: BufRead + Seek {}
 impl<T: BufRead + Seek> Input for T {}
 
 impl<'r> Source<'r> {
+    /// The session file at `path`, opened for the import. A FIFO would block and a
+    /// device such as /dev/zero never end: refused before a byte is read, as every
+    /// open of a session file is.
+    fn open(
+        path: &Path,
+        progress: &'r mut dyn FnMut(ImportProgress) -> bool,
+    ) -> Result<Source<'r>, Error> {
+        let file = open_regular(OpenOptions::new().read(true), path)
+            .map_err(|e| io_error(IoOp::Open, path, &e))?;
+        let total = file
+            .metadata()
+            .map_err(|e| io_error(IoOp::Open, path, &e))?
+            .len();
+        let reader = Box::new(BufReader::with_capacity(1 << 16, file));
+        Ok(Source::new(reader, &path.display().to_string(), total, progress))
+    }
+
     fn new(
         reader: Box<dyn Input + 'r>,
         name: &str,
