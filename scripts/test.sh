@@ -56,15 +56,15 @@ agent_tests=(interop_pi interop_export interop_agents)
 mapfile -t reliability_tests < <(scripts/reliability.sh --list)
 
 rust_slice() {
-  local args=(--lib --bins --examples --benches) name
+  local args=(--lib --bins --examples --benches) name count=0
   for f in tests/*.rs; do
     name=$(basename "$f" .rs)
     case " ${pg_tests[*]} ${agent_tests[*]} ${reliability_tests[*]} " in
       *" $name "*) ;;
-      *) args+=(--test "$name") ;;
+      *) args+=(--test "$name"); count=$((count + 1)) ;;
     esac
   done
-  step "cargo test (the rust slice: ${#args[@]} targets)"
+  step "cargo test (the rust slice: the library, binary, examples, benches and $count test files)"
   cargo test "${args[@]}"
 }
 
