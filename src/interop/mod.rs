@@ -685,7 +685,12 @@ impl<'r> Source<'r> {
             .map_err(|e| io_error(IoOp::Open, path, &e))?
             .len();
         let reader = Box::new(BufReader::with_capacity(1 << 16, file));
-        Ok(Source::new(reader, &path.display().to_string(), total, progress))
+        Ok(Source::new(
+            reader,
+            &path.display().to_string(),
+            total,
+            progress,
+        ))
     }
 
     fn new(
