@@ -9,7 +9,7 @@ use session::{Entry, EntryKind, Role, State};
 
 use crate::args::Location;
 use crate::exit;
-use crate::output::{Doc, Opened, Out, Outcome, leaf_or_default, note, open_at, parsed};
+use crate::output::{Doc, Failure, Opened, Out, Outcome, leaf_or_default, note, open_at, parsed};
 use crate::render::{self, Filter};
 use crate::term;
 
@@ -79,15 +79,31 @@ fn hidden(shown: usize, total: usize, filter: &Filter) -> String {
     format!(" ({shown} shown{how})")
 }
 
-pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
+/// The store at `at`, the leaf (`leaf`, or the default leaf) and the path to it: what
+/// `show` and `path` read.
+fn open_path(at: &Location, leaf: Option<&str>) -> Result<(Opened, String, Vec<Entry>), Failure> {
     let opened = open_at(at)?;
-    let leaf = &leaf_or_default(&opened.store, leaf)?;
-    let path = opened.store.path_to(leaf)?;
+    let leaf = leaf_or_default(&opened.store, leaf)?;
+    let path = opened.store.path_to(&leaf)?;
+    Ok((opened, leaf, path))
+}
+
+/// Prints `kept` under --json/--jsonl (each entry its line) and says so; the readable
+/// form is the caller's.
+fn emitted(out: &mut Out, kept: &[&Entry]) -> std::io::Result<bool> {
+    if out.readable() {
+        return Ok(false);
+    }
+    out.emit(&Doc::Many(
+        kept.iter().map(|e| e.json().to_owned()).collect(),
+    ))?;
+    Ok(true)
+}
+
+pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
+    let (opened, leaf, path) = open_path(at, leaf)?;
     let kept = kept_entries(out, &path, filter);
-    if !out.readable() {
-        out.emit(&Doc::Many(
-            kept.iter().map(|e| e.json().to_owned()).collect(),
-        ))?;
+    if emitted(out, &kept)? {
         return Ok(finish_read(out, &opened)?);
     }
     let title = format!(
@@ -110,14 +126,9 @@ pub fn show(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -
 }
 
 pub fn path(out: &mut Out, at: &Location, leaf: Option<&str>, filter: &Filter) -> Outcome {
-    let opened = open_at(at)?;
-    let leaf = &leaf_or_default(&opened.store, leaf)?;
-    let path = opened.store.path_to(leaf)?;
+    let (opened, leaf, path) = open_path(at, leaf)?;
     let kept = kept_entries(out, &path, filter);
-    if !out.readable() {
-        out.emit(&Doc::Many(
-            kept.iter().map(|e| e.json().to_owned()).collect(),
-        ))?;
+    if emitted(out, &kept)? {
         return Ok(finish_read(out, &opened)?);
     }
     if kept.len() < path.len() {
