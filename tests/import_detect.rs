@@ -4,21 +4,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use common::temp_dir;
+use common::{interop_fixture, temp_dir};
 use session::Error;
 use session::interop::{Format, import, import_file};
 use session::{ContextOptions, build_context, parse_entries};
 
 use common::corpus_files;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/interop/fixtures")
-        .join(name)
-}
 
 const FORMATS: [Format; 3] = [Format::Pi, Format::ClaudeCode, Format::Codex];
 
@@ -41,7 +35,7 @@ fn every_corpus_file_and_fixture_is_detected_as_the_format_of_its_folder() {
         ("codex-rollout.jsonl", Format::Codex),
         ("codex-torn.jsonl", Format::Codex),
     ] {
-        let bytes = std::fs::read(fixture(name)).unwrap();
+        let bytes = std::fs::read(interop_fixture(name)).unwrap();
         assert_eq!(Format::detect(&bytes), Some(format), "{name}");
     }
     let pi = br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;

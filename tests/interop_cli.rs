@@ -8,19 +8,13 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::temp_dir;
+use common::{interop_fixture, temp_dir};
 
 fn session(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_session"))
         .args(args)
         .output()
         .expect("the CLI runs")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/interop/fixtures")
-        .join(name)
 }
 
 #[test]
@@ -32,7 +26,7 @@ fn import_writes_a_new_file_reports_on_stderr_and_never_overwrites() {
             Path::new("import"),
             Path::new("--from"),
             Path::new("codex"),
-            &fixture("codex-rollout.jsonl"),
+            &interop_fixture("codex-rollout.jsonl"),
             out,
         ])
     };
@@ -92,7 +86,11 @@ fn export_to_claude_code_and_codex_reports_and_keeps_the_source_mode() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_dir("export-agents");
     let file = dir.join("codex.jsonl");
-    let import = session(&[Path::new("import"), &fixture("codex-rollout.jsonl"), &file]);
+    let import = session(&[
+        Path::new("import"),
+        &interop_fixture("codex-rollout.jsonl"),
+        &file,
+    ]);
     assert_eq!(import.status.code(), Some(0));
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     let export = |to: &str, out: &Path| {
@@ -159,7 +157,7 @@ fn unknown_format_and_unknown_leaf_are_refused() {
         Path::new("import"),
         Path::new("--from"),
         Path::new("gemini"),
-        &fixture("codex-rollout.jsonl"),
+        &interop_fixture("codex-rollout.jsonl"),
         &out,
     ]);
     assert_eq!(unknown.status.code(), Some(64));
@@ -170,7 +168,7 @@ fn unknown_format_and_unknown_leaf_are_refused() {
         Path::new("import"),
         Path::new("--from"),
         Path::new("claude-code"),
-        &fixture("claude-code-session.jsonl"),
+        &interop_fixture("claude-code-session.jsonl"),
         &file,
     ]);
     assert_eq!(import.status.code(), Some(0));
@@ -206,7 +204,7 @@ fn on_a_terminal(args: &[&Path]) -> String {
 #[test]
 fn import_shows_a_progress_line_only_when_stderr_is_a_terminal() {
     let dir = temp_dir("import-progress-cli");
-    let source = fixture("codex-rollout.jsonl");
+    let source = interop_fixture("codex-rollout.jsonl");
     let args = |out: &Path| {
         [
             Path::new("import"),

@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::temp_dir;
+use common::{interop_fixture, temp_dir};
 use session::interop::{Format, import};
 use session::{ContextOptions, Error, Store, build_context, parse_entries};
 
@@ -19,12 +19,6 @@ fn session_cli(args: &[&OsStr]) -> Output {
         .args(args)
         .output()
         .expect("the CLI runs")
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/interop/fixtures")
-        .join(name)
 }
 
 fn memory_store(lines: &[String]) -> Store {
@@ -69,7 +63,7 @@ fn every_import_ends_with_the_record_of_its_resume_leaf_under_that_leaf() {
 #[test]
 fn an_imported_session_satisfies_every_tree_rule_and_round_trips() {
     for name in ["claude-code-session.jsonl", "codex-rollout.jsonl"] {
-        let imported = import(None, &std::fs::read(fixture(name)).unwrap()).unwrap();
+        let imported = import(None, &std::fs::read(interop_fixture(name)).unwrap()).unwrap();
         // Appended one by one, every append-time rule holds (the record's leafId is
         // committed before it).
         let store = memory_store(&imported.lines);
@@ -157,7 +151,7 @@ fn imported_file(dir: &Path, fixture_name: &str) -> (PathBuf, String) {
     let out = dir.join(format!("{fixture_name}.imported.jsonl"));
     let import = session_cli(&[
         "import".as_ref(),
-        fixture(fixture_name).as_os_str(),
+        interop_fixture(fixture_name).as_os_str(),
         out.as_os_str(),
     ]);
     assert_eq!(import.status.code(), Some(0));
@@ -282,8 +276,11 @@ fn another_agents_file_given_to_a_reading_verb_says_how_to_import_it() {
     let pi = common::corpus_files("pi").remove(0);
     let dir = temp_dir("agent-file-hint");
     for (source, format) in [
-        (fixture("claude-code-session.jsonl"), Format::ClaudeCode),
-        (fixture("codex-rollout.jsonl"), Format::Codex),
+        (
+            interop_fixture("claude-code-session.jsonl"),
+            Format::ClaudeCode,
+        ),
+        (interop_fixture("codex-rollout.jsonl"), Format::Codex),
         (pi, Format::Pi),
     ] {
         // A copy: `label` opens its file as a writer.

@@ -120,6 +120,13 @@ pub fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus")
 }
 
+/// The hand-made session file `name` of `tests/interop/fixtures/`.
+pub fn interop_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop/fixtures")
+        .join(name)
+}
+
 /// Every `*.jsonl` under `corpus_dir()/folder` (`""`: the whole corpus), sub-folders
 /// included (Claude Code's sub-agent files), sorted.
 pub fn corpus_files(folder: &str) -> Vec<PathBuf> {
