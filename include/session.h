@@ -806,8 +806,8 @@ SessionStatus session_store_messages_on_path(SessionStore *store,
  *   placed after the last assistant message of the reply that holds the call, with
  *   the timestamp of the message that holds it.
  * - "synthesizedText": the text of a synthesized result (default "aborted").
- * - "budget": {"maxTokens":N,"reservedOutput":N,"safetyMargin":N}, finite numbers
- *   >= 0; the last two default to 0. Interactions are kept from the newest
+ * - "budget": {"maxTokens":N,"reservedOutput":N,"safetyMargin":N}, each a finite
+ *   number >= 0; the last two default to 0. Interactions are kept from the newest
  *   backwards while they fit beside the summary; the newest always stays. budget
  *   then reports available, used, reason (within_budget, trimmed,
  *   single_interaction_overflow), droppedInteractions and
