@@ -33,10 +33,35 @@
 //! # Ok::<(), session::Error>(())
 //! ```
 //!
-//! Modules: [`entry`] (the parsing boundary), [`json`] (JSON hygiene), [`tree`]
-//! (paths over a slice), [`recover`] (what a JSONL byte string commits), [`store`]
-//! (memory and JSONL stores), [`error`]. The C ABI lives in `ffi`, the only module
-//! with `unsafe`.
+//! # Modules
+//!
+//! Each module holds one concept. Floors count from the foundation up: a module is
+//! built on the floors below it, and the C ABI is the top floor.
+//!
+//! - floor 1: [`json`], JSON hygiene: the one-pass scanner (one value, no duplicate
+//!   keys, lossless numbers, depth limit), JSON Pointers and the one writer.
+//! - floor 1: [`preview`], previews of text for people: cut on a scalar value,
+//!   control characters escaped.
+//! - floor 2: [`error`], the typed core errors, with the facts a caller needs as
+//!   fields.
+//! - floor 2: [`options`], the one parser of every `options_json`.
+//! - floor 3: [`entry`], the entry types and `parse_entry`: the parsing boundary.
+//! - floor 4: [`tree`], `path_to` and `messages_on_path` over a slice of entries.
+//! - floor 4: [`recover`], what a JSONL byte string commits, and the line scanner.
+//! - floor 4: [`nav`], the navigation node, its query options and labels.
+//! - floor 5: [`context`], what the model sees for a leaf: compactions,
+//!   interactions, tool pairing, the token budget and the agents' profiles.
+//! - floor 6: [`store`], the append-only stores: in memory, on a JSONL file (with
+//!   its session index) and on PostgreSQL.
+//! - floor 7: [`repair`], the explicit repair of a file's unterminated tail.
+//! - floor 7: [`list`], the sessions in a folder, one record per `*.jsonl` file.
+//! - floor 8: [`secrets`], finding and redacting secrets in JSON lines.
+//! - floor 9: [`search`], search across the sessions of a folder, with its sidecar
+//!   index.
+//! - floor 9: [`view`], a store as one self-contained HTML page.
+//! - floor 10: [`interop`], import from and export to pi, Claude Code and Codex.
+//! - floor 11: [`ffi`], the C ABI (include/session.h): the only `extern "C"` and the
+//!   only module with `unsafe`.
 
 #![deny(unsafe_code)]
 

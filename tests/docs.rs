@@ -253,3 +253,44 @@ fn every_path_named_in_the_architecture_page_exists() {
         "only {named} paths found: is the scanner broken?"
     );
 }
+
+/// The names of the modules that `src/lib.rs` declares (`mod x;` or `pub mod x;`,
+/// whatever attributes stand before them).
+fn declared_modules(lib: &str) -> Vec<String> {
+    lib.lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .filter_map(|l| {
+            let rest = l.strip_prefix("pub ").unwrap_or(l);
+            let name = rest.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(name.trim().to_owned())
+        })
+        .collect()
+}
+
+/// `src/lib.rs`'s module map names every module the crate declares, each on a line
+/// that says its floor, so a module added without a word in the map fails here.
+#[test]
+fn the_module_map_in_lib_rs_names_every_module_with_its_floor() {
+    let lib = fs::read_to_string(root().join("src/lib.rs")).expect("src/lib.rs");
+    let map: Vec<&str> = lib.lines().filter_map(|l| l.strip_prefix("//!")).collect();
+    let modules = declared_modules(&lib);
+    assert!(
+        modules.len() >= 16,
+        "only {} modules found in src/lib.rs: is the scanner broken? {modules:?}",
+        modules.len()
+    );
+    let missing: Vec<&String> = modules
+        .iter()
+        .filter(|module| {
+            let link = format!("[`{module}`]");
+            !map.iter()
+                .any(|l| l.contains(&link) && l.contains("floor "))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "src/lib.rs's module map lacks these modules (add a line \
+         \"//! - floor N: [`name`], what it holds\"): {missing:?}"
+    );
+}

@@ -56,8 +56,8 @@ pub enum EntryKind {
 /// How strictly `parse_entry` treats roles and block types it does not know.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ParseOptions {
-    /// Reject extension roles and extension blocks with `invalid_entry`, as round 1
-    /// did (docs/contract.md §6.1 option `strictRoles`). Default: open.
+    /// Reject extension roles and extension blocks with `invalid_entry`
+    /// (docs/contract.md §6.1 option `strictRoles`). Default: open.
     pub strict_roles: bool,
 }
 

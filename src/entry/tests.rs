@@ -135,8 +135,8 @@ fn rejects_unknown_entry_type() {
     assert_eq!(e.pointer, "/type");
 }
 
-/// Round 2 (docs/contract.md §6.1) opened roles and block types; round 1 rejected them. The
-/// `strictRoles` option restores the closed set.
+/// Roles and block types are open (docs/contract.md §6.1): an unknown one is kept. The
+/// `strictRoles` option closes the set.
 #[test]
 fn extension_role_and_block_are_kept_unless_strict() {
     let role = a_read_with(r#""role":"assistant""#, r#""role":"system""#);
@@ -275,7 +275,7 @@ fn json_hygiene_classes_are_invalid_json_with_pointers() {
         .pointer,
         "/message/usage/input"
     );
-    // Round 2 (docs/contract.md §6.1): a lone surrogate escape is kept as written.
+    // docs/contract.md §6.1: a lone surrogate escape is kept as written.
     let lone = a_read_with("README.md", r"\ud800");
     assert_eq!(parse_entry(&lone).unwrap().json(), lone);
     let mut bad_utf8 = A_READ.as_bytes().to_vec();

@@ -1,14 +1,13 @@
-//! The C functions of docs/contract.md §9 for contexts: build_context (pure and through a store)
-//! and the memory store with options.
+//! The C functions of docs/contract.md §7 and §9 that build a context: over an
+//! array of entries and through a store.
 
 use std::ffi::{CString, c_char, c_void};
 
 use super::SessionStore;
-use super::boundary::{guard, guard_store, options_arg, set_store, str_arg};
+use super::boundary::{guard, guard_store, options_arg, str_arg};
 use super::status::SessionStatus;
 use crate::context::{self, ContextOptions};
 use crate::entry::{ParseOptions, parse_entries_with};
-use crate::store::{MemoryOptions, Store};
 
 /// A host's token estimator for session_store_build_context: returns the cost in
 /// tokens of one message, given its normalised JSON (message_json, NUL-terminated,
@@ -23,82 +22,106 @@ pub type SessionTokenEstimator = Option<
     unsafe extern "C" fn(message_json: *const c_char, len: usize, user_data: *mut c_void) -> f64,
 >;
 
-/// What the model should see for leaf_id (docs/contract.md §7), over entries_json, a JSON
-/// array of entries in any order, with the default token estimator (a quarter of the
-/// bytes of each message's normalised JSON, rounded up).
+/// Section 5. Context: what the model sees for a leaf.
 ///
-/// P is the path to leaf_id; C the compaction on P nearest the leaf (earlier ones
-/// are ignored). The kept messages are every message of P without C; the messages
-/// after C when its firstKeptEntryId is null; else the messages from
-/// firstKeptEntryId to the leaf. They are split into interactions (one starts at the
-/// first kept message and at every user message) and checked for tool-call pairing.
-/// The result is one JSON object, members in this order:
+/// What the model should see for leaf_id (docs/contract.md §7), over entries_json,
+/// a JSON array of entries in any order. Tokens are counted with the default
+/// estimator: a quarter of the bytes of each message's normalised JSON, rounded up.
+///
+/// P is the path to leaf_id. C is the compaction on P nearest the leaf; earlier
+/// ones are ignored. The kept messages are:
+///
+/// - every message of P, when there is no C;
+/// - the messages after C, when its firstKeptEntryId is null;
+/// - else the messages from firstKeptEntryId to the leaf.
+///
+/// They are split into interactions: one starts at the first kept message and at
+/// every user message. They are checked for tool-call pairing. The result is one
+/// JSON object, members in this order:
 ///
 /// {"leafId":…,"compaction":{"id","firstKeptEntryId","tokensBefore","summary",
 /// "details"?}|null,"messages":[…],"keptEntryIds":[…],"interactions":[{"start",
 /// "count","firstEntryId","cutPoint","tokens"?}…],"metadata":{…},"budget":{…}|null,
 /// "skipped":[…],"defects":[…]}
 ///
-/// messages starts with a synthetic user message holding the summary when there is
-/// a C (unless summaryMessage is false), then the kept messages byte-identical to
-/// session_messages_on_path; keptEntryIds is aligned with the messages after the
-/// summary, null for a synthesized result.
-/// metadata is the last value of each non-session. key over the whole of P, in
-/// first-set order. skipped/defects list {interactionStartId, entryId,
-/// toolCallId, reason}, and "action":"synthesized" for a defect answered by a
-/// synthesized result or "action":"dropped" for a result a profile left out.
+/// - messages starts with a synthetic user message that holds the summary when
+///   there is a C (unless summaryMessage is false). The kept messages follow,
+///   byte-identical to session_messages_on_path.
+/// - keptEntryIds is aligned with the messages after the summary; it is null for a
+///   synthesized result.
+/// - metadata is the last value of each key not under session., over the whole of
+///   P, in first-set order.
+/// - skipped and defects list {interactionStartId, entryId, toolCallId, reason}.
+///   A defect answered by a synthesized result adds "action":"synthesized"; a
+///   result a profile left out adds "action":"dropped".
 ///
-/// Options (options_json, a JSON object; NULL means the defaults; an unknown member
-/// is SESSION_ERR_INVALID_ARGUMENT): "onDefect": "error" (default), "skip"
-/// (drop each defective interaction whole, list it in skipped), "keep" (keep
-/// them, list the defects in defects) or "synthesize" (answer each tool call that
-/// has no result with {"role":"toolResult","toolCallId","toolName","content":[one
-/// text block],"isError":true,"timestamp","synthetic":true}, placed after the last
-/// assistant message of the reply holding the call, with the timestamp of the
-/// message holding it, listed in defects; any other defect fails as with "error");
-/// "synthesizedText" (the text of a synthesized result, default "aborted");
-/// "budget": {"maxTokens":N,
-/// "reservedOutput":N,"safetyMargin":N} (finite numbers >= 0, the last two default to
-/// 0): interactions are kept from the newest backwards while they fit beside the
-/// summary, the newest always stays, and budget reports available, used,
-/// reason (within_budget, trimmed, single_interaction_overflow),
-/// droppedInteractions, suggestedFirstKeptEntryId (token sums saturate at
-/// DBL_MAX and available at -DBL_MAX, so the output is always JSON; numbers from
-/// 1e21 up are written with an exponent); "summaryMessage" (default
-/// true); "summaryPrefix", "summarySuffix" (text around the summary, default
-/// empty); "strictRoles" (default false: reject extension roles and blocks);
-/// "profile": "auto" (the default: the agent an imported session came from, named by
-/// its root's importedFormat, and none for a native session), "none" (no agent's rules,
-/// whatever the origin), "pi", "claude-code" or "codex": messages are what that agent
-/// sends for the leaf. pi leaves out assistant messages stopped with "error" or
-/// "aborted" and answers a call without a result with "No result provided" after the
-/// results of its reply; Claude Code merges the parts of a reply sharing a responseId
-/// into one message (parts and results it hung off the path taken back), its results
-/// after it, leaves out whitespace-only replies and replies whose calls have no result
-/// ("action":"dropped"), sends "No response requested." after a conversation ending on
-/// the user's side and old Task calls as Agent; Codex answers a call without an output
-/// with "aborted" right after it, drops an output without a call ("action":"dropped"),
-/// pairs tool searches the same way, sends a compaction's replacement history in place
-/// of its summary and, at a compaction without one, the history Codex rebuilds there:
-/// the user messages before it (text only, newest first while they fit in 20,000
-/// tokens of 4 bytes, the one that does not fit shortened as Codex shortens it, Codex's
-/// own context messages left out), then the summary, as one interaction. The profile
-/// applies only while onDefect is "error"; other defects are kept, and the compaction's
-/// own cut is taken even when it is not an interaction start or leaves a call pending,
-/// as those agents take it.
+/// options_json is a JSON object; NULL means the defaults, and an unknown member is
+/// SESSION_ERR_INVALID_ARGUMENT. Its members:
 ///
-/// Returns SESSION_OK; in this order SESSION_ERR_INVALID_ARGUMENT (NULL or
-/// non-UTF-8 string, bad options); SESSION_ERR_INVALID_JSON,
-/// SESSION_ERR_INVALID_ENTRY, SESSION_ERR_DUPLICATE_ID;
-/// SESSION_ERR_UNKNOWN_LEAF; SESSION_ERR_MISSING_PARENT, SESSION_ERR_CYCLE;
-/// SESSION_ERR_INVALID_COMPACTION (compactionId, firstKeptEntryId, reason);
-/// SESSION_ERR_TOOL_PAIRING (entryId, toolCallId, reason,
-/// interactionStartId). The message of a tool pairing error ends with the option
-/// that would build the context: for a session imported from an agent and built
-/// without its rules ("profile":"none", or onDefect other than "error"),
-/// "profile":"auto" with onDefect "error"; for a native session, onDefect. The
-/// message of an invalid compaction that the agent's profile would take
-/// (not_interaction_start, pending_tool_calls) on such an imported session names
+/// - "onDefect": what a pairing defect does. "error" (default) fails the call.
+///   "skip" drops each defective interaction whole and lists it in skipped. "keep"
+///   keeps them and lists the defects in defects. "synthesize" answers each tool
+///   call that has no result, and lists it in defects; any other defect fails as
+///   with "error". The answer is {"role":"toolResult","toolCallId","toolName",
+///   "content":[one text block],"isError":true,"timestamp","synthetic":true}. It is
+///   placed after the last assistant message of the reply that holds the call, with
+///   the timestamp of the message that holds it.
+/// - "synthesizedText": the text of a synthesized result (default "aborted").
+/// - "budget": {"maxTokens":N,"reservedOutput":N,"safetyMargin":N}, each a finite
+///   number >= 0; the last two default to 0. Interactions are kept from the newest
+///   backwards while they fit beside the summary; the newest always stays. budget
+///   then reports available, used, reason (within_budget, trimmed,
+///   single_interaction_overflow), droppedInteractions and
+///   suggestedFirstKeptEntryId. Token sums saturate at DBL_MAX, and available at
+///   -DBL_MAX, so the output is always JSON. Numbers from 1e21 up are written with
+///   an exponent.
+/// - "summaryMessage" (default true); "summaryPrefix" and "summarySuffix", the text
+///   around the summary (default empty).
+/// - "strictRoles" (default false): reject extension roles and blocks.
+/// - "profile": whose rules build the messages. "auto" (the default) takes the
+///   agent an imported session came from, named by its root's importedFormat, and
+///   none for a native session. "none" applies no agent's rules, whatever the
+///   origin. "pi", "claude-code" or "codex": the messages are what that agent sends
+///   for the leaf.
+///
+/// What each agent sends:
+///
+/// - pi leaves out assistant messages stopped with "error" or "aborted". It answers
+///   a call without a result with "No result provided", after the results of its
+///   reply.
+/// - Claude Code merges the parts of a reply that share a responseId into one
+///   message, its results after it (parts and results it hung off the path are
+///   taken back). It leaves out whitespace-only replies, and replies whose calls
+///   have no result ("action":"dropped"). It sends "No response requested." after a
+///   conversation that ends on the user's side, and old Task calls as Agent.
+/// - Codex answers a call without an output with "aborted", right after it. It
+///   drops an output without a call ("action":"dropped"), and pairs tool searches
+///   the same way. It sends a compaction's replacement history in place of its
+///   summary. At a compaction without one, it sends the history Codex rebuilds
+///   there, as one interaction: the user messages before it, then the summary. Those
+///   user messages are text only, newest first while they fit in 20,000 tokens of 4
+///   bytes; the one that does not fit is shortened as Codex shortens it; Codex's own
+///   context messages are left out.
+///
+/// A profile applies only while onDefect is "error". Other defects are then kept.
+/// The compaction's own cut is taken even when it is not an interaction start or
+/// leaves a call pending, as those agents take it.
+///
+/// Returns SESSION_OK, or, in this order:
+///
+/// - SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string, bad options);
+/// - SESSION_ERR_INVALID_JSON, SESSION_ERR_INVALID_ENTRY, SESSION_ERR_DUPLICATE_ID;
+/// - SESSION_ERR_UNKNOWN_LEAF;
+/// - SESSION_ERR_MISSING_PARENT, SESSION_ERR_CYCLE;
+/// - SESSION_ERR_INVALID_COMPACTION (compactionId, firstKeptEntryId, reason);
+/// - SESSION_ERR_TOOL_PAIRING (entryId, toolCallId, reason, interactionStartId).
+///
+/// The message of a tool pairing error ends with the option that would build the
+/// context. For a session imported from an agent and built without its rules
+/// ("profile":"none", or onDefect other than "error"), that is "profile":"auto"
+/// with onDefect "error". For a native session, it is onDefect. Take an invalid
+/// compaction that the agent's profile would take (not_interaction_start,
+/// pending_tool_calls) on such an imported session: its message names
 /// "profile":"auto" the same way.
 ///
 /// Ownership: the strings are borrowed for the call. out_json may be NULL;
@@ -191,34 +214,6 @@ pub unsafe extern "C" fn session_store_build_context(
                 }
             };
             Ok(built.to_json().into_bytes())
-        })
-    }
-}
-
-/// Opens a new, empty store in memory with options and sets *out_store to it.
-/// options_json is a JSON object (NULL or {} for the defaults; an unknown member
-/// is an error): "strictRoles" (default false) rejects extension roles and blocks
-/// with SESSION_ERR_INVALID_ENTRY, as before round 2.
-///
-/// Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL,
-/// options_json is not valid UTF-8 or the options are invalid (argument is
-/// options_json); on failure *out_store is set to NULL (when out_store is not
-/// NULL). The caller closes the store with session_store_close. Thread-safe.
-///
-/// Safety: options_json is NULL or NUL-terminated; out_store is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn session_memory_store_open_with(
-    options_json: *const c_char,
-    out_store: *mut *mut SessionStore,
-) -> SessionStatus {
-    // SAFETY: no out_json; `out_store` is NULL or writable (caller's promise).
-    unsafe {
-        guard(std::ptr::null_mut(), || {
-            super::boundary::clear_store(out_store);
-            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
-            let options = options_arg(options_json, MemoryOptions::from_json)?;
-            set_store(out_store, Store::memory_with(&options))?;
-            Ok(Vec::new())
         })
     }
 }

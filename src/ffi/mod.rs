@@ -6,15 +6,28 @@
 //! include/session.h.
 
 mod boundary;
-mod context;
 mod errors;
-mod interop;
-mod nav;
-mod pg;
-mod search;
-mod secrets;
 mod status;
+
+// cbindgen writes this file's functions first (the header's sections 1 to 4), then
+// each module's in the order declared here: the order of the header's sections. The
+// first function of each section opens with its title. A comment between two
+// modules keeps rustfmt from sorting them.
+
+// Section 5.
+mod context;
+// Section 6.
+mod nav;
+// Section 7.
+mod interop;
+// Section 8.
+mod search;
+// Section 9.
 mod view;
+// Section 10.
+mod secrets;
+// Section 11.
+mod pg;
 
 use std::ffi::{CStr, c_char};
 use std::sync::{Arc, OnceLock};
@@ -32,12 +45,13 @@ use crate::entry::{Entry, parse_entries, parse_entry};
 use crate::error::Error;
 use crate::recover::recover_jsonl;
 use crate::repair::repair_jsonl;
-use crate::store::{JsonlOptions, Store};
+use crate::store::{JsonlOptions, MemoryOptions, Store};
 use crate::{json, tree};
 use boundary::{bytes_arg, guard, guard_store, open_store, options_arg, set_store, str_arg};
 
-/// An open session store: in memory (session_memory_store_open) or backed by a JSONL
-/// file (session_jsonl_store_open). Opaque; free it with session_store_close.
+/// An open session store: in memory (session_memory_store_open), backed by a JSONL
+/// file (session_jsonl_store_open) or by a session in a PostgreSQL database
+/// (session_pg_store_open). Opaque; free it with session_store_close.
 ///
 /// A store is safe to use from many threads at once. Appends commit in the order in
 /// which they arrive (a fair FIFO inside the handle); a read waits for the appends that
@@ -49,6 +63,8 @@ pub struct SessionStore {
     poisoned: OnceLock<Arc<str>>,
 }
 
+/// Section 1. The library: version, status names, freeing strings.
+///
 /// The library version, e.g. "0.1.0" (the crate version). The string is static: do
 /// not free it. Thread-safe.
 #[unsafe(no_mangle)]
@@ -80,6 +96,8 @@ pub unsafe extern "C" fn session_string_free(s: *mut c_char) {
     unsafe { boundary::free_string(s) }
 }
 
+/// Section 2. Entries: parsing, paths and recovery, without a store.
+///
 /// Parses entry_json as one session entry and returns the normalised entry:
 /// the same JSON value with insignificant whitespace removed, key order, unknown
 /// fields, escapes and numbers kept exactly.
@@ -233,6 +251,8 @@ pub unsafe extern "C" fn session_recover_jsonl(
     }
 }
 
+/// Section 3. Stores: open, append, repair, close.
+///
 /// Opens a new, empty store in memory and sets *out_store to it.
 ///
 /// Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL.
@@ -247,6 +267,34 @@ pub unsafe extern "C" fn session_memory_store_open(
     unsafe {
         guard(std::ptr::null_mut(), || {
             set_store(out_store, Store::memory())?;
+            Ok(Vec::new())
+        })
+    }
+}
+
+/// Opens a new, empty store in memory with options and sets *out_store to it.
+/// options_json is a JSON object (NULL or {} for the defaults; an unknown member
+/// is an error): "strictRoles" (default false) rejects extension roles and blocks
+/// with SESSION_ERR_INVALID_ENTRY.
+///
+/// Returns SESSION_OK, or SESSION_ERR_INVALID_ARGUMENT when out_store is NULL,
+/// options_json is not valid UTF-8 or the options are invalid (argument is
+/// options_json); on failure *out_store is set to NULL (when out_store is not
+/// NULL). The caller closes the store with session_store_close. Thread-safe.
+///
+/// Safety: options_json is NULL or NUL-terminated; out_store is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_memory_store_open_with(
+    options_json: *const c_char,
+    out_store: *mut *mut SessionStore,
+) -> SessionStatus {
+    // SAFETY: no out_json; `out_store` is NULL or writable (caller's promise).
+    unsafe {
+        guard(std::ptr::null_mut(), || {
+            boundary::clear_store(out_store);
+            // SAFETY: the caller guarantees `options_json` is NULL or NUL-terminated.
+            let options = options_arg(options_json, MemoryOptions::from_json)?;
+            set_store(out_store, Store::memory_with(&options))?;
             Ok(Vec::new())
         })
     }
@@ -326,33 +374,41 @@ pub unsafe extern "C" fn session_jsonl_store_open(
 ///   still names the file being written and that its size is what this writer left;
 ///   otherwise fail with SESSION_ERR_FILE_CHANGED and taint the store, writing
 ///   nothing.
-/// - "index" (default true): use and keep the session index <path>.idx, a
-///   disposable cache that lets open skip reading the lines it covers: they are read
-///   on demand. It is used only when the file is as it was when the index was
-///   written: the same device and inode, the same change time (ctime, which every
-///   write, truncation or change of times or mode moves and no program can set back),
-///   the covered size, the modification time, and matching checksums of 16 sampled
-///   regions and of the last covered line. Otherwise the file is replayed as without
-///   it, so an edit made before open, even in place keeping the size and the
-///   modification time, is always seen, as are lines appended since (a writer killed
-///   before its close, or one still appending: those opens replay the whole file). A
-///   writer writes it every 65,536 appends or 64 MiB and at session_store_close (best
-///   effort: a failure there only costs the next open a full replay), never inside
-///   open; readers never write it.
-///   Only a file that is exactly its entries' lines (as the library writes them) gets
-///   one. With an index, a covered line is checked every time a call reads it from the
-///   file (the first time and every later one): a line another program changes in
-///   place while the store is open is SESSION_ERR_CORRUPT_LINE with its line from the
-///   calls that read it, and the store is not tainted; no call returns a changed line,
-///   nor a label its label entry's line no longer sets. What the store derives from
-///   lines a call does not return (which entries are children, leaves or roots, depth,
-///   childCount, onPath, whether an id exists) is as the file was at open, as it is for
-///   a store opened without the index. A damaged index found by a call makes that call
-///   replay the file and answer from it.
-///   The index gets the session file's permissions (and owner, where allowed), is never
-///   written through a symbolic link or onto a FIFO, and is never written from
-///   checksums of bytes another program changed under the writer (the writer removes
-///   it then). A session whose <path>.idx name would exceed 255 bytes has none.
+/// - "index" (default true): use and keep the session index <path>.idx. It is a
+///   disposable cache that lets open skip reading the lines it covers; they are
+///   read on demand.
+///
+///   The index is used only when the file is as it was when the index was
+///   written: the same device and inode; the same change time (ctime, which every
+///   write, truncation or change of times or mode moves, and no program can set
+///   back); the covered size; the modification time; and matching checksums of 16
+///   sampled regions and of the last covered line. Otherwise the file is replayed
+///   as without it. So an edit made before open is always seen, even one in place
+///   that keeps the size and the modification time. So are lines appended since:
+///   by a writer killed before its close, or by one still appending. Those opens
+///   replay the whole file.
+///
+///   A writer writes the index every 65,536 appends or 64 MiB, and at
+///   session_store_close; never inside open. Writing it is best effort: a failure
+///   only costs the next open a full replay. Readers never write it. Only a file
+///   that is exactly its entries' lines (as the library writes them) gets one.
+///
+///   With an index, a covered line is checked every time a call reads it from the
+///   file (the first time and every later one). Another program may change a line
+///   in place while the store is open. The calls that read that line then get
+///   SESSION_ERR_CORRUPT_LINE with its line, and the store is not tainted. No call
+///   returns a changed line, nor a label that its label entry's line no longer
+///   sets. What the store derives from lines a call does not return is as the file
+///   was at open, as it is for a store opened without the index: which entries are
+///   children, leaves or roots, depth, childCount, onPath, whether an id exists. A
+///   damaged index found by a call makes that call replay the file and answer from
+///   it.
+///
+///   The index gets the session file's permissions (and owner, where allowed). It
+///   is never written through a symbolic link or onto a FIFO. It is never written
+///   from checksums of bytes another program changed under the writer: the writer
+///   removes it then. A session whose <path>.idx name would exceed 255 bytes has
+///   none.
 /// - "verify" (default "index"): "full" checks every line at open, as without an
 ///   index (the index is still kept); session CLI's verify always does.
 /// - "strictRoles" (default false): reject extension roles and content blocks
@@ -391,23 +447,30 @@ pub unsafe extern "C" fn session_jsonl_store_open_with(
 }
 
 /// Repairs the JSONL file at path when its only problem is an unterminated tail
-/// (what makes a store open as needs_repair). In this order, so that an
-/// interruption at any step loses no committed line: the committed prefix is
-/// validated (a corrupt line, duplicate id or missing parent refuses the repair and
-/// leaves the file untouched); the uncommitted bytes are copied to a temporary file
-/// next to it (.<name>.repair-<k>.tmp; holes stay holes), synced, renamed to a new
-/// sidecar <name>.tail-<k>.bak (never over an existing file) and the directory is
-/// synced; then the file is truncated to its committed prefix and synced. A .bak is
-/// therefore always complete: a repair that fails (a full disk: SESSION_ERR_IO, file
-/// untouched) removes its temporary, and one that is killed leaves only a temporary,
-/// which no later repair takes for a backup. The backup has the session file's
-/// permissions (and owner, where the process may set it) and is never created
-/// through a symbolic link. For a session name so long that a derived name would
-/// exceed 255 bytes (NAME_MAX), the name part is cut and followed by ~ and 16 hex
-/// digits of a checksum of the name. The result is
-/// {"truncatedBytes":N,"backup":"<path>"|null,"entries":M}; a file without an
-/// unterminated tail is left as it is (truncatedBytes 0, backup null), so a
-/// second repair changes nothing. Afterwards the file opens ready.
+/// (what makes a store open as needs_repair). Afterwards the file opens ready.
+///
+/// The steps run in this order, so that an interruption at any step loses no
+/// committed line:
+///
+/// 1. The committed prefix is validated. A corrupt line, duplicate id or missing
+///    parent refuses the repair and leaves the file untouched.
+/// 2. The uncommitted bytes are copied to a temporary file next to it
+///    (.<name>.repair-<k>.tmp; holes stay holes). It is synced, then renamed to a
+///    new sidecar <name>.tail-<k>.bak (never over an existing file), and the
+///    directory is synced.
+/// 3. The file is truncated to its committed prefix and synced.
+///
+/// A .bak is therefore always complete. A repair that fails (a full disk:
+/// SESSION_ERR_IO, file untouched) removes its temporary. One that is killed leaves
+/// only a temporary, which no later repair takes for a backup. The backup has the
+/// session file's permissions (and owner, where the process may set it). It is
+/// never created through a symbolic link. A session name may be so long that a
+/// derived name would exceed 255 bytes (NAME_MAX): then the name part is cut and
+/// followed by ~ and 16 hex digits of a checksum of the name.
+///
+/// The result is {"truncatedBytes":N,"backup":"<path>"|null,"entries":M}. A file
+/// without an unterminated tail is left as it is (truncatedBytes 0, backup null),
+/// so a second repair changes nothing.
 ///
 /// Returns SESSION_OK; SESSION_ERR_CORRUPT_LINE, SESSION_ERR_DUPLICATE_ID,
 /// SESSION_ERR_MISSING_PARENT (file untouched); SESSION_ERR_LOCKED when a writer
@@ -474,6 +537,33 @@ pub unsafe extern "C" fn session_store_append(
     }
 }
 
+/// The store's state, at once (it does not wait for queued operations):
+/// SESSION_STATE_READY, SESSION_STATE_NEEDS_REPAIR or SESSION_STATE_TAINTED.
+/// A NULL store reports SESSION_STATE_TAINTED. Thread-safe.
+///
+/// Safety: store is NULL or an open store.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_state(store: *const SessionStore) -> SessionState {
+    // SAFETY: the caller guarantees `store` is NULL or an open store.
+    unsafe { boundary::store_state(store) }
+}
+
+/// Closes a store and frees it. NULL is fine. This must be the last call on the store:
+/// no other call on it may be running or follow. Appends that returned are already
+/// written; closing does not sync. Closing in the process that opened the store
+/// releases the writer's lock, even while a forked child still holds copies of its
+/// descriptors. In a forked child, closing an inherited store frees the handle and
+/// closes the child's descriptors without unlocking: the lock stays the parent's.
+///
+/// Safety: store is NULL or an open store that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn session_store_close(store: *mut SessionStore) {
+    // SAFETY: the caller guarantees `store` is NULL or open, and this is its last call.
+    unsafe { boundary::close_store(store) }
+}
+
+/// Section 4. Reading a store: entries, paths, messages.
+///
 /// Every committed entry, as a JSON array in commit order. Waits for the appends that
 /// arrived before it.
 ///
@@ -553,29 +643,4 @@ pub unsafe extern "C" fn session_store_messages_on_path(
             Ok(store.messages_on_path_json(leaf)?)
         })
     }
-}
-
-/// The store's state, at once (it does not wait for queued operations):
-/// SESSION_STATE_READY, SESSION_STATE_NEEDS_REPAIR or SESSION_STATE_TAINTED.
-/// A NULL store reports SESSION_STATE_TAINTED. Thread-safe.
-///
-/// Safety: store is NULL or an open store.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn session_store_state(store: *const SessionStore) -> SessionState {
-    // SAFETY: the caller guarantees `store` is NULL or an open store.
-    unsafe { boundary::store_state(store) }
-}
-
-/// Closes a store and frees it. NULL is fine. This must be the last call on the store:
-/// no other call on it may be running or follow. Appends that returned are already
-/// written; closing does not sync. Closing in the process that opened the store
-/// releases the writer's lock, even while a forked child still holds copies of its
-/// descriptors. In a forked child, closing an inherited store frees the handle and
-/// closes the child's descriptors without unlocking: the lock stays the parent's.
-///
-/// Safety: store is NULL or an open store that no other thread is using.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn session_store_close(store: *mut SessionStore) {
-    // SAFETY: the caller guarantees `store` is NULL or open, and this is its last call.
-    unsafe { boundary::close_store(store) }
 }

@@ -11,6 +11,8 @@ use crate::list::{ListOptions, list_sessions, sessions_json};
 use crate::nav::TreeOptions;
 use crate::store::Store;
 
+/// Section 6. Navigation: the tree of a store, the sessions of a folder.
+///
 /// The direct children of the entry id, in commit order, as a JSON array of nodes.
 ///
 /// A node describes an entry without its body: {"id", "parentId", "seq", "depth",
@@ -156,20 +158,24 @@ pub unsafe extern "C" fn session_store_labels(
 }
 
 /// Lists the sessions in the folder dir (UTF-8): {"sessions":[…]}, one record per
-/// *.jsonl file (other files are not sessions and are not listed):
-/// {"path", "bytes", "modifiedMs", "state": "ready"|"needs_repair" (of the tail),
-/// "firstUserText" (a preview of at most 200 characters of the first user message's
-/// text in the head, control characters escaped), "latestLeafId", "latestTimestamp" (the last committed line),
-/// "entries"? (only for a file read whole), "error"? ({"code","message"})}; a fact
-/// that is not known is null. path is dir joined with the file's relative name.
+/// *.jsonl file. Other files are not sessions and are not listed. A record is
+/// {"path", "bytes", "modifiedMs", "state", "firstUserText", "latestLeafId",
+/// "latestTimestamp", "entries"?, "error"?}; a fact that is not known is null.
 ///
-/// Each file is read at its head (at most 64 KiB) and backwards from its end to its
-/// last committed line; a file of at most 1 MiB is read whole. Damage in the middle of
-/// a large file is not seen (that is what session verify is for). A file that
-/// cannot be opened or read, whose head or last line is not a valid entry, whose name
-/// is not UTF-8 (shown lossily), that vanished during the scan, or that is a symbolic
-/// link (links are never followed) or not a regular file is listed with error,
-/// never skipped.
+/// - path is dir joined with the file's relative name.
+/// - state is "ready" or "needs_repair", as the file's tail says.
+/// - firstUserText is a preview of at most 200 characters of the first user
+///   message's text in the head, control characters escaped.
+/// - latestLeafId and latestTimestamp are those of the last committed line.
+/// - entries is there only for a file read whole; error is {"code","message"}.
+///
+/// Each file is read at its head (at most 64 KiB), and backwards from its end to
+/// its last committed line. A file of at most 1 MiB is read whole. Damage in the
+/// middle of a large file is not seen: that is what session verify is for. Some
+/// files are listed with error, never skipped: one that cannot be opened or read,
+/// whose head or last line is not a valid entry, whose name is not UTF-8 (shown
+/// lossily), that vanished during the scan, or that is a symbolic link (links are
+/// never followed) or not a regular file.
 ///
 /// options_json (NULL: the defaults) is {"recursive":bool (false), "limit":N
 /// (none), "sort":"modifiedMs" (newest first, the default) | "path" (ascending)}; the

@@ -8,6 +8,8 @@ use super::boundary::{guard, open_store, options_arg, str_arg};
 use super::status::SessionStatus;
 use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_sessions_json};
 
+/// Section 11. PostgreSQL: a store in a database, its sessions.
+///
 /// Opens session session_id of the PostgreSQL database that conninfo names (a
 /// libpq-style connection string, host=… dbname=… user=… password=…, or a URI,
 /// postgresql://user:password@host:port/dbname) and sets *out_store to a store that

@@ -9,6 +9,8 @@ use super::status::SessionStatus;
 use crate::error::Error;
 use crate::search::{SearchQuery, search};
 
+/// Section 8. Search across the sessions of a folder.
+///
 /// Searches the sessions in the folder dir (UTF-8): the *.jsonl files directly in
 /// it, for the text a person reads (user and assistant text, tool call names and
 /// arguments, tool results, the text of extension messages, compaction summaries;

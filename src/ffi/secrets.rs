@@ -1,4 +1,5 @@
-//! The C functions of secrets in sessions (issue 36): find them, redact them.
+//! The C functions of secrets in sessions (docs/contract.md §16): find them, redact
+//! them.
 
 use std::ffi::c_char;
 use std::path::Path;
@@ -8,37 +9,54 @@ use super::errors::FfiError;
 use super::status::SessionStatus;
 use crate::secrets::{SecretsOptions, redact_session, scan_secrets};
 
+/// Section 10. Secrets: find them, redact them.
+///
 /// Finds the secrets in the session file path (UTF-8), or in the *.jsonl files
-/// directly in the folder path (in name order; symbolic links and anything that is
-/// not a regular file are passed over, never followed): API keys and tokens by their
-/// vendors' documented formats (AWS, GCP, Azure, OpenAI, Anthropic, Google, Hugging
-/// Face, GitHub, GitLab, Slack, Discord, Stripe), private key blocks, JWTs,
-/// passwords in URLs (scheme://user:password@host) and password=, secret:,
-/// api_key= and the like with a random-looking value, plus the caller's rules.
-/// Every string of every line is checked, on its decoded value (so a key written
-/// with a \u escape in it is found); a line that is not JSON is checked as text.
-/// Keys and the values of members named id or ending in Id are never checked.
+/// directly in the folder path. Files in a folder are read in name order; symbolic
+/// links and anything that is not a regular file are passed over, never followed.
+///
+/// What is found:
+///
+/// - API keys and tokens, by their vendors' documented formats (AWS, GCP, Azure,
+///   OpenAI, Anthropic, Google, Hugging Face, GitHub, GitLab, Slack, Discord,
+///   Stripe);
+/// - private key blocks and JWTs;
+/// - passwords in URLs (scheme://user:password@host);
+/// - password=, secret:, api_key= and the like, with a random-looking value;
+/// - whatever the caller's rules match.
+///
+/// Every string of every line is checked, on its decoded value: a key written with
+/// a \u escape in it is found. A line that is not JSON is checked as text. Keys,
+/// and the values of members named id or ending in Id, are never checked.
 ///
 /// options_json (NULL: the defaults) is {"rules": "default" or [{"name",
 /// "pattern"}, …] (replaces the built-in rules), "extraRules": [{"name",
 /// "pattern"}, …] (added to them), "allow": [string, …] (values never reported)},
 /// every member optional. A pattern is a regular expression in the syntax of Rust's
-/// regex crate, matched in linear time; if it has a group named secret, only that
+/// regex crate, matched in linear time. If it has a group named secret, only that
 /// group is the secret. A rule's name is 1 to 64 letters, digits, '-', '_' or '.'.
 ///
 /// The result is {"findings":[{"path", "entryId", "pointer", "rule",
-/// "fingerprint"}, …], "sessions": N}: path the file as given, or its name in the
-/// folder; entryId the line's id (null for a line that is not an entry); pointer
-/// the JSON Pointer of the string in the line (null for a line that is not JSON);
-/// rule the rule's name; fingerprint the first 12 hex digits of the SHA-256 of the
-/// secret, the same wherever the same secret occurs. sessions counts the files
-/// scanned. No output, error or log of this function holds a secret or a line of
-/// the file.
+/// "fingerprint"}, …], "sessions": N}.
 ///
-/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 path;
-/// options that are not a JSON object, an unknown member or wrong type, inPlace, an
-/// invalid rule, named without quoting its pattern: argument options_json);
-/// SESSION_ERR_IO when the path or a file cannot be read; SESSION_ERR_INTERNAL.
+/// - path: the file as given, or its name in the folder;
+/// - entryId: the line's id (null for a line that is not an entry);
+/// - pointer: the JSON Pointer of the string in the line (null for a line that is
+///   not JSON);
+/// - rule: the rule's name;
+/// - fingerprint: the first 12 hex digits of the SHA-256 of the secret, the same
+///   wherever the same secret occurs;
+/// - sessions: the number of files scanned.
+///
+/// No output, error or log of this function holds a secret or a line of the file.
+///
+/// Returns SESSION_OK, or:
+///
+/// - SESSION_ERR_INVALID_ARGUMENT: a NULL or non-UTF-8 path; with argument
+///   options_json, options that are not a JSON object, an unknown member or wrong
+///   type, inPlace, or an invalid rule (named without quoting its pattern);
+/// - SESSION_ERR_IO when the path or a file cannot be read;
+/// - SESSION_ERR_INTERNAL.
 ///
 /// Ownership: path and options_json are borrowed for the call. out_json may be
 /// NULL; otherwise *out_json is always set, to the result or to {"error":{…}}, and
@@ -66,31 +84,37 @@ pub unsafe extern "C" fn session_secrets(
     }
 }
 
-/// Writes the session file src_path with every secret that session_secrets finds
-/// replaced by [REDACTED:<rule>] to dst_path, a new file: every other byte is
-/// unchanged (ids, the tree, numbers, keys, the rest of each string and its escapes;
-/// only the bytes that spell a secret are rewritten), so the entries, their tool
-/// pairing and the context built from them keep their shape. dst_path must not
-/// exist (it is never replaced); the text is written to a temporary file beside it
-/// (.NAME.redact-K.tmp) with src_path's permissions, never wider, synced, and
-/// renamed to dst_path; after a failure nothing is left.
+/// Writes the session file src_path to dst_path, a new file, with every secret
+/// that session_secrets finds replaced by [REDACTED:<rule>]. Only the bytes that
+/// spell a secret are rewritten. Every other byte is unchanged: ids, the tree,
+/// numbers, keys, the rest of each string and its escapes. So the entries, their
+/// tool pairing and the context built from them keep their shape.
+///
+/// dst_path must not exist: it is never replaced. The text is written to a
+/// temporary file beside it (.NAME.redact-K.tmp), with src_path's permissions,
+/// never wider. That file is synced and renamed to dst_path. After a failure
+/// nothing is left.
 ///
 /// dst_path NULL with {"inPlace": true} rewrites src_path itself, under the
-/// writer's lock (so no writer appends meanwhile): the temporary file is renamed
-/// over it, so the file is whole at every moment, and no copy of a secret is kept
-/// (no backup). A file with nothing to redact is not rewritten. The session index
-/// beside it is removed (the next open rebuilds it).
+/// writer's lock, so no writer appends meanwhile. The temporary file is renamed
+/// over it, so the file is whole at every moment. No copy of a secret is kept (no
+/// backup). A file with nothing to redact is not rewritten. The session index
+/// beside it is removed; the next open rebuilds it.
 ///
 /// options_json (NULL: the defaults) is as for session_secrets, plus "inPlace":
 /// bool (default false). The result is {"redactions": N, "findings": [ … as for
 /// session_secrets … ]}.
 ///
-/// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 src_path, a
-/// non-UTF-8 dst_path, or dst_path NULL without inPlace, argument naming it; bad
-/// options, an invalid rule, or dst_path given with inPlace: argument options_json); SESSION_ERR_LOCKED when a
-/// writer holds src_path (inPlace); SESSION_ERR_IO when a file cannot be read,
-/// created or renamed (dst_path exists: op "write", OS error 17);
-/// SESSION_ERR_INTERNAL.
+/// Returns SESSION_OK, or:
+///
+/// - SESSION_ERR_INVALID_ARGUMENT, with argument naming it: a NULL or non-UTF-8
+///   src_path, a non-UTF-8 dst_path, or dst_path NULL without inPlace. With
+///   argument options_json: bad options, an invalid rule, or dst_path given with
+///   inPlace.
+/// - SESSION_ERR_LOCKED when a writer holds src_path (inPlace).
+/// - SESSION_ERR_IO when a file cannot be read, created or renamed (dst_path
+///   exists: op "write", OS error 17).
+/// - SESSION_ERR_INTERNAL.
 ///
 /// Ownership: every string is borrowed for the call. out_json may be NULL;
 /// otherwise *out_json is always set, to the result or to {"error":{…}}, and the

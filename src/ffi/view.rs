@@ -8,6 +8,8 @@ use super::boundary::{guard_store, options_arg};
 use super::status::SessionStatus;
 use crate::view::{ViewOptions, render_html};
 
+/// Section 9. View: a store as one HTML page.
+///
 /// The store as one self-contained HTML document, UTF-8: the tree (branches,
 /// labels, the latest leaf) and the messages of the chosen leaf's branch; any node
 /// can be chosen in the page, and a search box filters the branch.

@@ -16,8 +16,8 @@ pub enum JsonErrorKind {
     InvalidUtf8,
     /// A raw control character (below U+0020) inside a string.
     ControlCharacter,
-    /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair. No longer
-    /// produced: since round 2 (docs/contract.md §6.1) a lone surrogate escape is kept as written.
+    /// A `\uD800`–`\uDFFF` escape that is not part of a surrogate pair. Never
+    /// produced: a lone surrogate escape is kept as written (docs/contract.md §6.1).
     LoneSurrogate,
     /// The same key twice in one object; a parser would keep one and drop the other.
     DuplicateKey(String),

@@ -123,7 +123,7 @@ fn malformed_numbers_are_syntax_errors() {
 
 #[test]
 fn lone_surrogate_escapes_are_kept_as_written_and_pairs_too() {
-    // Round 2 (docs/contract.md §6.1) accepts lone surrogate escapes; round 1 rejected them.
+    // docs/contract.md §6.1: a lone surrogate escape is accepted and kept as written.
     for lone in [
         r#""\ud800""#,
         r#""\udc00""#,

@@ -1,6 +1,7 @@
-//! Stores: an append-only tree of entries in memory or in a JSONL file (docs/contract.md §3).
+//! Stores: an append-only tree of entries in memory, in a JSONL file (docs/contract.md
+//! §3) or in a PostgreSQL database (§14).
 //!
-//! One [`Store`] type serves both. `append` takes its snapshot at the moment of the
+//! One [`Store`] type serves the three. `append` takes its snapshot at the moment of the
 //! call (validate, copy, and for a file serialise the one fixed line), then joins the
 //! store's FIFO; in its turn it checks the state, the id and the parent, writes the
 //! line with one append, and only then records the id. Reads join the same FIFO, so
@@ -268,7 +269,8 @@ impl Inner {
     }
 }
 
-/// An append-only tree of session entries, in memory or backed by a JSONL file.
+/// An append-only tree of session entries: in memory, or backed by a JSONL file or by
+/// a session in a PostgreSQL database.
 ///
 /// Every method may be called from any thread, concurrently: appends commit in the
 /// FIFO order in which they arrive, and reads wait for the appends that arrived before

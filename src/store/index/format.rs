@@ -14,8 +14,8 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 pub(crate) const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
-/// 4 since round 4, which records the change time: an index of version 3 (without it)
-/// is rebuilt, never read as this one.
+/// 4: version 4 records the change time, so an index of version 3 (without it) is
+/// rebuilt, never read as this one.
 pub(crate) const VERSION: u32 = 4;
 /// Where the header's `u64` field `i` starts, and the fields the fuzz helpers reseal:
 /// the count of checksummed pages and the checksum of their checksums.

@@ -31,7 +31,7 @@ pub(crate) const SCHEMA_VERSION: i32 = 1 + MIGRATIONS.len() as i32;
 /// number; "libsess" in ASCII).
 const SCHEMA_LOCK: i64 = 0x006c_6962_7365_7373;
 
-/// Version 1, as round 3 created it (and still the first step of every new database).
+/// Version 1, the first schema (and still the first step of every new database).
 const VERSION_1: &str = "
     CREATE TABLE IF NOT EXISTS libsession_schema (version integer NOT NULL);
     CREATE TABLE IF NOT EXISTS libsession_sessions (
