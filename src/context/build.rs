@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::cut::{ToolReader, check_compaction};
 use super::pairing::{Act, CallerFacts, Item, Kept, Run, act, pairing_defects};
 use super::profile::claude::{merge_split_replies, no_response_requested, recover_side_results};
 use super::profile::codex::{codex_rebuilt_history, marks_replacement_history, pair_tool_searches};
@@ -18,6 +17,7 @@ use super::{
 use crate::entry::{Body, EntryParser, ParseOptions, Role};
 use crate::error::{CompactionFault, Error, Hint, PairingDefect};
 use crate::json::{self, Tape};
+use crate::tree::checks::{ToolReader, check_compaction};
 use crate::tree::{PathEntry, project_messages};
 /// Under `strictRoles`, an extension message or block on the path is `invalid_entry`
 /// (the parser's rule, re-run on the path's entries).

@@ -9,12 +9,11 @@
 //! its cost is the distance walked, never the size of the store.
 //!
 //! The module's files, one concept each: [`options`] (what a caller asks for), `build`
-//! (the one build over a path), `pairing` (interactions and tool-call defects), `cut`
-//! (the rule of a compaction's cut) and `profile` (pi's, Claude Code's and Codex's own
+//! (the one build over a path), `pairing` (interactions and tool-call defects) and
+//! `profile` (pi's, Claude Code's and Codex's own
 //! send-time rules).
 
 mod build;
-mod cut;
 mod options;
 mod pairing;
 mod profile;
@@ -27,7 +26,6 @@ use crate::json::Object;
 use crate::tree::{IdIndex, PathEntry};
 
 pub(crate) use build::build_explained;
-pub(crate) use cut::{Ancestor, ToolFacts, ToolReader, check_compaction};
 pub use options::{Budget, ContextOptions, Estimator, OnDefect, Profile, SYNTHESIZED_TEXT};
 /// The compaction a context was built through.
 #[derive(Clone, Debug, PartialEq, Eq)]

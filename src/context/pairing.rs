@@ -4,13 +4,13 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::cut::ToolFacts;
 use super::profile::pi::PI_NO_RESULT;
 use super::{ContextOptions, Defect, OnDefect, Profile, SYNTHESIZED_TEXT};
 use crate::entry::Role;
 use crate::error::{Error, PairingDefect};
 use crate::json::{self, MAX_DEPTH, Object, Tape};
 use crate::tree::PathEntry;
+use crate::tree::checks::ToolFacts;
 /// One kept message: its place on the path and what it says about tools.
 pub(super) struct Kept<'a> {
     pub(super) entry: PathEntry<'a>,

@@ -7,13 +7,13 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use super::super::ChildrenOf;
-use super::super::cut::ToolReader;
 use super::super::pairing::{Item, Kept};
 use super::{member, with_content, with_member};
 use crate::entry::{Body, Role};
 use crate::error::Error;
 use crate::json::{self, MAX_DEPTH, Tape};
 use crate::tree::PathEntry;
+use crate::tree::checks::ToolReader;
 /// Claude Code's reading of a reply written one content block per line: consecutive
 /// assistant messages with one `responseId` (results between them allowed) are one
 /// assistant message at the place of the first, its content the parts' blocks in

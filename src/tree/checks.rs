@@ -1,5 +1,16 @@
-//! The rule of a compaction's cut (docs/contract.md §6.2), and the tool facts it reads
-//! of the messages above the compaction.
+//! The tree rules, one function each, in one home: the pure functions over a slice
+//! ([`super::IdIndex`]), the store's replay and append path (`store/log.rs`,
+//! `store/replay.rs`, `store/mod.rs`), the importer (`interop/written.rs`) and the
+//! context all call these (docs/contract.md §3, §6.2, §6.3). Each caller looks ids up in
+//! its own index and hands the answer to the rule; the rule decides and names the
+//! facts of the failure.
+//!
+//! The rules: an id names one entry ([`id_is_new`]); a parent is committed before its
+//! child ([`parent_is_committed`]); a path never revisits an entry ([`not_revisited`]);
+//! the entry a label or a resume-leaf record names is committed ([`target_is_committed`]);
+//! a compaction's `firstKeptEntryId` is a valid cut ([`check_compaction`]). The rules on
+//! one entry alone (a compaction is never a root and never keeps itself) are the
+//! parser's, in `entry/validate.rs`.
 
 use std::collections::HashSet;
 
@@ -7,6 +18,60 @@ use crate::entry::{Body, Role, Tools};
 use crate::error::{CompactionFault, Error, Hint};
 use crate::json::{self, MAX_DEPTH, Tape};
 use crate::tree::PathEntry;
+
+/// An id names one entry: `taken` says whether an entry with `id` is already
+/// committed (or, for a slice, seen). `line` is the physical line when replaying a file.
+pub(crate) fn id_is_new(id: &str, taken: bool, line: Option<u64>) -> Result<(), Error> {
+    match taken {
+        true => Err(Error::DuplicateId {
+            id: id.to_owned(),
+            line,
+        }),
+        false => Ok(()),
+    }
+}
+
+/// A parent is committed before its child: `found` is what the caller's index holds
+/// for `parent_id` (a position), returned when it is there.
+pub(crate) fn parent_is_committed<P>(
+    child_id: &str,
+    parent_id: &str,
+    found: Option<P>,
+    line: Option<u64>,
+) -> Result<P, Error> {
+    found.ok_or_else(|| missing_parent(child_id, parent_id, line))
+}
+
+/// The error of a child whose parent is not committed: [`parent_is_committed`]'s, and a
+/// salvaged orphan's when a path reaches it.
+pub(crate) fn missing_parent(child_id: &str, parent_id: &str, line: Option<u64>) -> Error {
+    Error::MissingParent {
+        child_id: child_id.to_owned(),
+        parent_id: parent_id.to_owned(),
+        line,
+    }
+}
+
+/// A path never revisits an entry: `seen` says whether the walk from the leaf has
+/// already passed the entry with `id`.
+pub(crate) fn not_revisited(id: &str, seen: bool) -> Result<(), Error> {
+    match seen {
+        true => Err(Error::Cycle { id: id.to_owned() }),
+        false => Ok(()),
+    }
+}
+
+/// The entry a label or a resume-leaf record names is committed (docs/contract.md §6.3):
+/// `found` says whether the index holds `target`.
+pub(crate) fn target_is_committed(target: &str, found: bool) -> Result<(), Error> {
+    match found {
+        true => Ok(()),
+        false => Err(Error::UnknownLeaf {
+            id: target.to_owned(),
+        }),
+    }
+}
+
 /// Reads the tool facts of messages, reusing one scan buffer.
 #[derive(Default)]
 pub(crate) struct ToolReader {
