@@ -18,6 +18,7 @@ use super::profile::{member, with_content};
 use super::*;
 use crate::entry::Role;
 use crate::json::{self, MAX_DEPTH, Tape};
+use crate::tree::checks::ToolFacts;
 
 /// Where a synthetic result goes, walking forward from the caller.
 fn target_by_walk(roles: &[Role], placement: Placement, at: usize) -> usize {
