@@ -20,9 +20,11 @@ mod profile;
 #[cfg(test)]
 mod tests;
 
+use std::convert::Infallible;
+
 use crate::entry::{Body, Entry};
 use crate::error::{Error, PairingDefect};
-use crate::json::Object;
+use crate::json::{ArrayWriter, Object};
 use crate::tree::{IdIndex, PathEntry};
 
 pub(crate) use build::build_explained;
@@ -142,6 +144,16 @@ impl Context {
     /// `compaction`, `messages`, `keptEntryIds`, `interactions`, `metadata`, `budget`
     /// (null without a budget), `skipped`, `defects`.
     pub fn to_json(&self) -> String {
+        String::from_utf8(self.to_json_bytes())
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// [`Context::to_json`] as UTF-8 bytes, the messages written once, in place, into a
+    /// buffer sized for them (the C functions hand these bytes out as they are): on a
+    /// long path the messages are nearly all of the output, and copying them through
+    /// an array text, then into the object, then checking the whole as UTF-8 again cost
+    /// more than reading the path.
+    pub(crate) fn to_json_bytes(&self) -> Vec<u8> {
         let compaction = match &self.compaction {
             None => "null".to_owned(),
             Some(c) => {
@@ -190,24 +202,46 @@ impl Context {
                 )
                 .finish(),
         };
-        Object::new()
+        let kept_entry_ids =
+            crate::json::string_or_null_array(self.kept_entry_ids.iter().map(Option::as_deref));
+        let (skipped, defects) = (defects(&self.skipped), defects(&self.defects));
+        // Every member but the messages is written by now: the buffer is sized once.
+        let rest = [
+            &compaction,
+            &kept_entry_ids,
+            &interactions,
+            &metadata,
+            &budget,
+            &skipped,
+            &defects,
+        ];
+        let object = Object::new()
             .string("leafId", &self.leaf_id)
             .raw("compaction", &compaction)
-            .raw("messages", &crate::json::array(self.messages.iter()))
-            .raw(
-                "keptEntryIds",
-                &crate::json::string_or_null_array(
-                    self.kept_entry_ids.iter().map(Option::as_deref),
-                ),
-            )
+            .raw_with("messages", |out| {
+                let messages: usize = self.messages.iter().map(|m| m.len() + 1).sum();
+                let others: usize = rest.iter().map(|m| m.len()).sum();
+                out.reserve(messages + others + MEMBER_NAMES_BYTES);
+                let mut array = ArrayWriter::open(out);
+                self.messages.iter().for_each(|m| array.push(m.as_bytes()));
+                array.close();
+                Ok::<(), Infallible>(())
+            });
+        let Ok(object) = object;
+        object
+            .raw("keptEntryIds", &kept_entry_ids)
             .raw("interactions", &interactions)
             .raw("metadata", &metadata)
             .raw("budget", &budget)
-            .raw("skipped", &defects(&self.skipped))
-            .raw("defects", &defects(&self.defects))
-            .finish()
+            .raw("skipped", &skipped)
+            .raw("defects", &defects)
+            .finish_bytes()
     }
 }
+
+/// Room for the member names and punctuation of [`Context::to_json`] after the
+/// messages (about 90 bytes), rounded up.
+const MEMBER_NAMES_BYTES: usize = 128;
 
 fn defects(list: &[Defect]) -> String {
     crate::json::array(list.iter().map(|d| {
