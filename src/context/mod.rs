@@ -8,15 +8,17 @@
 //! the one the store runs when a compaction is appended, walking up from its parent:
 //! its cost is the distance walked, never the size of the store.
 //!
-//! The module's files, one concept each: [`options`] (what a caller asks for), `build`
-//! (the one build over a path), `pairing` (interactions and tool-call defects) and
-//! `profile` (pi's, Claude Code's and Codex's own
-//! send-time rules).
+//! The module's files, one concept each: `options` (what a caller asks for), `build`
+//! (the one build over a path), `pairing` (interactions and tool-call defects),
+//! `summary` (the summary message) and `profile` (pi's, Claude Code's and Codex's own
+//! send-time rules). The tree rules it runs (a compaction's cut) live in
+//! [`crate::tree::checks`].
 
 mod build;
 mod options;
 mod pairing;
 mod profile;
+mod summary;
 #[cfg(test)]
 mod tests;
 

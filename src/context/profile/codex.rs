@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::super::build::summary_message;
 use super::super::pairing::Item;
+use super::super::summary::summary_message;
 use super::super::{ContextOptions, DROPPED, Defect, SYNTHESIZED};
 use super::with_content;
 use crate::entry::{Body, Role};
