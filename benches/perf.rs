@@ -8,7 +8,7 @@
 //!                                               pi's figures (bench/peer/peer.mjs)
 //! cargo bench --bench perf -- nav-gen | nav [--pi-list FILE]
 //!                                               navigation and session listing (navbench)
-//! cargo bench --bench perf -- profile open|messages|path|append FILE [LEAF]
+//! cargo bench --bench perf -- profile open|messages|path|context|append FILE [LEAF]
 //!                                               one operation in a loop, for `perf record -g`
 //! cargo bench --bench perf -- resume FILE      open -> depth-10 path with the session index
 //!                                               (`<FILE>.idx`) and without it, median of 9,
@@ -18,7 +18,9 @@
 //!                                               ratios in one table (benches/sqlitebench/)
 //! cargo bench --bench perf -- context           build_context vs messages_on_path on the
 //!                                               largest session's deepest leaf, with a
-//!                                               compaction near the end (contract §7)
+//!                                               compaction near the end (contract §7),
+//!                                               and whole-path reads with the index ÷
+//!                                               without it
 //! cargo bench --bench perf -- resume-bench [--mb 66] [--big]
 //!                                               resume (open + build_context of the latest
 //!                                               leaf) and steady state, with and without
@@ -663,10 +665,54 @@ fn context_bench(o: &Options, index: &Index) {
         us(msgs_s)
     );
     println!(
-        "  deepest leaf without compaction: build_context {:.1} µs, messages_on_path {:.1} µs",
+        "  deepest leaf without compaction: build_context {:.1} µs, messages_on_path {:.1} µs (ratio {:.2})",
         us(full_s),
-        us(full_msgs_s)
+        us(full_msgs_s),
+        full_s / full_msgs_s
     );
+    // Whole-path reads of the deepest leaf through the session index (the store
+    // above, opened on the index its close wrote) and without it (`{"index":false}`:
+    // the file replayed into memory), sampled alternately.
+    let no_index = CString::new(r#"{"index":false}"#).unwrap();
+    let plain = CStore::open_with(&copy, Some(&no_index));
+    println!("  whole-path reads of the deepest leaf, with the index ÷ without (medians):");
+    for (name, (with, without)) in [
+        (
+            "messages_on_path",
+            measure_pair(
+                o.runs,
+                small,
+                || cs.read(ffi::session_store_messages_on_path, &deepest_c, None),
+                || plain.read(ffi::session_store_messages_on_path, &deepest_c, None),
+            ),
+        ),
+        (
+            "path_to",
+            measure_pair(
+                o.runs,
+                small,
+                || cs.read(ffi::session_store_path_to, &deepest_c, None),
+                || plain.read(ffi::session_store_path_to, &deepest_c, None),
+            ),
+        ),
+        (
+            "build_context (uncompacted)",
+            measure_pair(
+                o.runs,
+                small,
+                || build_context_call(&cs, &deepest_c, None, None),
+                || build_context_call(&plain, &deepest_c, None, None),
+            ),
+        ),
+    ] {
+        println!(
+            "    {name}: {:.1} µs ÷ {:.1} µs = {:.2}",
+            us(with),
+            us(without),
+            with / without
+        );
+    }
+    drop(plain);
     drop(cs);
     let _ = fs::remove_file(&copy);
 }
@@ -1130,7 +1176,7 @@ fn probe_path(file: &Path, leaf: &str) -> Vec<String> {
 fn profile(args: &[String]) {
     let (op, file) = match args {
         [op, file, ..] => (op.as_str(), PathBuf::from(file)),
-        _ => die("profile open|messages|path|append FILE [LEAF]"),
+        _ => die("profile open|messages|path|context[-no-index]|append FILE [LEAF]"),
     };
     let leaf = args.get(2).cloned().unwrap_or_default();
     let until = Instant::now() + Duration::from_secs(3);
@@ -1142,8 +1188,15 @@ fn profile(args: &[String]) {
                 n += 1;
             }
         }
-        "messages" | "path" => {
-            let cs = CStore::open(&file);
+        "messages" | "path" | "context" | "messages-no-index" | "path-no-index"
+        | "context-no-index" => {
+            // `-no-index`: opened with `{"index":false}` (the file replayed into memory).
+            let no_index = CString::new(r#"{"index":false}"#).unwrap();
+            let cs = match op.ends_with("-no-index") {
+                true => CStore::open_with(&file, Some(&no_index)),
+                false => CStore::open(&file),
+            };
+            let op = op.trim_end_matches("-no-index");
             let leaf = CString::new(leaf).unwrap();
             let f = if op == "path" {
                 ffi::session_store_path_to
@@ -1151,7 +1204,10 @@ fn profile(args: &[String]) {
                 ffi::session_store_messages_on_path
             };
             while Instant::now() < until {
-                cs.read(f, &leaf, None);
+                match op {
+                    "context" => drop(build_context_call(&cs, &leaf, None, None)),
+                    _ => drop(cs.read(f, &leaf, None)),
+                }
                 n += 1;
             }
         }
@@ -1184,7 +1240,7 @@ fn profile(args: &[String]) {
             }
             fs::remove_file(&copy).ok();
         }
-        _ => die("profile open|messages|path|append FILE [LEAF]"),
+        _ => die("profile open|messages|path|context[-no-index]|append FILE [LEAF]"),
     }
     eprintln!("profile {op}: {n} operations");
 }

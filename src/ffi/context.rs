@@ -152,7 +152,7 @@ pub unsafe extern "C" fn session_build_context(
             };
             let entries = parse_entries_with(text, parse)?;
             let built = context::build_context(&entries, leaf, &options)?;
-            Ok(built.to_json().into_bytes())
+            Ok(built.to_json_bytes())
         })
     }
 }
@@ -213,7 +213,7 @@ pub unsafe extern "C" fn session_store_build_context(
                     store.build_context(leaf, &options, Some(&mut call))?
                 }
             };
-            Ok(built.to_json().into_bytes())
+            Ok(built.to_json_bytes())
         })
     }
 }

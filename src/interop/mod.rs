@@ -31,13 +31,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::context::{ToolFacts, ToolReader};
 use crate::entry::{Body, RESUME_LEAF_KEY, Role};
 use crate::error::{Error, IoFailure, IoOp, LineFault};
 use crate::json::{Kind, MAX_DEPTH, Object, Tape};
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::{open_regular, sync_dir};
 use crate::tree::PathEntry;
+use crate::tree::checks::{ToolFacts, ToolReader};
 use format::Detector;
 use lenient::{Lenient, MarkerScan};
 use written::Written;

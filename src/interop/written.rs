@@ -17,9 +17,9 @@ use std::hash::{BuildHasher, RandomState};
 
 use hashbrown::HashTable;
 
-use crate::context::{Ancestor, ToolFacts, ToolReader, check_compaction};
 use crate::entry::Role;
 use crate::error::Error;
+use crate::tree::checks::{Ancestor, ToolFacts, ToolReader, check_compaction};
 
 use super::{grown_to, out_of_memory, reserve_one};
 

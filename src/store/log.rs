@@ -27,7 +27,7 @@ use crate::context::{PathTail, take_tail};
 use crate::entry::{Body, Entry, Facts, LABEL_KEY, Message, utf8};
 use crate::error::Error;
 use crate::nav::read_label;
-use crate::tree::{PathEntry, project_messages};
+use crate::tree::{PathEntry, checks, project_messages};
 
 /// Positions: see the index's format, which records them.
 pub(crate) use super::index::{NONE, ORPHAN};
@@ -210,23 +210,13 @@ impl Log {
         line: Option<u64>,
     ) -> Result<Admitted, Error> {
         let hash = hashes.id;
-        if self.find_hashed(id, hash).is_some() {
-            return Err(Error::DuplicateId {
-                id: id.to_owned(),
-                line,
-            });
-        }
+        checks::id_is_new(id, self.find_hashed(id, hash).is_some(), line)?;
         let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
             return Ok(Admitted { hash, parent: NONE });
         };
-        match self.find_hashed(parent_id, parent_hash) {
-            Some(parent) => Ok(Admitted { hash, parent }),
-            None => Err(Error::MissingParent {
-                child_id: id.to_owned(),
-                parent_id: parent_id.to_owned(),
-                line,
-            }),
-        }
+        let found = self.find_hashed(parent_id, parent_hash);
+        let parent = checks::parent_is_committed(id, parent_id, found, line)?;
+        Ok(Admitted { hash, parent })
     }
 
     /// For salvage: admits an entry whose parent is missing as an orphan (the caller
@@ -533,11 +523,11 @@ impl Log {
     /// The error of a path that reaches the salvaged orphan at `orphan`.
     pub(super) fn orphan_error(&self, orphan: u32) -> Error {
         match self.entry(orphan) {
-            Some((json, facts)) => Error::MissingParent {
-                child_id: facts.id(json).to_owned(),
-                parent_id: facts.parent_id(json).unwrap_or_default().to_owned(),
-                line: None,
-            },
+            Some((json, facts)) => checks::missing_parent(
+                facts.id(json),
+                facts.parent_id(json).unwrap_or_default(),
+                None,
+            ),
             None => faulted(),
         }
     }

@@ -41,6 +41,7 @@ use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json::Object;
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 use crate::recover::MAX_LINE_BYTES;
+use crate::tree::checks;
 
 pub use copy::{CopyOptions, CopyProgress};
 pub use file::SessionFile;
@@ -1292,7 +1293,7 @@ impl Drop for Store {
 /// entry a label or a resume-leaf record names, which must be committed.
 fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Result<(), Error> {
     match &facts.body {
-        Body::Compaction { first_kept, .. } => context::check_compaction(
+        Body::Compaction { first_kept, .. } => checks::check_compaction(
             facts.id(json),
             first_kept.as_ref().map(|t| t.of(json)),
             log.ancestors(parent),
@@ -1303,12 +1304,7 @@ fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Res
             ..
         } => {
             let target = target.of(json);
-            match log.find(target) {
-                Some(_) => Ok(()),
-                None => Err(Error::UnknownLeaf {
-                    id: target.to_owned(),
-                }),
-            }
+            checks::target_is_committed(target, log.find(target).is_some())
         }
         _ => Ok(()),
     }

@@ -4,6 +4,8 @@
 //! relation. The caller names a leaf and gets the path from the root to it: there is
 //! no hidden "current" pointer.
 
+pub(crate) mod checks;
+
 use std::collections::HashMap;
 
 use crate::entry::{Entry, Facts, Message};
@@ -95,12 +97,7 @@ impl<'a> IdIndex<'a> {
     pub(crate) fn new(entries: &'a [Entry]) -> Result<IdIndex<'a>, Error> {
         let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
-            if by_id.insert(entry.id(), i).is_some() {
-                return Err(Error::DuplicateId {
-                    id: entry.id().to_owned(),
-                    line: None,
-                });
-            }
+            checks::id_is_new(entry.id(), by_id.insert(entry.id(), i).is_some(), None)?;
         }
         Ok(IdIndex {
             entries,
@@ -160,26 +157,18 @@ impl<'a> IdIndex<'a> {
         let mut path = Vec::new();
         let mut current = leaf;
         loop {
-            if seen[current] {
-                return Err(Error::Cycle {
-                    id: entries[current].id().to_owned(),
-                });
-            }
+            checks::not_revisited(entries[current].id(), seen[current])?;
             seen[current] = true;
             path.push(current);
             let Some(parent_id) = entries[current].parent_id() else {
                 break;
             };
-            match self.by_id.get(parent_id) {
-                Some(&parent) => current = parent,
-                None => {
-                    return Err(Error::MissingParent {
-                        child_id: entries[current].id().to_owned(),
-                        parent_id: parent_id.to_owned(),
-                        line: None,
-                    });
-                }
-            }
+            current = *checks::parent_is_committed(
+                entries[current].id(),
+                parent_id,
+                self.by_id.get(parent_id),
+                None,
+            )?;
         }
         path.reverse();
         Ok(path)
