@@ -7,8 +7,8 @@ use std::io::Write;
 
 use session::{BudgetReason, Context, ContextOptions, Defect};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, leaf_or_default, note, open_at, parsed};
 use crate::render;
 use crate::term;

@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use session::{Error, PgOptions, State, Store, json::push_string};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, open, opening};
 use crate::term;
 

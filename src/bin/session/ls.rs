@@ -3,8 +3,9 @@
 use session::{ListOptions, PgListOptions, SortBy, list_pg_sessions, list_sessions};
 use std::io::Write;
 
-use crate::args::{LsArgs, LsPlace};
+use crate::command::LsArgs;
 use crate::exit;
+use crate::location::LsPlace;
 use crate::output::{Doc, Out, Outcome};
 use crate::term;
 

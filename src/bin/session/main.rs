@@ -16,6 +16,7 @@
 mod args;
 mod check;
 mod children;
+mod command;
 mod context;
 mod copy;
 mod exit;
@@ -23,6 +24,7 @@ mod help;
 mod interop;
 mod label;
 mod leaves;
+mod location;
 mod ls;
 mod node;
 mod output;
@@ -39,7 +41,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use args::Command;
+use command::Command;
 use output::Out;
 
 fn main() -> ExitCode {

@@ -12,8 +12,9 @@ use std::io::Write;
 
 use session::{Node, TreeOptions};
 
-use crate::args::{Location, TreeArgs};
+use crate::command::TreeArgs;
 use crate::exit;
+use crate::location::Location;
 use crate::node::{PREVIEW_CHARS, line};
 use crate::output::{Doc, Out, Outcome, default_leaf, open_at};
 

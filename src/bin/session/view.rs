@@ -5,8 +5,8 @@ use std::path::Path;
 
 use session::view::{ViewOptions, render_html, write_html_file};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, Source, default_leaf, open_at, outputs_no_wider_than};
 
 /// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
