@@ -40,6 +40,7 @@
 
 #![deny(unsafe_code)]
 
+pub(crate) mod agent;
 pub mod context;
 pub mod entry;
 pub mod error;

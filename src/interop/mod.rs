@@ -38,7 +38,7 @@ use sink::WriterSink;
 pub(crate) use build::{Builder, Refusal, entry_head, number, timestamp_of};
 pub(crate) use headroom::{grown_to, out_of_memory, reserve_one};
 pub use report::{ImportReport, RefusedCompaction, Reparented, UnmappedLine};
-pub(crate) use sink::{Sink, create_temporary, io_error, write_new_file};
+pub(crate) use sink::{Sink, create_temporary, write_new_file};
 pub(crate) use source::{Source, SourceLine};
 
 pub use export::{

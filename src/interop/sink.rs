@@ -4,10 +4,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::headroom::out_of_memory;
-use crate::error::{Error, IoFailure, IoOp};
+use crate::error::{Error, IoOp, io_error};
 use crate::store::sync_dir;
 
 /// Where an import's lines go: a vector (in memory) or a buffered temporary file.
@@ -174,10 +173,6 @@ pub(crate) fn create_temporary(path: &Path) -> Result<(PathBuf, File), Error> {
     }
     let e = last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists));
     Err(io_error(IoOp::Open, path, &e))
-}
-
-pub(crate) fn io_error(op: IoOp, path: &Path, e: &std::io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
 }
 
 /// A sink straight into a writer ([`import_file_into`]).

@@ -6,9 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::headroom::{check_headroom, out_of_memory};
-use super::sink::io_error;
 use super::{IMPORT_PROGRESS_STEP, ImportProgress};
-use crate::error::{Error, IoFailure, IoOp, LineFault};
+use crate::error::{Error, IoFailure, IoOp, LineFault, io_error};
 use crate::recover::MAX_LINE_BYTES;
 use crate::store::open_regular;
 

@@ -1,5 +1,5 @@
 //! The command line, on clap: every verb, its arguments and its help text, parsed into
-//! a [`Command`]. clap gives each verb its own `--help`, `--version`, flags in any order
+//! a [`Verb`] (`main` hands each to its module). clap gives each verb its own `--help`, `--version`, flags in any order
 //! as `--flag VALUE` or `--flag=VALUE`, and a usage error (exit 64) for anything else,
 //! with a suggestion for a misspelt flag.
 
@@ -7,9 +7,9 @@ use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::command::{Command, command};
-
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use session::interop::Format;
 
 use crate::output::{DEFAULT_WIDTH, Mode, Settings, color_wanted};
 use crate::render::{Filter, Kind};
@@ -311,7 +311,7 @@ Examples:
         /// Send as this agent does: auto (the default) the agent an imported session
         /// came from, none for the library's own rules.
         #[arg(long, value_name = "AGENT",
-              value_parser = ["auto", "none", "pi", "claude-code", "codex"])]
+              value_parser = agents(&["auto", "none"]))]
         profile: Option<String>,
     },
     /// State, entry count and warnings (every line checked).
@@ -372,8 +372,8 @@ Examples:
   session import --from codex rollout.jsonl s.jsonl")]
     Import {
         /// The source's format; auto (the default) detects it from the first lines.
-        #[arg(long, value_enum, default_value = "auto")]
-        from: ImportFormat,
+        #[arg(long, value_name = "FROM", value_parser = agents(&["auto"]), default_value = "auto")]
+        from: String,
         /// The other agent's session file.
         src: PathBuf,
         /// The new libsession file.
@@ -397,8 +397,8 @@ Example:
     )]
     Export {
         /// The format written.
-        #[arg(long, value_enum)]
-        to: ExportFormat,
+        #[arg(long, value_name = "TO", value_parser = agents(&[]))]
+        to: String,
         /// The session file.
         file: PathBuf,
         /// The leaf the agent resumes at (default: the latest leaf), then OUT, the new
@@ -522,19 +522,10 @@ pub enum OnDefect {
     Synthesize,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ImportFormat {
-    Auto,
-    Pi,
-    ClaudeCode,
-    Codex,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum ExportFormat {
-    Pi,
-    ClaudeCode,
-    Codex,
+/// The agents' names, from the library's one list, after `extra` (`auto`, `none`).
+fn agents(extra: &[&'static str]) -> clap::builder::PossibleValuesParser {
+    let names = extra.iter().copied().chain(Format::ALL.map(Format::name));
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 /// A token count: a finite number >= 0.
@@ -552,8 +543,9 @@ pub struct NotRun {
     pub usage_error: bool,
 }
 
-/// Reads the arguments after the program name: the verb, and how to print its result.
-pub fn parse(args: &[OsString]) -> Result<(Command, Settings), NotRun> {
+/// Reads the arguments after the program name: the verb as clap parsed it, how to
+/// print its result, and `--pg`'s connection string.
+pub fn parse(args: &[OsString]) -> Result<(Verb, Settings, Option<String>), NotRun> {
     let all = std::iter::once(OsStr::new("session")).chain(args.iter().map(OsString::as_os_str));
     let cli = Cli::try_parse_from(all).map_err(|e| {
         let usage_error = e.use_stderr();
@@ -574,11 +566,16 @@ pub fn parse(args: &[OsString]) -> Result<(Command, Settings), NotRun> {
         }
     })?;
     let settings = settings(&cli.global);
-    let command = command(cli.verb, cli.global.pg.as_deref()).map_err(|reason| NotRun {
+    Ok((cli.verb, settings, cli.global.pg))
+}
+
+/// A usage error clap cannot see (text that must be UTF-8, a location), worded as
+/// clap words its own.
+pub fn usage_error(reason: &str) -> NotRun {
+    NotRun {
         text: format!("session: {reason}\n\nFor more information, try '--help'.\n"),
         usage_error: true,
-    })?;
-    Ok((command, settings))
+    }
 }
 
 /// The output settings from the global flags, the terminal and `NO_COLOR`.

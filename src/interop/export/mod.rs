@@ -23,7 +23,7 @@ use std::path::Path;
 use super::Format;
 use crate::context::Profile;
 use crate::entry::{Entry, EntryKind};
-use crate::error::{Error, IoOp};
+use crate::error::{Error, IoOp, io_error};
 use crate::json::{Kind, MAX_DEPTH, Tape};
 use crate::secrets::{Redactor, RuleChoice, RuleSpec, redaction};
 use plan::Plan;
@@ -170,7 +170,7 @@ pub fn export_file(
     )?;
     let exported = export_with(format, &entries, &leaf, redactor.as_deref())?;
     let mode = std::fs::metadata(source)
-        .map_err(|e| super::io_error(IoOp::Open, source, &e))?
+        .map_err(|e| io_error(IoOp::Open, source, &e))?
         .permissions();
     write_beside(out, exported.text.as_bytes(), &mode)?;
     Ok(exported.report)
@@ -182,24 +182,23 @@ fn write_beside(path: &Path, text: &[u8], source: &std::fs::Permissions) -> Resu
     use std::os::unix::fs::PermissionsExt;
     if std::fs::symlink_metadata(path).is_ok() {
         let exists = std::io::Error::from_raw_os_error(libc::EEXIST);
-        return Err(super::io_error(IoOp::Open, path, &exists));
+        return Err(io_error(IoOp::Open, path, &exists));
     }
     let (temp, mut file) = super::create_temporary(path)?;
     let written = (|| {
         let created = file
             .metadata()
-            .map_err(|e| super::io_error(IoOp::Open, &temp, &e))?
+            .map_err(|e| io_error(IoOp::Open, &temp, &e))?
             .permissions()
             .mode();
         let narrowed = std::fs::Permissions::from_mode(created & source.mode() & 0o777);
         file.set_permissions(narrowed)
-            .map_err(|e| super::io_error(IoOp::Open, &temp, &e))?;
+            .map_err(|e| io_error(IoOp::Open, &temp, &e))?;
         file.write_all(text)
-            .map_err(|e| super::io_error(IoOp::Write, &temp, &e))?;
+            .map_err(|e| io_error(IoOp::Write, &temp, &e))?;
         file.sync_all()
-            .map_err(|e| super::io_error(IoOp::Sync, &temp, &e))?;
-        crate::repair::rename_no_replace(&temp, path)
-            .map_err(|e| super::io_error(IoOp::Open, path, &e))
+            .map_err(|e| io_error(IoOp::Sync, &temp, &e))?;
+        crate::repair::rename_no_replace(&temp, path).map_err(|e| io_error(IoOp::Open, path, &e))
     })();
     match written {
         Ok(()) => {
