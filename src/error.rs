@@ -277,9 +277,9 @@ pub enum Error {
     #[error("{}", not_importable(*.detected, *.requested))]
     NotImportable {
         /// The format the source's first lines show, if any.
-        detected: Option<crate::interop::format::Format>,
+        detected: Option<crate::agent::Format>,
         /// The format asked for; `None` for detection.
-        requested: Option<crate::interop::format::Format>,
+        requested: Option<crate::agent::Format>,
     },
     /// The token estimator failed for a message, or returned a negative or non-finite
     /// number; `entry_id` names the message's entry (the compaction for the summary).
@@ -315,7 +315,7 @@ pub enum Hint {
     /// (`"profile":"none"`, or an `onDefect` other than `"error"`, under which no
     /// agent's rules apply): `"profile":"auto"` with `"onDefect":"error"` sends what
     /// that agent sends.
-    Imported(crate::interop::format::Format),
+    Imported(crate::agent::Format),
     /// A native session: `onDefect` chooses what happens to a defective interaction.
     OnDefect,
 }
@@ -439,6 +439,12 @@ fn warnings_text(warnings: &[Warning]) -> String {
     texts.join("; ")
 }
 
+/// The library error for a failed operation `op` on `path`: the one way a failed file
+/// operation becomes an [`Error`].
+pub(crate) fn io_error(op: IoOp, path: &std::path::Path, e: &io::Error) -> Error {
+    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
+}
+
 impl Error {
     pub(crate) fn internal(message: impl Into<String>) -> Error {
         Error::Internal {
@@ -448,8 +454,8 @@ impl Error {
 }
 
 fn not_importable(
-    detected: Option<crate::interop::format::Format>,
-    requested: Option<crate::interop::format::Format>,
+    detected: Option<crate::agent::Format>,
+    requested: Option<crate::agent::Format>,
 ) -> String {
     match (detected, requested) {
         (Some(found), Some(asked)) if found != asked => format!(

@@ -65,6 +65,7 @@
 
 #![deny(unsafe_code)]
 
+pub(crate) mod agent;
 pub mod context;
 pub mod entry;
 pub mod error;

@@ -10,7 +10,7 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The longest message an invalid option gives, in characters: serde's message can
 /// quote the offending value, which may be as long as the input.

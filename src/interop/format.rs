@@ -1,49 +1,11 @@
-//! The foreign session formats ([`Format`]) and their detection from a source's first
-//! lines. A leaf: it imports nothing of the crate, so the error type can name a format
-//! without depending on the importers.
+//! Detecting a foreign session file's format ([`Format`], defined in
+//! `crate::agent`) from its first lines.
 
 use serde_json::Value;
 
-/// A foreign session format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Format {
-    /// pi's session file (`@mariozechner/pi-coding-agent`), versions 1–3.
-    Pi,
-    /// A Claude Code transcript (`~/.claude/projects/*/SESSION.jsonl`).
-    ClaudeCode,
-    /// A Codex rollout file (`~/.codex/sessions/**/rollout-*.jsonl`).
-    Codex,
-}
+pub use crate::agent::Format;
 
 impl Format {
-    /// The format's name on the command line and in the C ABI: `pi`, `claude-code`
-    /// or `codex`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Pi => "pi",
-            Format::ClaudeCode => "claude-code",
-            Format::Codex => "codex",
-        }
-    }
-
-    /// The format named `name`, if there is one.
-    pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Pi, Format::ClaudeCode, Format::Codex]
-            .into_iter()
-            .find(|f| f.name() == name)
-    }
-
-    /// What a file of this format is called in messages: `pi session file`,
-    /// `Claude Code transcript`, `Codex rollout`.
-    pub fn description(self) -> &'static str {
-        match self {
-            Format::Pi => "pi session file",
-            Format::ClaudeCode => "Claude Code transcript",
-            Format::Codex => "Codex rollout",
-        }
-    }
-
     /// The format of a session file, from its first lines (at most
     /// 64 non-blank ones are read): pi when the first line is pi's
     /// `{"type":"session",…}` header (or a line is a pi entry: `id`, `parentId` and a
@@ -63,16 +25,6 @@ impl Format {
             detector.feed(line);
         }
         detector.found
-    }
-
-    /// The prefix of the metadata keys this format's importer writes (`pi.`,
-    /// `claude.`, `codex.`).
-    pub(super) fn key_prefix(self) -> &'static str {
-        match self {
-            Format::Pi => "pi",
-            Format::ClaudeCode => "claude",
-            Format::Codex => "codex",
-        }
     }
 }
 

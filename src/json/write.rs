@@ -13,20 +13,28 @@ fn push_escaped(out: &mut Vec<u8>, text: &str) {
 }
 
 /// An integer type: written in decimal, exactly.
-pub(crate) trait Integer: std::fmt::Display {}
+pub trait Integer: std::fmt::Display {}
 impl Integer for u64 {}
 impl Integer for i64 {}
 impl Integer for u32 {}
 impl Integer for usize {}
+impl Integer for u128 {}
 
 /// A JSON object being written, member by member.
-pub(crate) struct Object {
+pub struct Object {
     out: Vec<u8>,
     empty: bool,
 }
 
+impl Default for Object {
+    fn default() -> Object {
+        Object::new()
+    }
+}
+
 impl Object {
-    pub(crate) fn new() -> Object {
+    /// An empty object, members to follow.
+    pub fn new() -> Object {
         Object {
             out: vec![b'{'],
             empty: true,
@@ -34,14 +42,14 @@ impl Object {
     }
 
     /// `"key":"value"`, the value escaped.
-    pub(crate) fn string(mut self, key: &str, value: &str) -> Object {
+    pub fn string(mut self, key: &str, value: &str) -> Object {
         self.key(key);
         push_escaped(&mut self.out, value);
         self
     }
 
     /// `"key":"value"`, or `"key":null` for `None`.
-    pub(crate) fn string_or_null(self, key: &str, value: Option<&str>) -> Object {
+    pub fn string_or_null(self, key: &str, value: Option<&str>) -> Object {
         match value {
             Some(value) => self.string(key, value),
             None => self.raw(key, "null"),
@@ -49,14 +57,14 @@ impl Object {
     }
 
     /// `"key":N`.
-    pub(crate) fn number(mut self, key: &str, value: impl Integer) -> Object {
+    pub fn number(mut self, key: &str, value: impl Integer) -> Object {
         self.key(key);
         self.out.extend_from_slice(value.to_string().as_bytes());
         self
     }
 
     /// `"key":N`, or `"key":null` for `None`.
-    pub(crate) fn number_or_null(self, key: &str, value: Option<impl Integer>) -> Object {
+    pub fn number_or_null(self, key: &str, value: Option<impl Integer>) -> Object {
         match value {
             Some(value) => self.number(key, value),
             None => self.raw(key, "null"),
@@ -64,13 +72,13 @@ impl Object {
     }
 
     /// `"key":true` or `"key":false`.
-    pub(crate) fn boolean(self, key: &str, value: bool) -> Object {
+    pub fn boolean(self, key: &str, value: bool) -> Object {
         self.raw(key, if value { "true" } else { "false" })
     }
 
     /// A member whose value is already JSON text (an array or object this module
     /// wrote, an entry's canonical text, a number token kept from the input).
-    pub(crate) fn raw(mut self, key: &str, json: &str) -> Object {
+    pub fn raw(mut self, key: &str, json: &str) -> Object {
         self.key(key);
         self.out.extend_from_slice(json.as_bytes());
         self
@@ -82,7 +90,7 @@ impl Object {
     /// that some parsers refuse as out of range). JSON has no infinity or NaN: a value
     /// that is not finite is written as the nearest finite one (NaN as 0), so the
     /// output is JSON whatever the caller computed.
-    pub(crate) fn finite(self, key: &str, value: f64) -> Object {
+    pub fn finite(self, key: &str, value: f64) -> Object {
         let value = if value.is_nan() {
             0.0
         } else {
@@ -99,7 +107,7 @@ impl Object {
     }
 
     /// A member whose value is JSON already held as UTF-8 bytes (entries' lines).
-    pub(crate) fn raw_bytes(mut self, key: &str, json: &[u8]) -> Object {
+    pub fn raw_bytes(mut self, key: &str, json: &[u8]) -> Object {
         self.key(key);
         self.out.extend_from_slice(json);
         self
@@ -107,7 +115,7 @@ impl Object {
 
     /// A member whose value `write` appends to the buffer as JSON (a large array
     /// streamed in place rather than copied through a `String`).
-    pub(crate) fn raw_with<E>(
+    pub fn raw_with<E>(
         mut self,
         key: &str,
         write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
@@ -127,7 +135,7 @@ impl Object {
     }
 
     /// The object's text.
-    pub(crate) fn finish(self) -> String {
+    pub fn finish(self) -> String {
         let bytes = self.finish_bytes();
         // Every piece is UTF-8 text (keys, escaped strings, JSON this crate holds as
         // text); a member written by `raw_with` is an entry's UTF-8 line.
@@ -136,7 +144,7 @@ impl Object {
     }
 
     /// The object's UTF-8 bytes.
-    pub(crate) fn finish_bytes(mut self) -> Vec<u8> {
+    pub fn finish_bytes(mut self) -> Vec<u8> {
         self.out.push(b'}');
         self.out
     }

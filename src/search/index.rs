@@ -45,7 +45,7 @@ use super::text::{
 };
 use super::{Hit, IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
 use crate::entry::EntryParser;
-use crate::error::{Error, IoFailure, IoOp};
+use crate::error::{Error, IoFailure, IoOp, io_error};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
 use crate::secrets::Redactor;
 use crate::store::{mode_like, open_regular_with};
@@ -141,10 +141,6 @@ fn index_error(e: &rusqlite::Error) -> Error {
         message: format!("the search index {SIDECAR}: {e}"),
         change: None,
     }))
-}
-
-fn io_error(op: IoOp, what: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &what.display().to_string(), e)))
 }
 
 /// A session file found in the folder, as `lstat` saw it.

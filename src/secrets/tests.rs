@@ -5,24 +5,9 @@
 
 use super::*;
 
-const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const UPPER32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-const HEX: &[u8] = b"0123456789abcdef";
-const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const URLSAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// `len` characters of `alphabet`, the same for the same `seed`.
-pub(crate) fn random(alphabet: &[u8], len: usize, seed: u64) -> String {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(alphabet[(state % alphabet.len() as u64) as usize])
-        })
-        .collect()
-}
+#[path = "../../tests/common/random.rs"]
+mod random;
+use random::{ALNUM, B64, HEX, UPPER32, URLSAFE, random};
 
 /// The rules that fire on `text` as a JSON string value, in order.
 fn rules_in(text: &str) -> Vec<String> {

@@ -8,9 +8,6 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
-use std::sync::Arc;
-
-use crate::error::{Error, IoFailure, IoOp};
 
 /// Makes the directory entry of `path` durable (after a create or a rename).
 pub(crate) fn sync_dir(path: &Path) -> io::Result<()> {
@@ -96,10 +93,7 @@ pub(crate) fn sync(file: &mut dyn SessionFile) -> io::Result<()> {
     }
 }
 
-/// The library error for a failed operation `op` on `path`.
-pub(crate) fn io_error(op: IoOp, path: &Path, e: &io::Error) -> Error {
-    Error::Io(Arc::new(IoFailure::new(op, &path.display().to_string(), e)))
-}
+pub(crate) use crate::error::io_error;
 
 /// The longest file name Linux file systems take (`NAME_MAX`).
 pub(crate) const NAME_MAX: usize = 255;

@@ -5,24 +5,12 @@
 
 use serde_json::Value;
 
-const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const UPPER32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-const HEX: &[u8] = b"0123456789abcdef";
-const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const URLSAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const DIGITS: &[u8] = b"0123456789";
 
-pub fn random(alphabet: &[u8], len: usize, seed: u64) -> String {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(alphabet[(state % alphabet.len() as u64) as usize])
-        })
-        .collect()
-}
+#[path = "random.rs"]
+mod random;
+pub use random::random;
+use random::{ALNUM, B64, HEX, UPPER32, URLSAFE};
 
 /// One planted secret: its rule, the text planted, and the part of it that is the
 /// secret (what is replaced).

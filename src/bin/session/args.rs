@@ -1,5 +1,5 @@
 //! The command line, on clap: every verb, its arguments and its help text, parsed into
-//! a [`Command`]. clap gives each verb its own `--help`, `--version`, flags in any order
+//! a [`Verb`] (`main` hands each to its module). clap gives each verb its own `--help`, `--version`, flags in any order
 //! as `--flag VALUE` or `--flag=VALUE`, and a usage error (exit 64) for anything else,
 //! with a suggestion for a misspelt flag.
 
@@ -8,6 +8,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use session::interop::Format;
 
 use crate::output::{DEFAULT_WIDTH, Mode, Settings, color_wanted};
 use crate::render::{Filter, Kind};
@@ -48,7 +50,7 @@ exit codes (the same for every verb):
     subcommand_required = true,
     arg_required_else_help = true
 )]
-struct Cli {
+pub struct Cli {
     #[command(flatten)]
     global: Global,
     #[command(subcommand)]
@@ -57,7 +59,7 @@ struct Cli {
 
 /// The flags every verb takes: how its result is printed, and `--pg`.
 #[derive(Args)]
-struct Global {
+pub struct Global {
     /// Print the result as one JSON document (a list is one array).
     #[arg(long, global = true, conflicts_with = "jsonl")]
     json: bool,
@@ -76,7 +78,7 @@ struct Global {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ColorChoice {
+pub enum ColorChoice {
     Auto,
     Always,
     Never,
@@ -84,28 +86,28 @@ enum ColorChoice {
 
 /// `--kind`, `--role`, `--limit`.
 #[derive(Args)]
-struct FilterArgs {
+pub struct FilterArgs {
     /// Show only entries of KIND (repeatable). Default: messages and compactions in the
     /// readable form (metadata hidden), every kind with --json/--jsonl.
     #[arg(long = "kind", value_enum, value_name = "KIND")]
-    kinds: Vec<KindArg>,
+    pub kinds: Vec<KindArg>,
     /// Show only messages of role R (user, assistant, toolResult, …; repeatable).
     #[arg(long = "role", value_name = "R")]
-    roles: Vec<String>,
+    pub roles: Vec<String>,
     /// Show only the last N entries (after --kind and --role).
     #[arg(long, value_name = "N")]
-    limit: Option<u64>,
+    pub limit: Option<u64>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum KindArg {
+pub enum KindArg {
     Message,
     Metadata,
     Compaction,
 }
 
 impl FilterArgs {
-    fn filter(self) -> Filter {
+    pub fn filter(self) -> Filter {
         Filter {
             kinds: self
                 .kinds
@@ -123,7 +125,7 @@ impl FilterArgs {
 }
 
 #[derive(Subcommand)]
-enum Verb {
+pub enum Verb {
     /// The conversation on the active path to LEAF: roles, text, tool calls and their
     /// results folded, compactions as their summary (metadata hidden unless asked).
     #[command(after_help = "\
@@ -309,7 +311,7 @@ Examples:
         /// Send as this agent does: auto (the default) the agent an imported session
         /// came from, none for the library's own rules.
         #[arg(long, value_name = "AGENT",
-              value_parser = ["auto", "none", "pi", "claude-code", "codex"])]
+              value_parser = agents(&["auto", "none"]))]
         profile: Option<String>,
     },
     /// State, entry count and warnings (every line checked).
@@ -370,8 +372,8 @@ Examples:
   session import --from codex rollout.jsonl s.jsonl")]
     Import {
         /// The source's format; auto (the default) detects it from the first lines.
-        #[arg(long, value_enum, default_value = "auto")]
-        from: ImportFormat,
+        #[arg(long, value_name = "FROM", value_parser = agents(&["auto"]), default_value = "auto")]
+        from: String,
         /// The other agent's session file.
         src: PathBuf,
         /// The new libsession file.
@@ -395,8 +397,8 @@ Example:
     )]
     Export {
         /// The format written.
-        #[arg(long, value_enum)]
-        to: ExportFormat,
+        #[arg(long, value_name = "TO", value_parser = agents(&[]))]
+        to: String,
         /// The session file.
         file: PathBuf,
         /// The leaf the agent resumes at (default: the latest leaf), then OUT, the new
@@ -488,7 +490,7 @@ pub struct RuleArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum ShellArg {
+pub enum ShellArg {
     Bash,
     Zsh,
     Fish,
@@ -496,220 +498,42 @@ enum ShellArg {
 
 /// `FILE [LEAF]` and the filters.
 #[derive(Args)]
-struct FileLeaf {
+pub struct FileLeaf {
     /// The session: a file, postgres://…#SESSION_ID, or a session id with --pg.
-    file: OsString,
+    pub file: OsString,
     /// The leaf (default: the leaf an imported session's agent resumes, else the
     /// latest leaf).
-    leaf: Option<OsString>,
+    pub leaf: Option<OsString>,
     #[command(flatten)]
-    filter: FilterArgs,
+    pub filter: FilterArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Sort {
+pub enum Sort {
     Modified,
     Path,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum OnDefect {
+pub enum OnDefect {
     Error,
     Skip,
     Keep,
     Synthesize,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ImportFormat {
-    Auto,
-    Pi,
-    ClaudeCode,
-    Codex,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ExportFormat {
-    Pi,
-    ClaudeCode,
-    Codex,
+/// The agents' names, from the library's one list, after `extra` (`auto`, `none`).
+fn agents(extra: &[&'static str]) -> clap::builder::PossibleValuesParser {
+    let names = extra.iter().copied().chain(Format::ALL.map(Format::name));
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 /// A token count: a finite number >= 0.
-fn tokens(text: &str) -> Result<f64, String> {
+pub fn tokens(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .ok()
         .filter(|n| n.is_finite() && *n >= 0.0)
         .ok_or_else(|| "takes a number >= 0".to_owned())
-}
-
-/// What the command line asks for. FILE is any path (on Unix, any bytes); LEAF is an
-/// entry id, which is always UTF-8 text; `None` asks for the default leaf (`output::default_leaf`).
-pub enum Command {
-    Show {
-        file: Location,
-        leaf: Option<String>,
-        filter: Filter,
-    },
-    Path {
-        file: Location,
-        leaf: Option<String>,
-        filter: Filter,
-    },
-    Messages {
-        file: Location,
-        leaf: Option<String>,
-        filter: Filter,
-    },
-    Tree {
-        file: Location,
-        options: TreeArgs,
-    },
-    Children {
-        file: Location,
-        id: String,
-        filter: Filter,
-    },
-    Leaves {
-        file: Location,
-        filter: Filter,
-    },
-    Ls {
-        place: LsPlace,
-        options: LsArgs,
-    },
-    Label {
-        file: Location,
-        target: String,
-        text: String,
-    },
-    Search {
-        dir: PathBuf,
-        query: session::SearchQuery,
-    },
-    Context(crate::context::Request),
-    Verify {
-        file: PathBuf,
-    },
-    Salvage {
-        file: PathBuf,
-    },
-    Repair {
-        file: PathBuf,
-    },
-    Import {
-        format: Option<session::interop::Format>,
-        source: PathBuf,
-        out: PathBuf,
-        redact: bool,
-    },
-    View {
-        file: Location,
-        leaf: Option<String>,
-        out: Option<PathBuf>,
-        redact: bool,
-    },
-    Secrets {
-        path: PathBuf,
-        rules: RuleArgs,
-    },
-    Redact {
-        src: PathBuf,
-        out: Option<PathBuf>,
-        rules: RuleArgs,
-    },
-    Export {
-        format: session::interop::Format,
-        file: PathBuf,
-        leaf: Option<String>,
-        out: PathBuf,
-        redact: bool,
-    },
-    Copy {
-        src: Location,
-        dst: Location,
-        redact: bool,
-    },
-    Completions(clap_complete::Shell),
-    Man,
-}
-
-/// Where a session is: a file, or a session in a PostgreSQL database. Every verb that
-/// reads or writes a session takes one ([`location`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
-    File(PathBuf),
-    Postgres {
-        conninfo: String,
-        session_id: String,
-    },
-}
-
-impl Location {
-    /// How the location is named in a message: the path, or `SESSION_ID in the database`.
-    pub fn describe(&self) -> String {
-        match self {
-            Location::File(path) => path.display().to_string(),
-            Location::Postgres { session_id, .. } => {
-                format!("session {session_id} in the database")
-            }
-        }
-    }
-}
-
-/// What `ls` lists: a folder, or a database's sessions.
-pub enum LsPlace {
-    Dir(PathBuf),
-    Postgres(String),
-}
-
-fn is_pg_uri(arg: &OsStr) -> bool {
-    arg.to_str()
-        .is_some_and(|t| t.starts_with("postgres://") || t.starts_with("postgresql://"))
-}
-
-/// The one parser of store locations. With `--pg CONNINFO`, `arg` is the session id
-/// in that database. Else a `postgres://` or `postgresql://` URI names the session
-/// after `#` (`postgresql://alice@/agents?host=/var/run/postgresql#SESSION_ID`: the
-/// URI before `#` is the connection string); anything else is a file path.
-pub fn location(arg: OsString, pg: Option<&str>) -> Result<Location, &'static str> {
-    if let Some(conninfo) = pg {
-        if is_pg_uri(&arg) {
-            return Err("with --pg CONNINFO, give the session id, not a postgres:// URI");
-        }
-        let session_id = utf8(arg, "with --pg, the session id must be UTF-8 text")?;
-        if session_id.is_empty() {
-            return Err("with --pg CONNINFO, name the session: --pg CONNINFO SESSION_ID");
-        }
-        return Ok(Location::Postgres {
-            conninfo: conninfo.to_owned(),
-            session_id,
-        });
-    }
-    if !is_pg_uri(&arg) {
-        return Ok(Location::File(PathBuf::from(arg)));
-    }
-    let text = utf8(arg, "a postgres:// argument must be UTF-8 text")?;
-    match text.rsplit_once('#') {
-        Some((conninfo, session_id)) if !session_id.is_empty() => Ok(Location::Postgres {
-            conninfo: conninfo.to_owned(),
-            session_id: session_id.to_owned(),
-        }),
-        _ => Err(
-            "a postgres:// location names its session after #: postgres://…#SESSION_ID \
-             (list them with `session ls postgres://…`)",
-        ),
-    }
-}
-
-/// A file verb's FILE: a path only (`verify`, `salvage`, `repair` check a file's bytes,
-/// which a database does not have).
-fn file_only(file: PathBuf, pg: Option<&str>) -> Result<PathBuf, &'static str> {
-    if pg.is_some() || is_pg_uri(file.as_os_str()) {
-        return Err("verify, salvage, repair, import and export read a file; \
-                    for a session in a database, `session copy` it to a file first");
-    }
-    Ok(file)
 }
 
 /// Why the command line was not run: help or the version to print on stdout (exit 0),
@@ -719,8 +543,9 @@ pub struct NotRun {
     pub usage_error: bool,
 }
 
-/// Reads the arguments after the program name: the verb, and how to print its result.
-pub fn parse(args: &[OsString]) -> Result<(Command, Settings), NotRun> {
+/// Reads the arguments after the program name: the verb as clap parsed it, how to
+/// print its result, and `--pg`'s connection string.
+pub fn parse(args: &[OsString]) -> Result<(Verb, Settings, Option<String>), NotRun> {
     let all = std::iter::once(OsStr::new("session")).chain(args.iter().map(OsString::as_os_str));
     let cli = Cli::try_parse_from(all).map_err(|e| {
         let usage_error = e.use_stderr();
@@ -741,11 +566,16 @@ pub fn parse(args: &[OsString]) -> Result<(Command, Settings), NotRun> {
         }
     })?;
     let settings = settings(&cli.global);
-    let command = command(cli.verb, cli.global.pg.as_deref()).map_err(|reason| NotRun {
+    Ok((cli.verb, settings, cli.global.pg))
+}
+
+/// A usage error clap cannot see (text that must be UTF-8, a location), worded as
+/// clap words its own.
+pub fn usage_error(reason: &str) -> NotRun {
+    NotRun {
         text: format!("session: {reason}\n\nFor more information, try '--help'.\n"),
         usage_error: true,
-    })?;
-    Ok((command, settings))
+    }
 }
 
 /// The output settings from the global flags, the terminal and `NO_COLOR`.
@@ -781,281 +611,4 @@ fn settings(global: &Global) -> Settings {
 /// The clap definition of the command line, for completions and the man page.
 pub fn definition() -> clap::Command {
     Cli::command()
-}
-
-/// The verb as a [`Command`]; `Err` is the reason for a usage error that clap cannot
-/// see (text that must be UTF-8, a location).
-fn command(verb: Verb, pg: Option<&str>) -> Result<Command, &'static str> {
-    let at = |file: OsString| location(file, pg);
-    Ok(match verb {
-        Verb::Show(FileLeaf { file, leaf, filter }) => Command::Show {
-            file: at(file)?,
-            leaf: leaf_id(leaf)?,
-            filter: filter.filter(),
-        },
-        Verb::Path(FileLeaf { file, leaf, filter }) => Command::Path {
-            file: at(file)?,
-            leaf: leaf_id(leaf)?,
-            filter: filter.filter(),
-        },
-        Verb::Messages(FileLeaf { file, leaf, filter }) => Command::Messages {
-            file: at(file)?,
-            leaf: leaf_id(leaf)?,
-            filter: filter.filter(),
-        },
-        Verb::Tree {
-            file,
-            leaf,
-            leaf_flag,
-            depth,
-            labels,
-            kinds,
-            roles,
-        } => Command::Tree {
-            file: at(file)?,
-            options: TreeArgs {
-                leaf: leaf_id(leaf.or(leaf_flag))?,
-                depth,
-                labels,
-                filter: FilterArgs {
-                    kinds,
-                    roles,
-                    limit: None,
-                }
-                .filter(),
-            },
-        },
-        Verb::Children { file, id, filter } => Command::Children {
-            file: at(file)?,
-            id: utf8(id, "ID is not UTF-8 text, so it cannot be an entry id")?,
-            filter: filter.filter(),
-        },
-        Verb::Leaves { file, filter } => Command::Leaves {
-            file: at(file)?,
-            filter: filter.filter(),
-        },
-        Verb::Ls {
-            dir,
-            recursive,
-            limit,
-            sort,
-        } => Command::Ls {
-            place: match (dir, pg) {
-                (None, Some(conninfo)) => LsPlace::Postgres(conninfo.to_owned()),
-                (Some(_), Some(_)) => {
-                    return Err("ls --pg CONNINFO lists that database; give no DIR with it");
-                }
-                (None, None) => return Err("ls needs a DIR, a postgres:// URI or --pg CONNINFO"),
-                (Some(dir), None) if is_pg_uri(&dir) => {
-                    let uri = utf8(dir, "a postgres:// argument must be UTF-8 text")?;
-                    let uri = uri.split_once('#').map_or(uri.as_str(), |(u, _)| u);
-                    LsPlace::Postgres(uri.to_owned())
-                }
-                (Some(dir), None) => LsPlace::Dir(PathBuf::from(dir)),
-            },
-            options: LsArgs {
-                recursive,
-                limit,
-                by_path: matches!(sort, Sort::Path),
-            },
-        },
-        Verb::Search {
-            dir,
-            query,
-            limit,
-            roles,
-            latest,
-            no_redact,
-        } => Command::Search {
-            dir,
-            query: session::SearchQuery {
-                query: utf8(query, "QUERY is not UTF-8 text")?,
-                limit,
-                roles: (!roles.is_empty()).then_some(roles),
-                latest_path_only: latest,
-                redact: !no_redact,
-            },
-        },
-        Verb::Label { file, target, text } => Command::Label {
-            file: at(file)?,
-            target: utf8(
-                target,
-                "TARGET is not UTF-8 text, so it cannot be an entry id",
-            )?,
-            text: utf8(text, "TEXT is not UTF-8 text")?,
-        },
-        Verb::Context {
-            file,
-            leaf,
-            max_tokens,
-            reserved_output,
-            safety_margin,
-            on_defect,
-            profile,
-        } => Command::Context(crate::context::Request::new(
-            at(file)?,
-            leaf_id(leaf)?,
-            on_defect.map(|d| match d {
-                OnDefect::Error => "error",
-                OnDefect::Skip => "skip",
-                OnDefect::Keep => "keep",
-                OnDefect::Synthesize => "synthesize",
-            }),
-            profile.as_deref(),
-            [
-                ("maxTokens", max_tokens),
-                ("reservedOutput", reserved_output),
-                ("safetyMargin", safety_margin),
-            ],
-        )),
-        Verb::Verify { file } => Command::Verify {
-            file: file_only(file, pg)?,
-        },
-        Verb::Salvage { file } => Command::Salvage {
-            file: file_only(file, pg)?,
-        },
-        Verb::Repair { file } => Command::Repair {
-            file: file_only(file, pg)?,
-        },
-        Verb::View {
-            file,
-            leaf,
-            out,
-            no_redact,
-        } => Command::View {
-            file: at(file)?,
-            leaf: leaf_id(leaf)?,
-            out,
-            redact: !no_redact,
-        },
-        Verb::Secrets { path, rules } => Command::Secrets { path, rules },
-        Verb::Redact {
-            src,
-            out,
-            in_place: _,
-            rules,
-        } => Command::Redact { src, out, rules },
-        Verb::Import {
-            from,
-            src,
-            out,
-            redact,
-        } => Command::Import {
-            format: match from {
-                ImportFormat::Auto => None,
-                ImportFormat::Pi => Some(session::interop::Format::Pi),
-                ImportFormat::ClaudeCode => Some(session::interop::Format::ClaudeCode),
-                ImportFormat::Codex => Some(session::interop::Format::Codex),
-            },
-            source: file_only(src, pg)?,
-            out,
-            redact,
-        },
-        Verb::Export {
-            to,
-            file,
-            mut leaf_out,
-            no_redact,
-        } => {
-            let out = PathBuf::from(leaf_out.pop().unwrap_or_default());
-            Command::Export {
-                format: match to {
-                    ExportFormat::Pi => session::interop::Format::Pi,
-                    ExportFormat::ClaudeCode => session::interop::Format::ClaudeCode,
-                    ExportFormat::Codex => session::interop::Format::Codex,
-                },
-                file: file_only(file, pg)?,
-                leaf: leaf_id(leaf_out.pop())?,
-                out,
-                redact: !no_redact,
-            }
-        }
-        Verb::Copy { src, dst, redact } => Command::Copy {
-            src: at(src)?,
-            dst: at(dst)?,
-            redact,
-        },
-        Verb::Completions { shell } => Command::Completions(match shell {
-            ShellArg::Bash => clap_complete::Shell::Bash,
-            ShellArg::Zsh => clap_complete::Shell::Zsh,
-            ShellArg::Fish => clap_complete::Shell::Fish,
-        }),
-        Verb::Man => Command::Man,
-    })
-}
-
-const LEAF_NOT_UTF8: &str = "LEAF is not UTF-8 text, so it cannot be an entry id";
-
-fn leaf_id(leaf: Option<OsString>) -> Result<Option<String>, &'static str> {
-    leaf.map(|l| utf8(l, LEAF_NOT_UTF8)).transpose()
-}
-
-fn utf8(text: OsString, reason: &'static str) -> Result<String, &'static str> {
-    text.into_string().map_err(|_| reason)
-}
-
-/// The options of `tree`.
-#[derive(Default)]
-pub struct TreeArgs {
-    /// The entry whose path is marked; default the default leaf.
-    pub leaf: Option<String>,
-    /// Hide entries deeper than this.
-    pub depth: Option<u64>,
-    /// Show each entry's label.
-    pub labels: bool,
-    /// Which nodes are drawn (`--kind`, `--role`).
-    pub filter: Filter,
-}
-
-/// The options of `ls`.
-#[derive(Default)]
-pub struct LsArgs {
-    pub recursive: bool,
-    pub limit: Option<u64>,
-    /// Sort by path instead of newest first.
-    pub by_path: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Location, location};
-    use std::ffi::OsString;
-    use std::path::PathBuf;
-
-    fn pg(conninfo: &str, id: &str) -> Location {
-        Location::Postgres {
-            conninfo: conninfo.into(),
-            session_id: id.into(),
-        }
-    }
-
-    #[test]
-    fn a_location_is_a_uri_with_its_session_after_the_hash_or_a_file() {
-        let uri = "postgresql://alice@/agents?host=/var/run/postgresql";
-        assert_eq!(
-            location(OsString::from(format!("{uri}#s-1")), None),
-            Ok(pg(uri, "s-1"))
-        );
-        assert_eq!(
-            location(OsString::from("postgres://h/db#a#b"), None),
-            Ok(pg("postgres://h/db#a", "b"))
-        );
-        assert_eq!(
-            location(OsString::from("dir/s.jsonl"), None),
-            Ok(Location::File(PathBuf::from("dir/s.jsonl")))
-        );
-        assert!(location(OsString::from("postgres://h/db"), None).is_err());
-        assert!(location(OsString::from("postgres://h/db#"), None).is_err());
-    }
-
-    #[test]
-    fn with_pg_the_location_is_the_session_id() {
-        let conninfo = "host=/tmp dbname=agents";
-        assert_eq!(
-            location(OsString::from("s-1"), Some(conninfo)),
-            Ok(pg(conninfo, "s-1"))
-        );
-        assert!(location(OsString::from("postgres://h/db#s"), Some(conninfo)).is_err());
-        assert!(location(OsString::new(), Some(conninfo)).is_err());
-    }
 }

@@ -4,8 +4,8 @@ use std::io::Write;
 
 use session::TreeOptions;
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::node::{PREVIEW_CHARS, line};
 use crate::output::{Doc, Out, Outcome, open_at};
 use crate::render::Filter;

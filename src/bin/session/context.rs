@@ -5,10 +5,11 @@
 
 use std::io::Write;
 
+use session::json::Object;
 use session::{BudgetReason, Context, ContextOptions, Defect};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, leaf_or_default, note, open_at, parsed};
 use crate::render;
 use crate::term;
@@ -18,9 +19,9 @@ pub struct Request {
     pub file: Location,
     /// The leaf; `None` for the default leaf (`output::default_leaf`).
     pub leaf: Option<String>,
-    /// The library's options object, built from the flags as JSON so that the
+    /// The library's options object, written from the flags as JSON so that the
     /// library's own checks and defaults apply.
-    options: serde_json::Map<String, serde_json::Value>,
+    options: String,
 }
 
 impl Request {
@@ -33,31 +34,33 @@ impl Request {
         profile: Option<&str>,
         budget: [(&str, Option<f64>); 3],
     ) -> Request {
-        let mut options = serde_json::Map::new();
+        let mut options = Object::new();
         if let Some(on_defect) = on_defect {
-            options.insert("onDefect".into(), on_defect.into());
+            options = options.string("onDefect", on_defect);
         }
         if let Some(profile) = profile {
-            options.insert("profile".into(), profile.into());
+            options = options.string("profile", profile);
         }
-        let budget: serde_json::Map<String, serde_json::Value> = budget
+        let given: Vec<(&str, f64)> = budget
             .into_iter()
-            .filter_map(|(member, value)| Some((member.to_owned(), value?.into())))
+            .filter_map(|(member, value)| Some((member, value?)))
             .collect();
-        if !budget.is_empty() {
-            options.insert("budget".into(), budget.into());
+        if !given.is_empty() {
+            let budget = given
+                .into_iter()
+                .fold(Object::new(), |o, (member, value)| o.finite(member, value));
+            options = options.raw("budget", &budget.finish());
         }
         Request {
             file,
             leaf,
-            options,
+            options: options.finish(),
         }
     }
 }
 
 pub fn context(out: &mut Out, request: &Request) -> Outcome {
-    let options =
-        ContextOptions::from_json(&serde_json::Value::from(request.options.clone()).to_string())?;
+    let options = ContextOptions::from_json(&request.options)?;
     let opened = open_at(&request.file)?;
     let leaf = leaf_or_default(&opened.store, request.leaf.as_deref())?;
     let context = opened.store.build_context(&leaf, &options, None)?;

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use session::secrets::Redactor;
 use session::{CopyOptions, Error, PgOptions, Store};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, Source, note, open, outputs_no_wider_than};
 use crate::progress::Progress;
 

@@ -6,10 +6,11 @@
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use session::{Error, PgOptions, State, Store, json::push_string};
+use session::json::Object;
+use session::{Error, PgOptions, State, Store};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, open, opening};
 use crate::term;
 
@@ -51,35 +52,29 @@ pub fn label(out: &mut Out, at: &Location, target: &str, text: &str) -> Outcome 
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let mut entry = String::from("{\"id\":");
-    push_string(&mut entry, &id);
-    entry.push_str(",\"parentId\":");
-    push_string(&mut entry, &latest.id);
-    entry.push_str(&format!(
-        ",\"timestamp\":{now},\"type\":\"metadata\",\"key\":\"session.label\",\"value\":{{\"targetId\":"
-    ));
-    push_string(&mut entry, target);
-    entry.push_str(",\"label\":");
-    if text.is_empty() {
-        entry.push_str("null");
-    } else {
-        push_string(&mut entry, text);
-    }
-    entry.push_str("}}");
+    // An empty TEXT clears the label: `"label":null`.
+    let label = Some(text).filter(|t| !t.is_empty());
+    let value = Object::new()
+        .string("targetId", target)
+        .string_or_null("label", label)
+        .finish();
+    let entry = Object::new()
+        .string("id", &id)
+        .string("parentId", &latest.id)
+        .number("timestamp", now)
+        .string("type", "metadata")
+        .string("key", "session.label")
+        .raw("value", &value)
+        .finish();
     let receipt = store.append(&entry)?;
     let what = if text.is_empty() { "cleared" } else { "set" };
     if !out.readable() {
-        let mut doc = String::from("{\"targetId\":");
-        push_string(&mut doc, target);
-        doc.push_str(",\"label\":");
-        if text.is_empty() {
-            doc.push_str("null");
-        } else {
-            push_string(&mut doc, text);
-        }
-        doc.push_str(",\"id\":");
-        push_string(&mut doc, &receipt.id);
-        doc.push_str(&format!(",\"seq\":{}}}", receipt.seq));
+        let doc = Object::new()
+            .string("targetId", target)
+            .string_or_null("label", label)
+            .string("id", &receipt.id)
+            .number("seq", receipt.seq)
+            .finish();
         out.emit(&Doc::One(doc))?;
         return Ok(exit::for_state(state));
     }

@@ -4,8 +4,8 @@
 use session::nav::RESUME_LEAF_KEY;
 use std::io::Write;
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::node::line;
 use crate::output::{Doc, Out, Outcome, open_at};
 use crate::render::Filter;

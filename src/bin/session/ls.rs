@@ -1,10 +1,11 @@
 //! `ls`: the sessions in a folder as a table, from the head and tail of each file.
 
+use session::json::Object;
 use session::{ListOptions, PgListOptions, SortBy, list_pg_sessions, list_sessions};
 use std::io::Write;
 
-use crate::args::{LsArgs, LsPlace};
 use crate::exit;
+use crate::location::LsPlace;
 use crate::output::{Doc, Out, Outcome};
 use crate::term;
 
@@ -69,13 +70,12 @@ fn ls_pg(out: &mut Out, conninfo: &str, args: &LsArgs) -> Outcome {
     let sessions = list_pg_sessions(conninfo, &options)?;
     if !out.readable() {
         let values = sessions.iter().map(|s| {
-            serde_json::json!({
-                "sessionId": s.session_id,
-                "entries": s.entries,
-                "latestLeafId": s.latest_leaf_id,
-                "modifiedMs": s.modified_ms,
-            })
-            .to_string()
+            Object::new()
+                .string("sessionId", &s.session_id)
+                .number("entries", s.entries)
+                .string_or_null("latestLeafId", s.latest_leaf_id.as_deref())
+                .number("modifiedMs", s.modified_ms)
+                .finish()
         });
         out.emit(&Doc::Many(values.collect()))?;
         return Ok(exit::for_state(session::State::Ready));
@@ -109,6 +109,15 @@ fn utc(ms: i64) -> String {
         rest % 3600 / 60,
         rest % 60
     )
+}
+
+/// The options of `ls`.
+#[derive(Default)]
+pub struct LsArgs {
+    pub recursive: bool,
+    pub limit: Option<u64>,
+    /// Sort by path instead of newest first.
+    pub by_path: bool,
 }
 
 #[cfg(test)]

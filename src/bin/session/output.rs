@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use session::interop::Format;
 use session::{Error, JsonlOptions, OpenReport, PgOptions, State, Store, Verify};
 
-use crate::args::Location;
+use crate::location::Location;
 use crate::term;
 
 /// Why a verb stopped: the library refused, or stdout could not be written.

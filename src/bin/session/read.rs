@@ -7,8 +7,8 @@ use std::io::Write;
 
 use session::{Entry, EntryKind, Role, State};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Failure, Opened, Out, Outcome, leaf_or_default, note, open_at, parsed};
 use crate::render::{self, Filter};
 use crate::term;

@@ -12,10 +12,11 @@ use std::io::Write;
 
 use session::{Node, TreeOptions};
 
-use crate::args::{Location, TreeArgs};
 use crate::exit;
+use crate::location::Location;
 use crate::node::{PREVIEW_CHARS, line};
 use crate::output::{Doc, Out, Outcome, default_leaf, open_at};
+use crate::render::Filter;
 
 /// Nodes asked for per page.
 const PAGE: u64 = 4096;
@@ -249,4 +250,17 @@ fn prefix(levels: &[Level], at: u32) -> String {
         out.push_str(if bar { "│  " } else { "   " });
     }
     out
+}
+
+/// The options of `tree`.
+#[derive(Default)]
+pub struct TreeArgs {
+    /// The entry whose path is marked; default the default leaf.
+    pub leaf: Option<String>,
+    /// Hide entries deeper than this.
+    pub depth: Option<u64>,
+    /// Show each entry's label.
+    pub labels: bool,
+    /// Which nodes are drawn (`--kind`, `--role`).
+    pub filter: Filter,
 }

@@ -3,10 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use session::json::Object;
 use session::view::{ViewOptions, render_html, write_html_file};
 
-use crate::args::Location;
 use crate::exit;
+use crate::location::Location;
 use crate::output::{Doc, Out, Outcome, Source, default_leaf, open_at, outputs_no_wider_than};
 
 /// The page of `file` opening on `leaf`'s branch (default: the default leaf: the
@@ -43,14 +44,16 @@ pub fn view(
             });
             write_html_file(store, &options, to)?;
             if !out.readable() {
-                let doc = serde_json::json!({ "out": to.to_string_lossy() }).to_string();
+                let doc = Object::new().string("out", &to.to_string_lossy()).finish();
                 out.emit(&Doc::One(doc))?;
             }
         }
         // The page itself is the output; --json wraps it as {"html": …}.
         None if out.readable() => out.write_all(render_html(store, &options)?.as_bytes())?,
         None => {
-            let doc = serde_json::json!({ "html": render_html(store, &options)? }).to_string();
+            let doc = Object::new()
+                .string("html", &render_html(store, &options)?)
+                .finish();
             out.emit(&Doc::One(doc))?;
         }
     }

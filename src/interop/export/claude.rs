@@ -14,9 +14,11 @@
 
 use std::collections::HashSet;
 
-use super::export::{
-    Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, text_of, user_text, uuid_from,
+use super::message::{
+    Block, blocks, is_uuid, iso, raw_member, string_member, text_of, user_text, uuid_from,
 };
+use super::plan::{Item, Plan};
+use super::report::Tally;
 use crate::error::Error;
 use crate::json::{Kind, Object};
 
@@ -87,7 +89,7 @@ pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error
     let session_id = plan
         .session_id
         .clone()
-        .filter(|id| super::export::is_uuid(id))
+        .filter(|id| is_uuid(id))
         .unwrap_or_else(|| {
             let seed = plan.items.first().and_then(|i| i.entry_id.clone());
             uuid_from(&seed.unwrap_or_default())

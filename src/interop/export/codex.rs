@@ -16,7 +16,11 @@
 //! the summary, that history's first item); the other items follow it, which is how
 //! Codex resumes: the replacement history, then what follows.
 
-use super::export::{Block, Item, Plan, Tally, blocks, iso, raw_member, string_member, user_text};
+use super::message::{
+    Block, blocks, is_uuid, iso, raw_member, string_member, user_text, uuid_from,
+};
+use super::plan::{Item, Plan};
+use super::report::Tally;
 use crate::error::Error;
 use crate::json::{Kind, Object, Tape};
 
@@ -27,10 +31,10 @@ pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error
     let id = plan
         .session_id
         .clone()
-        .filter(|id| super::export::is_uuid(id))
+        .filter(|id| is_uuid(id))
         .unwrap_or_else(|| {
             let seed = plan.items.first().and_then(|i| i.entry_id.clone());
-            super::export::uuid_from(&seed.unwrap_or_default())
+            uuid_from(&seed.unwrap_or_default())
         });
     let started = iso(plan.started);
     let meta = Object::new()
