@@ -153,6 +153,19 @@ impl Secret {
     }
 }
 
+mod handle;
+
+pub(super) use handle::PgAgain;
+
+/// Every session of the PostgreSQL database `conninfo` names, most recently modified
+/// first (docs/contract.md §14). Creates the schema on first use, as an open does.
+pub fn list_pg_sessions(
+    conninfo: &str,
+    options: &PgListOptions,
+) -> Result<Vec<PgSessionInfo>, Error> {
+    list(conninfo, options)
+}
+
 #[cfg(feature = "postgres")]
 mod base;
 #[cfg(feature = "postgres")]
