@@ -58,7 +58,7 @@ pub(crate) use lock::lock;
 
 /// A function of an entry's JSON that may borrow from it (the view's redaction).
 pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
-use pg::PgAgain;
+use pg::PgBackend;
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, list_pg_sessions, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
@@ -221,15 +221,22 @@ enum Op {
 
 type AppendResult = Result<Receipt, Error>;
 
+/// Where a store's entries live and what writes them: the one place where the store's
+/// medium is told apart.
+enum Backend {
+    /// In memory only.
+    Memory,
+    /// A JSONL file opened without a writer: read-only, or a salvage open.
+    ReadOnly { salvage: bool },
+    /// A JSONL file and its writer.
+    File(FileSink),
+    /// A session of a PostgreSQL database.
+    Pg(PgBackend),
+}
+
 struct Inner {
     log: Log,
-    /// The writer's file: present exactly when the store's kind is [`Kind::File`].
-    file: Option<FileSink>,
-    /// The database connection: present when the kind is [`Kind::Postgres`], except
-    /// after the connection was lost, until the next call reconnects.
-    pg: Option<pg::PgSink>,
-    /// What a PostgreSQL store reconnects with.
-    pg_again: Option<PgAgain>,
+    backend: Backend,
     /// The failure that tainted the store, once one has.
     tainted: Option<Arc<IoFailure>>,
     /// What the open found; an unterminated tail makes the store `NeedsRepair`.
@@ -269,9 +276,14 @@ pub struct Store {
     inner: Mutex<Inner>,
     /// A copy of the state, readable without waiting for the FIFO.
     state: AtomicU8,
-    /// What kind of store this is. Fixed at open and kept outside the mutex: a call
-    /// must join the FIFO without waiting for the write in flight.
-    kind: Kind,
+    /// Appends are refused at call time: a file opened read-only or for salvage, or a
+    /// PostgreSQL server that was a standby at open. Fixed at open and kept outside the
+    /// mutex, as is `bounded_lines`: a call must join the FIFO without waiting for the
+    /// write in flight.
+    read_only: bool,
+    /// Lines are read back (every store but memory): an entry longer than a line may
+    /// be is refused at call time.
+    bounded_lines: bool,
     /// The process that opened the store. After `fork`, the child's copy shares the
     /// parent's file (and lock) and a snapshot of its locks: it must not be used.
     owner: u32,
@@ -294,21 +306,6 @@ impl MemoryOptions {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Memory,
-    ReadOnly {
-        salvage: bool,
-    },
-    File {
-        group_commit: bool,
-    },
-    /// `read_only`: the server was a standby (or read-only) at open.
-    Postgres {
-        read_only: bool,
-    },
-}
-
 impl Store {
     /// A new, empty store in memory.
     pub fn memory() -> Store {
@@ -317,7 +314,7 @@ impl Store {
 
     /// A new, empty store in memory, with options.
     pub fn memory_with(options: &MemoryOptions) -> Store {
-        let mut store = Store::new(Log::default(), None, Kind::Memory, Vec::new(), Vec::new());
+        let mut store = Store::new(Log::default(), Backend::Memory, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
@@ -360,11 +357,9 @@ impl Store {
         wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
     ) -> Result<(Store, OpenReport), Error> {
         let opened = jsonl::open(path.as_ref(), options, wrap)?;
-        let kind = match &opened.sink {
-            Some(sink) => Kind::File {
-                group_commit: sink.durability() == Durability::FsyncBatch,
-            },
-            None => Kind::ReadOnly {
+        let backend = match opened.sink {
+            Some(sink) => Backend::File(sink),
+            None => Backend::ReadOnly {
                 salvage: options.salvage,
             },
         };
@@ -378,29 +373,26 @@ impl Store {
             diagnostics: opened.diagnostics.clone(),
             salvage: options.salvage,
         };
-        let mut store = Store::new(
-            opened.log,
-            opened.sink,
-            kind,
-            opened.warnings,
-            opened.diagnostics,
-        );
+        let mut store = Store::new(opened.log, backend, opened.warnings, opened.diagnostics);
         store.parse = options.parse();
         Ok((store, report))
     }
 
     fn new(
         log: Log,
-        file: Option<FileSink>,
-        kind: Kind,
+        backend: Backend,
         warnings: Vec<Warning>,
         diagnostics: Vec<Diagnostic>,
     ) -> Store {
+        let read_only = match &backend {
+            Backend::Memory | Backend::File(_) => false,
+            Backend::ReadOnly { .. } => true,
+            Backend::Pg(pg) => pg.read_only(),
+        };
+        let bounded_lines = !matches!(backend, Backend::Memory);
         let inner = Inner {
             log,
-            file,
-            pg: None,
-            pg_again: None,
+            backend,
             tainted: None,
             warnings,
             diagnostics,
@@ -409,7 +401,8 @@ impl Store {
             state: AtomicU8::new(inner.state().to_u8()),
             fifo: Fifo::new(),
             inner: Mutex::new(inner),
-            kind,
+            read_only,
+            bounded_lines,
             owner: std::process::id(),
             parse: ParseOptions::default(),
         }
@@ -422,10 +415,7 @@ impl Store {
 
     /// Whether appends are refused because the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::ReadOnly { .. } | Kind::Postgres { read_only: true }
-        )
+        self.read_only
     }
 
     /// Calls from a forked child would write through the parent's file and lock, and
@@ -491,7 +481,7 @@ impl Store {
         if self.is_read_only() {
             return Err(Error::ReadOnly);
         }
-        if json.len() > MAX_LINE_BYTES && self.kind != Kind::Memory {
+        if json.len() > MAX_LINE_BYTES && self.bounded_lines {
             // Recovery would call such a line corrupt: never write what cannot be read back.
             return Err(Error::InvalidEntry(EntryError {
                 pointer: String::new(),
@@ -515,9 +505,10 @@ impl Store {
         mut turn: Turn<'_, Op, AppendResult>,
         first: PendingAppend,
     ) -> AppendResult {
-        let group_commit = self.kind == (Kind::File { group_commit: true });
         let mut results = match self.lock() {
             Ok(mut inner) => {
+                let group_commit = matches!(&inner.backend, Backend::File(sink)
+                    if sink.durability() == Durability::FsyncBatch);
                 let mut results = vec![self.commit(&mut inner, first)];
                 while group_commit && results.len() < MAX_GROUP {
                     let more = turn.take_following(MAX_GROUP - results.len(), |op| {
@@ -552,8 +543,8 @@ impl Store {
             return;
         }
         let ready = inner.state() == State::Ready;
-        let synced = match &mut inner.file {
-            Some(sink) if ready => sink.sync(),
+        let synced = match &mut inner.backend {
+            Backend::File(sink) if ready => sink.sync(),
             // A write in this group failed: nothing written before it is durable.
             _ => Ok(()),
         };
@@ -581,7 +572,7 @@ impl Store {
                 warnings: inner.warnings.clone(),
             });
         }
-        if let Kind::Postgres { .. } = self.kind {
+        if let Backend::Pg(_) = inner.backend {
             return self.commit_pg(inner, pending);
         }
         let json = pending.json();
@@ -593,7 +584,7 @@ impl Store {
         };
         let admitted = self.with_fallback(inner, check)?;
         let id = id.to_owned();
-        if let Some(sink) = &mut inner.file {
+        if let Backend::File(sink) = &mut inner.backend {
             let written = sink
                 .check_identity()
                 .and_then(|()| sink.write(&pending.line));
@@ -613,7 +604,7 @@ impl Store {
             // too, the next operation tries again.
             let _ = self.fall_back(inner);
         }
-        if let Some(sink) = &mut inner.file
+        if let Backend::File(sink) = &mut inner.backend
             && sink.index_due()
         {
             sink.write_index(&inner.log);
@@ -671,7 +662,7 @@ impl Store {
     /// file (or of every row of a PostgreSQL session), as an open without the index
     /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
-        if let Kind::Postgres { .. } = self.kind {
+        if let Backend::Pg(_) = inner.backend {
             return self.fall_back_pg(inner);
         }
         let Some(base) = inner.log.base() else {
@@ -688,7 +679,7 @@ impl Store {
         let Replay { log, scanner, .. } = replay;
         inner.log = log;
         inner.warnings = scanner.finish().into_iter().collect();
-        if let Some(sink) = &mut inner.file {
+        if let Backend::File(sink) = &mut inner.backend {
             sink.forget_index();
         }
         self.state.store(inner.state().to_u8(), Ordering::Release);
@@ -713,7 +704,7 @@ impl Drop for Store {
             return;
         };
         if inner.tainted.is_none()
-            && let Some(sink) = &mut inner.file
+            && let Backend::File(sink) = &mut inner.backend
         {
             sink.write_index(&inner.log);
         }

@@ -155,7 +155,7 @@ impl Secret {
 
 mod handle;
 
-pub(super) use handle::PgAgain;
+pub(super) use handle::PgBackend;
 
 /// Every session of the PostgreSQL database `conninfo` names, most recently modified
 /// first (docs/contract.md §14). Creates the schema on first use, as an open does.

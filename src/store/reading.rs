@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::json::Object;
 use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
 
-use super::{Kind, MapEntry, Snapshot, Store, ViewSnapshot, salvage_members, warnings_json};
+use super::{Backend, MapEntry, Snapshot, Store, ViewSnapshot, salvage_members, warnings_json};
 
 impl Store {
     /// Copies of every committed entry, in commit order.
@@ -58,7 +58,7 @@ impl Store {
                 .string("state", inner.state().as_str())
                 .raw_with("entries", |out| inner.log.push_entries_json(out))?
                 .raw("warnings", &warnings_json(&inner.warnings));
-            let object = if matches!(self.kind, Kind::ReadOnly { salvage: true }) {
+            let object = if matches!(inner.backend, Backend::ReadOnly { salvage: true }) {
                 salvage_members(object, &inner.diagnostics)
             } else {
                 object

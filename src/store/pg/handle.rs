@@ -9,22 +9,41 @@ use crate::entry::{EntryParser, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure};
 use crate::store::log::Log;
 use crate::store::{
-    AppendResult, Inner, Kind, OpenReport, PARSER, PendingAppend, Receipt, State, Store,
+    AppendResult, Backend, Inner, OpenReport, PARSER, PendingAppend, Receipt, State, Store,
     check_against_tree,
 };
 
-use super::PgOptions;
+use super::{PgOptions, PgSink};
 
 /// The most inserts in a row one PostgreSQL append tries after running into rows that
 /// other writers committed meanwhile (each try first reads them): every lost race is
 /// another writer's progress; the bound only ends a starvation.
 const MAX_RACES: u32 = 1024;
 
-/// What a PostgreSQL store reconnects with after losing its connection.
-pub(in crate::store) struct PgAgain {
+/// A PostgreSQL store's connection and what it reconnects with after losing it.
+pub(in crate::store) struct PgBackend {
+    /// `None` after the connection was lost, until the next call reconnects.
+    sink: Option<PgSink>,
     conninfo: String,
     session_id: String,
     options: PgOptions,
+    /// The server was a standby (or took no writes) at open.
+    read_only: bool,
+}
+
+impl PgBackend {
+    pub(in crate::store) fn read_only(&self) -> bool {
+        self.read_only
+    }
+}
+
+/// The connection of a PostgreSQL store: `None` for another store, and after the
+/// connection was lost.
+fn sink(backend: &mut Backend) -> Option<&mut PgSink> {
+    match backend {
+        Backend::Pg(pg) => pg.sink.as_mut(),
+        _ => None,
+    }
 }
 
 impl Store {
@@ -47,28 +66,26 @@ impl Store {
         session_id: &str,
         options: &PgOptions,
     ) -> Result<(Store, OpenReport), Error> {
-        let sink = super::PgSink::open(conninfo, session_id, options)?;
+        let sink = PgSink::open(conninfo, session_id, options)?;
         // A strict open checks every row: an index written without those checks is
         // not used (as for a file).
         let log = match options.strict_roles {
             false => super::load_base(&sink).unwrap_or_default(),
             true => Log::default(),
         };
-        let kind = Kind::Postgres {
+        let backend = Backend::Pg(PgBackend {
             read_only: sink.read_only(),
-        };
-        let mut store = Store::new(log, None, kind, Vec::new(), Vec::new());
+            sink: Some(sink),
+            conninfo: conninfo.to_owned(),
+            session_id: session_id.to_owned(),
+            options: *options,
+        });
+        let mut store = Store::new(log, backend, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
         {
             let mut inner = store.lock()?;
-            inner.pg = Some(sink);
-            inner.pg_again = Some(PgAgain {
-                conninfo: conninfo.to_owned(),
-                session_id: session_id.to_owned(),
-                options: *options,
-            });
             store.catch_up(&mut inner)?;
             if inner.log.take_fault().is_some() {
                 // Replaying the rows after the index read through it, and that failed:
@@ -101,11 +118,12 @@ impl Store {
     /// See [`Store::catch_up`]. A failed read taints the store, or, when the
     /// connection is gone, leaves the next call to reconnect.
     fn read_rows(&self, inner: &mut Inner) -> Result<(), Error> {
-        if inner.pg.is_none() && inner.pg_again.is_some() {
-            return self.reconnect(inner);
-        }
-        let Some(sink) = &mut inner.pg else {
-            return Ok(());
+        let sink = match &mut inner.backend {
+            Backend::Pg(PgBackend { sink: None, .. }) => return self.reconnect(inner),
+            Backend::Pg(PgBackend {
+                sink: Some(sink), ..
+            }) => sink,
+            _ => return Ok(()),
         };
         let rows = match sink.rows_from(inner.log.len() as u64) {
             Ok(rows) => rows,
@@ -168,7 +186,7 @@ impl Store {
         let json = pending.json();
         let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
         let text = crate::entry::utf8(json)?;
-        if inner.pg.is_none() {
+        if sink(&mut inner.backend).is_none() {
             self.reconnect(inner)?;
         }
         let mut races = 0;
@@ -180,7 +198,7 @@ impl Store {
                 && inner.log.len() as u64 == seq
             {
                 // No row at that seq to catch up: what did the insert run into?
-                let found = match &mut inner.pg {
+                let found = match sink(&mut inner.backend) {
                     Some(sink) => sink.conflict(seq, id),
                     None => {
                         return Err(Error::internal("a PostgreSQL store without its connection"));
@@ -217,7 +235,7 @@ impl Store {
                 }
             };
             let (seq, off) = (inner.log.len() as u64, inner.log.line_bytes());
-            let Some(sink) = &mut inner.pg else {
+            let Some(sink) = sink(&mut inner.backend) else {
                 return Err(Error::internal("a PostgreSQL store without its connection"));
             };
             let written = match sink.insert(seq, off, id, parent_id, text) {
@@ -281,8 +299,10 @@ impl Store {
     /// has committed, and the next call reconnects ([`Store::reconnect`]): the failure
     /// is returned, the store is not tainted. Otherwise the store is tainted.
     fn pg_failed(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
-        if inner.pg.as_ref().is_some_and(super::PgSink::is_closed) {
-            inner.pg = None;
+        if let Backend::Pg(pg) = &mut inner.backend
+            && pg.sink.as_ref().is_some_and(PgSink::is_closed)
+        {
+            pg.sink = None;
             return Arc::new(failure);
         }
         self.taint(inner, failure)
@@ -294,10 +314,12 @@ impl Store {
     /// read before from the old server that never reached it are forgotten. A writer
     /// that lands on a server taking no writes stays disconnected (`io`).
     fn reconnect(&self, inner: &mut Inner) -> Result<(), Error> {
-        let Some(again) = &inner.pg_again else {
-            return Err(Error::internal("a PostgreSQL store without its connection"));
+        let Backend::Pg(pg) = &mut inner.backend else {
+            return Err(Error::internal(
+                "a reconnect of a store that is not PostgreSQL",
+            ));
         };
-        let sink = super::PgSink::open(&again.conninfo, &again.session_id, &again.options)?;
+        let sink = PgSink::open(&pg.conninfo, &pg.session_id, &pg.options)?;
         if sink.read_only() && !self.is_read_only() {
             return Err(Error::Io(Arc::new(IoFailure {
                 op: crate::error::IoOp::Open,
@@ -309,11 +331,12 @@ impl Store {
                 change: None,
             })));
         }
-        inner.log = match self.parse.strict_roles {
+        let log = match self.parse.strict_roles {
             false => super::load_base(&sink).unwrap_or_default(),
             true => Log::default(),
         };
-        inner.pg = Some(sink);
+        pg.sink = Some(sink);
+        inner.log = log;
         self.catch_up(inner)?;
         if inner.log.take_fault().is_some() {
             self.fall_back(inner)?;
@@ -331,7 +354,7 @@ impl Store {
         {
             return;
         }
-        let Some(sink) = &inner.pg else {
+        let Some(sink) = sink(&mut inner.backend) else {
             return;
         };
         // Another handle may have written one meanwhile: read through it rather than
@@ -359,7 +382,7 @@ impl Store {
     pub(in crate::store) fn fall_back_pg(&self, inner: &mut Inner) -> Result<(), Error> {
         // The index read through may be one that a newer one replaced (and whose
         // row is gone): read through the newest, else every row.
-        if let Some(sink) = &inner.pg
+        if let Some(sink) = sink(&mut inner.backend)
             && !self.parse.strict_roles
             && let Some(newest) = super::load_base(sink)
             && newest.len() != inner.log.len() - inner.log.unindexed()
