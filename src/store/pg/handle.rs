@@ -53,8 +53,8 @@ impl Store {
     /// unless [`PgOptions::create`] is off (docs/contract.md §14). The store has the
     /// meaning of a JSONL store; any number of stores in any number of processes may
     /// append to one session, and `seq` is that session's commit order, the same for
-    /// every reader. Every call first reads what other stores committed since its last
-    /// call.
+    /// every reader. Every read first reads what other stores committed since its last
+    /// call; an append reads them when its insert finds its seq taken.
     ///
     /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
     /// [`Error::Io`] (the server cannot be reached, refuses the login, holds a newer
@@ -167,11 +167,12 @@ impl Store {
         })
     }
 
-    /// An append to a PostgreSQL store: catch up, check the tree rules against
-    /// everything committed, then one statement (its own transaction) inserts the row
-    /// at seq = the count and updates the session's row. The seq's uniqueness is the
-    /// only lock: an insert that finds its seq (or its id) taken lost a race with
-    /// another writer, which the next catch-up explains, and tries again. Appends to
+    /// An append to a PostgreSQL store: check the tree rules against the rows this
+    /// handle holds, then one statement (its own transaction, one round trip) inserts
+    /// the row at seq = the count and updates the session's row. The seq's uniqueness
+    /// is the only lock: an insert that finds its seq (or its id) taken lost a race
+    /// with another writer; the append then catches up, checks again and tries again.
+    /// A refusal is only given after catching up. Appends to
     /// one session thus commit in one order, holding the session's row only for the
     /// insert itself. The identical entry (same id, same bytes) already committed is
     /// that entry: its receipt is returned, so a host can learn the outcome of an
@@ -192,8 +193,18 @@ impl Store {
         let mut races = 0;
         // The seq of the last insert that ran into a row.
         let mut raced: Option<u64> = None;
+        // The first try inserts at the next seq without reading the session first: a
+        // row committed meanwhile holds that seq, so the insert fails and only then is
+        // the session read. A success at the next seq proves this handle held every
+        // row before it. A refusal, though, is given only after reading every row
+        // committed (the parent may be one of them).
+        let (mut read_first, mut read) = (false, false);
         loop {
-            self.catch_up(inner)?;
+            if read_first {
+                self.catch_up(inner)?;
+                read = true;
+            }
+            read_first = true;
             if let Some(seq) = raced.take()
                 && inner.log.len() as u64 == seq
             {
@@ -220,6 +231,7 @@ impl Store {
             }
             let admitted = match admitted {
                 Ok(admitted) => admitted,
+                Err(_) if !read => continue,
                 Err(refused) => {
                     return match (&refused, inner.log.find(id)) {
                         (Error::DuplicateId { .. }, Some(position))
