@@ -588,6 +588,97 @@ fn an_open_reads_no_entry_row_that_its_queries_do_not_need() {
     );
 }
 
+/// The statements the server ran on database `db` while `f` ran, as its log names them
+/// (`log_statement = all` on that database from now on): one per round trip of the
+/// store, as it sends every statement with its parameters (a preparation is not
+/// logged, only its executions).
+fn statements_while(c: &common::pg::Cluster, db: &str, f: impl FnOnce()) -> Vec<String> {
+    c.sql(
+        "postgres",
+        &format!("ALTER DATABASE {db} SET log_statement = 'all'"),
+    );
+    let (start, end) = (session_id("from-here"), session_id("to-here"));
+    c.sql(db, &format!("SELECT '{start}'"));
+    f();
+    c.sql(db, &format!("SELECT '{end}'"));
+    let log = std::fs::read_to_string(c.root.join("log")).unwrap();
+    let from = log.find(&start).unwrap();
+    let to = log[..log.find(&end).unwrap()].rfind('\n').unwrap();
+    log[from..to]
+        .lines()
+        .filter(|l| l.contains("LOG:  execute ") || l.contains("LOG:  statement: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_open_through_the_session_index_is_four_statements_and_an_unraced_append_reads_no_rows() {
+    // Rule (§14, at scale): resume costs round trips, not rows. An open of a session
+    // with an index is four statements whatever the session's size (the schema's
+    // version; standby and session; the index's header, checksums, last record and
+    // tail with the rows of the sampled regions and last line; the rows after the
+    // index), and an append that no other writer raced reads no rows: its insert is its
+    // one write and its one round trip besides the index pages its checks read.
+    if !common::pg::available() {
+        return;
+    }
+    let c = cluster();
+    let conninfo = c.fresh_db();
+    let db = db_name(&conninfo);
+    let session = session_id("round-trips");
+    let memory = Store::memory();
+    for line in chain_with_compaction(2100, 40) {
+        memory.append(line).unwrap();
+    }
+    let options = PgOptions::default();
+    memory
+        .copy_to_pg(&conninfo, &session, &options, &mut |_| {})
+        .unwrap();
+    // The first open reads every row and writes the index.
+    drop(Store::open_pg(&conninfo, &session, &options).unwrap());
+    let mut store = None;
+    let open = statements_while(c, &db, || {
+        store = Some(Store::open_pg(&conninfo, &session, &options).unwrap().0);
+    });
+    assert_eq!(open.len(), 4, "{open:#?}");
+    let store = store.unwrap();
+    let context = statements_while(c, &db, || {
+        store
+            .build_context("c", &ContextOptions::default(), None)
+            .unwrap();
+    });
+    println!(
+        "build_context of 40 kept of 2,101: {} statements",
+        context.len()
+    );
+    store.append(user("a0", Some("c"), "first")).unwrap();
+    let appends = statements_while(c, &db, || {
+        for i in 1..=10 {
+            let (id, parent) = (format!("a{i}"), format!("a{}", i - 1));
+            store.append(user(&id, Some(&parent), "more")).unwrap();
+        }
+    });
+    // Besides its insert, an append may read a page of the index's id table (the
+    // uniqueness check over the entries the index covers), never the session's rows.
+    let kinds = |statements: &[String]| {
+        let count = |what: &str| statements.iter().filter(|s| s.contains(what)).count();
+        let pages = count("FROM libsession_index");
+        let (inserts, rows) = (count("INSERT INTO libsession_entries"), count("seq >= $2"));
+        assert_eq!(inserts + rows + pages, statements.len(), "{statements:#?}");
+        (inserts, rows)
+    };
+    assert_eq!(kinds(&appends), (10, 0));
+    // Raced: another handle took the next seq; the append fails its insert, reads the
+    // row it ran into, and inserts after it.
+    let other = Store::open_pg(&conninfo, &session, &options).unwrap().0;
+    other.append(user("b", Some("a10"), "other")).unwrap();
+    let raced = statements_while(c, &db, || {
+        let receipt = store.append(user("a11", Some("a10"), "a sibling")).unwrap();
+        assert_eq!(receipt.seq, 2101 + 12);
+    });
+    assert_eq!(kinds(&raced), (2, 1));
+}
+
 /// Version 2 of the tables: version 1 with ids as bytes (the test writes a database as
 /// the version-2 library did, then opens it with this one).
 const VERSION_2_TABLES: &str = "

@@ -54,11 +54,12 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// read-only takes only one, any (the default) takes the first that answers.
 ///
 /// Any number of stores in any number of processes and machines may append to one
-/// session. Before each call a store reads what the others committed since its last
-/// call. An append catches up, checks the id, the parent and the compaction and label
-/// rules against every committed entry, then inserts the line with seq = the
-/// session's entry count in one statement that commits by itself; when another writer
-/// took that seq (or the id) meanwhile, it catches up and tries again. seq is
+/// session. Before each read a store reads what the others committed since its last
+/// call. An append checks the id, the parent and the compaction and label rules
+/// against the entries the store holds, then inserts the line with seq = that count in
+/// one statement that commits by itself (one round trip); when another writer took
+/// that seq (or the id) meanwhile, it reads what was committed, checks again and tries
+/// again, and a refusal is given only after that read. seq is
 /// therefore the session's commit order, the same for every reader, and no lock is
 /// held longer than the insert. A failed append (refused, or the statement aborted, or
 /// the client killed) changes nothing.

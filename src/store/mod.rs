@@ -26,6 +26,7 @@ mod log;
 mod nav;
 mod pg;
 mod queries;
+mod reading;
 mod replay;
 
 use std::fs::File;
@@ -35,11 +36,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::cell::RefCell;
 
-use crate::context::{self, Context, ContextOptions, Estimator};
-use crate::entry::{Body, Entry, EntryParser, Facts, Message, ParseFault, ParseOptions};
+use crate::entry::{Body, Entry, EntryParser, Facts, ParseFault, ParseOptions};
 use crate::error::{EntryError, Error, IoFailure, Warning};
 use crate::json::Object;
-use crate::nav::{Label, Leaves, Node, TreeOptions, TreePage, labels_json, nodes_json};
+use crate::nav::Label;
 use crate::recover::MAX_LINE_BYTES;
 use crate::tree::checks;
 
@@ -58,7 +58,8 @@ pub(crate) use lock::lock;
 
 /// A function of an entry's JSON that may borrow from it (the view's redaction).
 pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
-pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
+use pg::PgBackend;
+pub use pg::{PgListOptions, PgOptions, PgSessionInfo, list_pg_sessions, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
 
@@ -69,18 +70,6 @@ use log::Log;
 
 /// The most appends one group commit takes (`Durability::FsyncBatch`).
 const MAX_GROUP: usize = 256;
-
-/// The most inserts in a row one PostgreSQL append tries after running into rows that
-/// other writers committed meanwhile (each try first reads them): every lost race is
-/// another writer's progress; the bound only ends a starvation.
-const MAX_RACES: u32 = 1024;
-
-/// What a PostgreSQL store reconnects with after losing its connection.
-struct PgAgain {
-    conninfo: String,
-    session_id: String,
-    options: PgOptions,
-}
 
 /// The state of a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,15 +221,22 @@ enum Op {
 
 type AppendResult = Result<Receipt, Error>;
 
+/// Where a store's entries live and what writes them: the one place where the store's
+/// medium is told apart.
+enum Backend {
+    /// In memory only.
+    Memory,
+    /// A JSONL file opened without a writer: read-only, or a salvage open.
+    ReadOnly { salvage: bool },
+    /// A JSONL file and its writer.
+    File(FileSink),
+    /// A session of a PostgreSQL database.
+    Pg(PgBackend),
+}
+
 struct Inner {
     log: Log,
-    /// The writer's file: present exactly when the store's kind is [`Kind::File`].
-    file: Option<FileSink>,
-    /// The database connection: present when the kind is [`Kind::Postgres`], except
-    /// after the connection was lost, until the next call reconnects.
-    pg: Option<pg::PgSink>,
-    /// What a PostgreSQL store reconnects with.
-    pg_again: Option<PgAgain>,
+    backend: Backend,
     /// The failure that tainted the store, once one has.
     tainted: Option<Arc<IoFailure>>,
     /// What the open found; an unterminated tail makes the store `NeedsRepair`.
@@ -281,9 +277,14 @@ pub struct Store {
     inner: Mutex<Inner>,
     /// A copy of the state, readable without waiting for the FIFO.
     state: AtomicU8,
-    /// What kind of store this is. Fixed at open and kept outside the mutex: a call
-    /// must join the FIFO without waiting for the write in flight.
-    kind: Kind,
+    /// Appends are refused at call time: a file opened read-only or for salvage, or a
+    /// PostgreSQL server that was a standby at open. Fixed at open and kept outside the
+    /// mutex, as is `bounded_lines`: a call must join the FIFO without waiting for the
+    /// write in flight.
+    read_only: bool,
+    /// Lines are read back (every store but memory): an entry longer than a line may
+    /// be is refused at call time.
+    bounded_lines: bool,
     /// The process that opened the store. After `fork`, the child's copy shares the
     /// parent's file (and lock) and a snapshot of its locks: it must not be used.
     owner: u32,
@@ -306,21 +307,6 @@ impl MemoryOptions {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Memory,
-    ReadOnly {
-        salvage: bool,
-    },
-    File {
-        group_commit: bool,
-    },
-    /// `read_only`: the server was a standby (or read-only) at open.
-    Postgres {
-        read_only: bool,
-    },
-}
-
 impl Store {
     /// A new, empty store in memory.
     pub fn memory() -> Store {
@@ -329,7 +315,7 @@ impl Store {
 
     /// A new, empty store in memory, with options.
     pub fn memory_with(options: &MemoryOptions) -> Store {
-        let mut store = Store::new(Log::default(), None, Kind::Memory, Vec::new(), Vec::new());
+        let mut store = Store::new(Log::default(), Backend::Memory, Vec::new(), Vec::new());
         store.parse = ParseOptions {
             strict_roles: options.strict_roles,
         };
@@ -372,11 +358,9 @@ impl Store {
         wrap: impl FnOnce(File) -> Box<dyn SessionFile>,
     ) -> Result<(Store, OpenReport), Error> {
         let opened = jsonl::open(path.as_ref(), options, wrap)?;
-        let kind = match &opened.sink {
-            Some(sink) => Kind::File {
-                group_commit: sink.durability() == Durability::FsyncBatch,
-            },
-            None => Kind::ReadOnly {
+        let backend = match opened.sink {
+            Some(sink) => Backend::File(sink),
+            None => Backend::ReadOnly {
                 salvage: options.salvage,
             },
         };
@@ -390,273 +374,26 @@ impl Store {
             diagnostics: opened.diagnostics.clone(),
             salvage: options.salvage,
         };
-        let mut store = Store::new(
-            opened.log,
-            opened.sink,
-            kind,
-            opened.warnings,
-            opened.diagnostics,
-        );
+        let mut store = Store::new(opened.log, backend, opened.warnings, opened.diagnostics);
         store.parse = options.parse();
         Ok((store, report))
     }
 
-    /// Opens session `session_id` of the PostgreSQL database `conninfo` names (a
-    /// libpq-style connection string or URI), creating the tables on first use (an open
-    /// of tables at this library's version runs no DDL) and the session if it is new,
-    /// unless [`PgOptions::create`] is off (docs/contract.md §14). The store has the
-    /// meaning of a JSONL store; any number of stores in any number of processes may
-    /// append to one session, and `seq` is that session's commit order, the same for
-    /// every reader. Every call first reads what other stores committed since its last
-    /// call.
-    ///
-    /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
-    /// [`Error::Io`] (the server cannot be reached, refuses the login, holds a newer
-    /// schema or tables this role may not create or upgrade, or, without `create`, has
-    /// no such session: kind `NotFound`), or, for rows that do not replay, as a file's
-    /// open would. No message holds the password.
-    pub fn open_pg(
-        conninfo: &str,
-        session_id: &str,
-        options: &PgOptions,
-    ) -> Result<(Store, OpenReport), Error> {
-        let sink = pg::PgSink::open(conninfo, session_id, options)?;
-        // A strict open checks every row: an index written without those checks is
-        // not used (as for a file).
-        let log = match options.strict_roles {
-            false => pg::load_base(&sink).unwrap_or_default(),
-            true => Log::default(),
-        };
-        let kind = Kind::Postgres {
-            read_only: sink.read_only(),
-        };
-        let mut store = Store::new(log, None, kind, Vec::new(), Vec::new());
-        store.parse = ParseOptions {
-            strict_roles: options.strict_roles,
-        };
-        {
-            let mut inner = store.lock()?;
-            inner.pg = Some(sink);
-            inner.pg_again = Some(PgAgain {
-                conninfo: conninfo.to_owned(),
-                session_id: session_id.to_owned(),
-                options: *options,
-            });
-            store.catch_up(&mut inner)?;
-            if inner.log.take_fault().is_some() {
-                // Replaying the rows after the index read through it, and that failed:
-                // the index must not change the outcome, so every row is read.
-                store.fall_back(&mut inner)?;
-            }
-            store.index_pg(&mut inner);
-        }
-        let report = OpenReport {
-            state: State::Ready,
-            warnings: Vec::new(),
-            diagnostics: Vec::new(),
-            salvage: false,
-        };
-        Ok((store, report))
-    }
-
-    /// Reads the rows other stores committed after what this one holds and pushes
-    /// them through the tree rules, as a file's replay does ([`Store::read_rows`]).
-    /// When a read through the session index failed on the way (the rules' answer may
-    /// then be wrong), the session is read again ([`Store::fall_back`]).
-    fn catch_up(&self, inner: &mut Inner) -> Result<(), Error> {
-        let result = self.read_rows(inner);
-        if inner.log.take_fault().is_some() {
-            return self.fall_back(inner);
-        }
-        result
-    }
-
-    /// See [`Store::catch_up`]. A failed read taints the store, or, when the
-    /// connection is gone, leaves the next call to reconnect.
-    fn read_rows(&self, inner: &mut Inner) -> Result<(), Error> {
-        if inner.pg.is_none() && inner.pg_again.is_some() {
-            return self.reconnect(inner);
-        }
-        let Some(sink) = &mut inner.pg else {
-            return Ok(());
-        };
-        let rows = match sink.rows_from(inner.log.len() as u64) {
-            Ok(rows) => rows,
-            Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
-        };
-        PARSER.with(|parser| {
-            let mut owned;
-            let mut borrowed = parser.try_borrow_mut();
-            let parser = match &mut borrowed {
-                Ok(parser) => &mut **parser,
-                Err(_) => {
-                    owned = EntryParser::default();
-                    &mut owned
-                }
-            };
-            parser.set_options(self.parse);
-            for (seq, line) in rows {
-                let number = seq.saturating_add(1);
-                if seq != inner.log.len() as u64 {
-                    return Err(Error::internal(
-                        "the session's rows are not numbered densely",
-                    ));
-                }
-                let (json, facts) =
-                    parser
-                        .parse(line.as_bytes())
-                        .map_err(|fault| Error::CorruptLine {
-                            line: number,
-                            fault: match fault {
-                                ParseFault::Json(e) => crate::error::LineFault::Json(e),
-                                ParseFault::Entry(e) => crate::error::LineFault::Entry(e),
-                            },
-                        })?;
-                let admitted =
-                    inner
-                        .log
-                        .admit(facts.id(json), facts.parent_id(json), Some(number))?;
-                inner.log.push(json, facts, admitted)?;
-            }
-            Ok(())
-        })
-    }
-
-    /// An append to a PostgreSQL store: catch up, check the tree rules against
-    /// everything committed, then one statement (its own transaction) inserts the row
-    /// at seq = the count and updates the session's row. The seq's uniqueness is the
-    /// only lock: an insert that finds its seq (or its id) taken lost a race with
-    /// another writer, which the next catch-up explains, and tries again. Appends to
-    /// one session thus commit in one order, holding the session's row only for the
-    /// insert itself. The identical entry (same id, same bytes) already committed is
-    /// that entry: its receipt is returned, so a host can learn the outcome of an
-    /// ambiguous failure. A refused entry writes nothing; a failed statement taints
-    /// the store, or, when the connection is gone, waits for the next call to
-    /// reconnect.
-    fn commit_pg(&self, inner: &mut Inner, pending: PendingAppend) -> AppendResult {
-        let json = pending.json();
-        let (id, parent_id) = (pending.facts.id(json), pending.facts.parent_id(json));
-        let text = crate::entry::utf8(json)?;
-        if inner.pg.is_none() {
-            self.reconnect(inner)?;
-        }
-        let mut races = 0;
-        // The seq of the last insert that ran into a row.
-        let mut raced: Option<u64> = None;
-        loop {
-            self.catch_up(inner)?;
-            if let Some(seq) = raced.take()
-                && inner.log.len() as u64 == seq
-            {
-                // No row at that seq to catch up: what did the insert run into?
-                let found = match &mut inner.pg {
-                    Some(sink) => sink.conflict(seq, id),
-                    None => {
-                        return Err(Error::internal("a PostgreSQL store without its connection"));
-                    }
-                };
-                match found {
-                    Ok(found) => Self::unexplained(found, seq, races)?,
-                    Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
-                }
-            }
-            let admitted = inner.log.admit(id, parent_id, None).and_then(|admitted| {
-                check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
-                Ok(admitted)
-            });
-            if inner.tainted.is_none() && inner.log.take_fault().is_some() {
-                // A read through the session index failed: check again on every row.
-                self.fall_back(inner)?;
-                continue;
-            }
-            let admitted = match admitted {
-                Ok(admitted) => admitted,
-                Err(refused) => {
-                    return match (&refused, inner.log.find(id)) {
-                        (Error::DuplicateId { .. }, Some(position))
-                            if inner.log.entry(position).map(|(j, _)| j) == Some(json) =>
-                        {
-                            Ok(Receipt {
-                                id: id.to_owned(),
-                                seq: u64::from(position),
-                            })
-                        }
-                        _ => Err(refused),
-                    };
-                }
-            };
-            let (seq, off) = (inner.log.len() as u64, inner.log.line_bytes());
-            let Some(sink) = &mut inner.pg else {
-                return Err(Error::internal("a PostgreSQL store without its connection"));
-            };
-            let written = match sink.insert(seq, off, id, parent_id, text) {
-                Ok(pg::Inserted::Committed) => Ok(()),
-                Ok(pg::Inserted::Raced) => {
-                    // Another writer took the seq (the usual case: the next catch-up
-                    // reads its row) or the id.
-                    races += 1;
-                    if races >= MAX_RACES {
-                        Self::unexplained(None, seq, races)?;
-                    }
-                    raced = Some(seq);
-                    continue;
-                }
-                Err(failure) => Err(failure),
-            };
-            if let Err(failure) = written {
-                return Err(Error::Io(self.pg_failed(inner, failure)));
-            }
-            let id = id.to_owned();
-            let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
-            self.index_pg(inner);
-            return Ok(Receipt { id, seq });
-        }
-    }
-
-    /// [`Store::commit_pg`]'s answer to an insert that ran into a row: `found`, the row
-    /// at the insert's `seq` or one whose id column holds the entry's id. A row before
-    /// `seq` was caught up, and its line's id is not the entry's (the tree rules would
-    /// have refused the entry): its id column disagrees with its line, which no retry
-    /// mends, so it is named as a corrupt line. A row at or after `seq` (or none any
-    /// more) came from another writer since the catch-up: catching up explains it, so
-    /// the append tries again, at most [`MAX_RACES`] times in a row.
-    fn unexplained(found: Option<u64>, seq: u64, races: u32) -> Result<(), Error> {
-        match found {
-            Some(row) if row < seq => Err(Error::CorruptLine {
-                line: row.saturating_add(1),
-                fault: crate::error::LineFault::Entry(EntryError {
-                    pointer: "/id".to_owned(),
-                    message: "the row's id column does not hold its line's id (the row was \
-                              changed outside libsession)"
-                        .to_owned(),
-                }),
-            }),
-            _ if races >= MAX_RACES => Err(Error::Io(Arc::new(IoFailure {
-                op: crate::error::IoOp::Write,
-                kind: std::io::ErrorKind::Other,
-                os_error: None,
-                message: format!(
-                    "PostgreSQL: {races} inserts in a row ran into rows written without the \
-                     session's lock; nothing was written"
-                ),
-                change: None,
-            }))),
-            _ => Ok(()),
-        }
-    }
-
     fn new(
         log: Log,
-        file: Option<FileSink>,
-        kind: Kind,
+        backend: Backend,
         warnings: Vec<Warning>,
         diagnostics: Vec<Diagnostic>,
     ) -> Store {
+        let read_only = match &backend {
+            Backend::Memory | Backend::File(_) => false,
+            Backend::ReadOnly { .. } => true,
+            Backend::Pg(pg) => pg.read_only(),
+        };
+        let bounded_lines = !matches!(backend, Backend::Memory);
         let inner = Inner {
             log,
-            file,
-            pg: None,
-            pg_again: None,
+            backend,
             tainted: None,
             warnings,
             diagnostics,
@@ -665,7 +402,8 @@ impl Store {
             state: AtomicU8::new(inner.state().to_u8()),
             fifo: Fifo::new(),
             inner: Mutex::new(inner),
-            kind,
+            read_only,
+            bounded_lines,
             owner: std::process::id(),
             parse: ParseOptions::default(),
         }
@@ -678,10 +416,7 @@ impl Store {
 
     /// Whether appends are refused because the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::ReadOnly { .. } | Kind::Postgres { read_only: true }
-        )
+        self.read_only
     }
 
     /// Calls from a forked child would write through the parent's file and lock, and
@@ -747,7 +482,7 @@ impl Store {
         if self.is_read_only() {
             return Err(Error::ReadOnly);
         }
-        if json.len() > MAX_LINE_BYTES && self.kind != Kind::Memory {
+        if json.len() > MAX_LINE_BYTES && self.bounded_lines {
             // Recovery would call such a line corrupt: never write what cannot be read back.
             return Err(Error::InvalidEntry(EntryError {
                 pointer: String::new(),
@@ -771,9 +506,10 @@ impl Store {
         mut turn: Turn<'_, Op, AppendResult>,
         first: PendingAppend,
     ) -> AppendResult {
-        let group_commit = self.kind == (Kind::File { group_commit: true });
         let mut results = match self.lock() {
             Ok(mut inner) => {
+                let group_commit = matches!(&inner.backend, Backend::File(sink)
+                    if sink.durability() == Durability::FsyncBatch);
                 let mut results = vec![self.commit(&mut inner, first)];
                 while group_commit && results.len() < MAX_GROUP {
                     let more = turn.take_following(MAX_GROUP - results.len(), |op| {
@@ -808,8 +544,8 @@ impl Store {
             return;
         }
         let ready = inner.state() == State::Ready;
-        let synced = match &mut inner.file {
-            Some(sink) if ready => sink.sync(),
+        let synced = match &mut inner.backend {
+            Backend::File(sink) if ready => sink.sync(),
             // A write in this group failed: nothing written before it is durable.
             _ => Ok(()),
         };
@@ -837,7 +573,7 @@ impl Store {
                 warnings: inner.warnings.clone(),
             });
         }
-        if let Kind::Postgres { .. } = self.kind {
+        if let Backend::Pg(_) = inner.backend {
             return self.commit_pg(inner, pending);
         }
         let json = pending.json();
@@ -849,7 +585,7 @@ impl Store {
         };
         let admitted = self.with_fallback(inner, check)?;
         let id = id.to_owned();
-        if let Some(sink) = &mut inner.file {
+        if let Backend::File(sink) = &mut inner.backend {
             let written = sink
                 .check_identity()
                 .and_then(|()| sink.write(&pending.line));
@@ -869,7 +605,7 @@ impl Store {
             // too, the next operation tries again.
             let _ = self.fall_back(inner);
         }
-        if let Some(sink) = &mut inner.file
+        if let Backend::File(sink) = &mut inner.backend
             && sink.index_due()
         {
             sink.write_index(&inner.log);
@@ -923,102 +659,12 @@ impl Store {
         }
     }
 
-    /// A failed database operation. When the connection is gone (the server stopped,
-    /// crashed or failed over, the network broke), the store drops it, keeps what it
-    /// has committed, and the next call reconnects ([`Store::reconnect`]): the failure
-    /// is returned, the store is not tainted. Otherwise the store is tainted.
-    fn pg_failed(&self, inner: &mut Inner, failure: IoFailure) -> Arc<IoFailure> {
-        if inner.pg.as_ref().is_some_and(pg::PgSink::is_closed) {
-            inner.pg = None;
-            return Arc::new(failure);
-        }
-        self.taint(inner, failure)
-    }
-
-    /// Opens a new connection with the store's conninfo (its hosts in order, as
-    /// `target_session_attrs` says) and reads the session again from its index and
-    /// rows: after a failover the new server's commit order is the truth, and rows
-    /// read before from the old server that never reached it are forgotten. A writer
-    /// that lands on a server taking no writes stays disconnected (`io`).
-    fn reconnect(&self, inner: &mut Inner) -> Result<(), Error> {
-        let Some(again) = &inner.pg_again else {
-            return Err(Error::internal("a PostgreSQL store without its connection"));
-        };
-        let sink = pg::PgSink::open(&again.conninfo, &again.session_id, &again.options)?;
-        if sink.read_only() && !self.is_read_only() {
-            return Err(Error::Io(Arc::new(IoFailure {
-                op: crate::error::IoOp::Open,
-                kind: std::io::ErrorKind::Other,
-                os_error: None,
-                message: "PostgreSQL: reconnected to a server that takes no writes (a \
-                          standby): a writer needs target_session_attrs=read-write"
-                    .to_owned(),
-                change: None,
-            })));
-        }
-        inner.log = match self.parse.strict_roles {
-            false => pg::load_base(&sink).unwrap_or_default(),
-            true => Log::default(),
-        };
-        inner.pg = Some(sink);
-        self.catch_up(inner)?;
-        if inner.log.take_fault().is_some() {
-            self.fall_back(inner)?;
-        }
-        Ok(())
-    }
-
-    /// A PostgreSQL store holding [`pg::INDEX_EVERY`] rows or more after its session
-    /// index writes one that covers them all and reads on through it: what a handle
-    /// keeps in memory, and what the next open reads, stay bounded. Best effort.
-    fn index_pg(&self, inner: &mut Inner) {
-        if self.parse.strict_roles || self.is_read_only() || inner.log.unindexed() < pg::INDEX_EVERY
-        {
-            return;
-        }
-        let Some(sink) = &inner.pg else {
-            return;
-        };
-        // Another handle may have written one meanwhile: read through it rather than
-        // write another (the rows after it are read again).
-        let base_len = inner.log.len() - inner.log.unindexed();
-        if let Some(newer) = pg::load_base(sink)
-            && newer.len() > base_len
-            && newer.len() + pg::INDEX_EVERY > inner.log.len()
-        {
-            inner.log = newer;
-            if self.catch_up(inner).is_err() || inner.log.take_fault().is_some() {
-                let _ = self.fall_back(inner);
-            }
-            return;
-        }
-        if pg::write_index(sink, &inner.log)
-            && let Some(log) = pg::load_base(sink)
-            && log.len() == inner.log.len()
-        {
-            inner.log = log;
-        }
-    }
-
     /// Replaces the log read through the session index with a replay of the whole
     /// file (or of every row of a PostgreSQL session), as an open without the index
     /// does.
     fn fall_back(&self, inner: &mut Inner) -> Result<(), Error> {
-        if let Kind::Postgres { .. } = self.kind {
-            // The index read through may be one that a newer one replaced (and whose
-            // row is gone): read through the newest, else every row.
-            if let Some(sink) = &inner.pg
-                && !self.parse.strict_roles
-                && let Some(newest) = pg::load_base(sink)
-                && newest.len() != inner.log.len() - inner.log.unindexed()
-            {
-                inner.log = newest;
-                if self.read_rows(inner).is_ok() && inner.log.take_fault().is_none() {
-                    return Ok(());
-                }
-            }
-            inner.log = Log::default();
-            return self.read_rows(inner);
+        if let Backend::Pg(_) = inner.backend {
+            return self.fall_back_pg(inner);
         }
         let Some(base) = inner.log.base() else {
             return Err(Error::internal("no session index to fall back from"));
@@ -1034,233 +680,11 @@ impl Store {
         let Replay { log, scanner, .. } = replay;
         inner.log = log;
         inner.warnings = scanner.finish().into_iter().collect();
-        if let Some(sink) = &mut inner.file {
+        if let Backend::File(sink) = &mut inner.backend {
             sink.forget_index();
         }
         self.state.store(inner.state().to_u8(), Ordering::Release);
         Ok(())
-    }
-
-    /// Copies of every committed entry, in commit order.
-    pub fn entries(&self) -> Result<Vec<Entry>, Error> {
-        self.read_with(|inner| inner.log.entries())
-    }
-
-    /// State, committed entries and warnings (and a salvage store's diagnostics), read
-    /// in one turn.
-    pub fn read(&self) -> Result<Snapshot, Error> {
-        self.read_with(|inner| {
-            Ok(Snapshot {
-                state: inner.state(),
-                entries: inner.log.entries()?,
-                warnings: inner.warnings.clone(),
-                diagnostics: inner.diagnostics.clone(),
-            })
-        })
-    }
-
-    /// The entries from the root to `leaf_id`, through the store's index: the cost
-    /// grows with the path's length, not with the number of entries. Fails with
-    /// [`Error::UnknownLeaf`] (or [`Error::Tainted`]).
-    pub fn path_to(&self, leaf_id: &str) -> Result<Vec<Entry>, Error> {
-        self.read_with(|inner| inner.log.path_entries(leaf_id))
-    }
-
-    /// The messages on the path to `leaf_id`, complete; metadata is skipped.
-    pub fn messages_on_path(&self, leaf_id: &str) -> Result<Vec<Message>, Error> {
-        self.read_with(|inner| inner.log.path_message_values(leaf_id))
-    }
-
-    /// [`Store::entries`] as a JSON array (UTF-8 bytes).
-    pub fn entries_json(&self) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| {
-            let mut out = Vec::new();
-            inner.log.push_entries_json(&mut out)?;
-            Ok(out)
-        })
-    }
-
-    /// [`Store::read`] as `{"state":…,"entries":[…],"warnings":[…]}` (a salvage store
-    /// adds `"complete"` and `"diagnostics"`), UTF-8 bytes.
-    pub fn read_json(&self) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| {
-            let object = Object::new()
-                .string("state", inner.state().as_str())
-                .raw_with("entries", |out| inner.log.push_entries_json(out))?
-                .raw("warnings", &warnings_json(&inner.warnings));
-            let object = if matches!(self.kind, Kind::ReadOnly { salvage: true }) {
-                salvage_members(object, &inner.diagnostics)
-            } else {
-                object
-            };
-            Ok(object.finish_bytes())
-        })
-    }
-
-    /// [`Store::path_to`] as a JSON array of entries (UTF-8 bytes).
-    pub fn path_to_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| inner.log.path_json(leaf_id))
-    }
-
-    /// [`Store::messages_on_path`] as a JSON array of messages (UTF-8 bytes).
-    pub fn messages_on_path_json(&self, leaf_id: &str) -> Result<Vec<u8>, Error> {
-        self.read_with(|inner| inner.log.path_messages_json(leaf_id))
-    }
-
-    /// What the model should see for `leaf_id` (docs/contract.md §7), through the store's index:
-    /// the cost grows with what is kept (the path from the leaf back to the latest
-    /// compaction's first kept entry, plus the path's replayed metadata entries), not
-    /// with the path before the cut or the store. The same rules and result as
-    /// [`crate::build_context`] over the store's entries. `estimate` (used only with a
-    /// budget) runs on the calling thread inside the store's FIFO turn: it must not
-    /// call this store.
-    pub fn build_context(
-        &self,
-        leaf_id: &str,
-        options: &ContextOptions,
-        estimate: Option<&mut Estimator<'_>>,
-    ) -> Result<Context, Error> {
-        let mut default = |m: &str| Ok(context::default_estimate(m));
-        let estimate: &mut Estimator<'_> = match estimate {
-            Some(estimate) => estimate,
-            None => &mut default,
-        };
-        self.read_with(|inner| {
-            let path = inner.log.path_tail(leaf_id, options.strict_roles)?;
-            context::build_explained(
-                path,
-                leaf_id,
-                options,
-                &|id| inner.log.find(id).map(u64::from),
-                &|id| inner.log.child_entries(id),
-                estimate,
-            )
-        })
-    }
-
-    /// The direct children of `id`, in commit order (docs/contract.md §8), through the index:
-    /// the cost grows with the number of children. Fails with
-    /// [`Error::UnknownLeaf`] for an unknown id.
-    pub fn children(&self, id: &str) -> Result<Vec<Node>, Error> {
-        self.read_with(|inner| inner.log.children(id))
-    }
-
-    /// The entries without a parent in the store, in commit order: the roots, and in
-    /// a salvage store the orphans whose parent is missing.
-    pub fn roots(&self) -> Result<Vec<Node>, Error> {
-        self.read_with(|inner| Ok(inner.log.roots()))
-    }
-
-    /// The entries without children, in commit order, with the latest by seq and by
-    /// timestamp (a tie goes to the higher seq).
-    pub fn leaves(&self) -> Result<Leaves, Error> {
-        self.read_with(|inner| Ok(inner.log.leaves()))
-    }
-
-    /// The node of the last committed entry ("resume the latest"), `None` when the
-    /// store is empty. O(1).
-    pub fn latest_leaf(&self) -> Result<Option<Node>, Error> {
-        self.read_with(|inner| Ok(inner.log.latest_leaf()))
-    }
-
-    /// The leaf the agent of an imported session resumes: the `leafId` of its
-    /// `session.resumeLeaf` entry while that entry is in force (docs/contract.md §6.3:
-    /// the last committed entry, or under it only `session.*` metadata such as
-    /// labels); `None` otherwise, and for a native session. The command line's
-    /// default leaf: this, else the latest leaf.
-    pub fn resume_leaf(&self) -> Result<Option<String>, Error> {
-        self.read_with(|inner| Ok(inner.log.resume_leaf()))
-    }
-
-    /// A page of nodes in commit order: those after `after_seq`, at most `limit`,
-    /// flagged `on_path` on the path to `leaf`, with previews of `preview_chars`.
-    /// Cost: the page plus O(log depth) for the leaf's path. Fails with [`Error::UnknownLeaf`] for
-    /// an unknown `leaf`.
-    pub fn tree(&self, options: &TreeOptions) -> Result<TreePage, Error> {
-        self.read_with(|inner| inner.log.tree(options))
-    }
-
-    /// Each labelled entry once, ordered by its seq, with its current label and the
-    /// label entry that set it (docs/contract.md §6.3).
-    pub fn labels(&self) -> Result<Vec<Label>, Error> {
-        self.read_with(|inner| Ok(inner.log.labels()))
-    }
-
-    /// What the HTML view draws, read in one turn (one snapshot): every entry as a
-    /// JSON array (each passed through `map`, when given: the view's redaction), the
-    /// labels, and the id of the last committed entry. Fails with
-    /// [`Error::UnknownLeaf`] when `leaf` is given and no entry has it.
-    pub(crate) fn view_snapshot(
-        &self,
-        leaf: Option<&str>,
-        map: Option<&MapEntry>,
-    ) -> Result<ViewSnapshot, Error> {
-        self.read_with(|inner| {
-            if let Some(leaf) = leaf {
-                inner.log.find(leaf).ok_or_else(|| Error::UnknownLeaf {
-                    id: leaf.to_owned(),
-                })?;
-            }
-            let mut entries_json = Vec::new();
-            match map {
-                Some(map) => inner.log.push_entries_json_mapped(&mut entries_json, map)?,
-                None => inner.log.push_entries_json(&mut entries_json)?,
-            }
-            Ok(ViewSnapshot {
-                entries_json,
-                labels: inner.log.labels(),
-                latest: inner.log.latest_leaf().map(|node| node.id),
-            })
-        })
-    }
-
-    /// [`Store::children`] as a JSON array of nodes.
-    pub fn children_json(&self, id: &str) -> Result<String, Error> {
-        Ok(nodes_json(&self.children(id)?))
-    }
-
-    /// [`Store::roots`] as a JSON array of nodes.
-    pub fn roots_json(&self) -> Result<String, Error> {
-        Ok(nodes_json(&self.roots()?))
-    }
-
-    /// [`Store::leaves`] as `{"leaves":[…],"latestBySeq":…,"latestByTimestamp":…}`.
-    pub fn leaves_json(&self) -> Result<String, Error> {
-        Ok(self.leaves()?.to_json())
-    }
-
-    /// [`Store::latest_leaf`] as a node or `null`.
-    pub fn latest_leaf_json(&self) -> Result<String, Error> {
-        Ok(self
-            .latest_leaf()?
-            .map_or_else(|| "null".to_owned(), |node| node.to_json()))
-    }
-
-    /// [`Store::tree`] as `{"nodes":[…],"count":N,"nextAfterSeq":N|null}`.
-    pub fn tree_json(&self, options: &TreeOptions) -> Result<String, Error> {
-        Ok(self.tree(options)?.to_json())
-    }
-
-    /// [`Store::labels`] as a JSON array of `{targetId,label,entryId,seq}`.
-    pub fn labels_json(&self) -> Result<String, Error> {
-        Ok(labels_json(&self.labels()?))
-    }
-
-    /// How many index records the navigation queries of this store have visited:
-    /// the measure of their cost in tests, independent of the machine's speed.
-    #[doc(hidden)]
-    pub fn nav_steps(&self) -> Result<u64, Error> {
-        self.read_with(|inner| Ok(inner.log.nav().steps()))
-    }
-
-    /// Number of committed entries.
-    pub fn len(&self) -> Result<usize, Error> {
-        self.read_with(|inner| Ok(inner.log.len()))
-    }
-
-    /// Whether the store has no committed entries.
-    pub fn is_empty(&self) -> Result<bool, Error> {
-        Ok(self.len()? == 0)
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Inner>, Error> {
@@ -1281,7 +705,7 @@ impl Drop for Store {
             return;
         };
         if inner.tainted.is_none()
-            && let Some(sink) = &mut inner.file
+            && let Backend::File(sink) = &mut inner.backend
         {
             sink.write_index(&inner.log);
         }
@@ -1312,13 +736,4 @@ fn check_against_tree(log: &Log, json: &[u8], facts: &Facts, parent: u32) -> Res
 
 fn abandoned() -> Error {
     Error::internal("the operation was abandoned by a panic in the operation ahead of it")
-}
-
-/// Every session of the PostgreSQL database `conninfo` names, most recently modified
-/// first (docs/contract.md §14). Creates the schema on first use, as an open does.
-pub fn list_pg_sessions(
-    conninfo: &str,
-    options: &PgListOptions,
-) -> Result<Vec<PgSessionInfo>, Error> {
-    pg::list(conninfo, options)
 }

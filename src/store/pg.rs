@@ -3,12 +3,12 @@
 //!
 //! The store keeps the same [`super::log::Log`] as a JSONL store: the entries a session
 //! index in the database covers are read on demand through it ([`base`]), the rows
-//! after it are held in memory; this module only moves rows. Before every operation the
+//! after it are held in memory; this module only moves rows. Before every read the
 //! store catches up: it reads the rows committed after what it holds (`seq` > its last)
-//! and pushes them through the same admission as a replayed file. An append catches up,
-//! checks the tree rules against the caught-up log, and inserts the line with `seq` =
-//! the session's count in one statement that commits by itself; the unique `seq` is
-//! the only lock (a lost race catches up and tries again). The stored form is the
+//! and pushes them through the same admission as a replayed file. An append checks the
+//! tree rules against what the handle holds and inserts the line with `seq` = that count
+//! in one statement that commits by itself; the unique `seq` is the only lock (a lost
+//! race catches up, checks again and tries again). The stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
 //! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
 //! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
@@ -153,6 +153,19 @@ impl Secret {
     }
 }
 
+mod handle;
+
+pub(super) use handle::PgBackend;
+
+/// Every session of the PostgreSQL database `conninfo` names, most recently modified
+/// first (docs/contract.md §14). Creates the schema on first use, as an open does.
+pub fn list_pg_sessions(
+    conninfo: &str,
+    options: &PgListOptions,
+) -> Result<Vec<PgSessionInfo>, Error> {
+    list(conninfo, options)
+}
+
 #[cfg(feature = "postgres")]
 mod base;
 #[cfg(feature = "postgres")]
@@ -180,6 +193,7 @@ mod enabled {
     use crate::error::IoOp;
     use std::io;
 
+    use postgres::types::Type;
     use postgres::{Client, Config, Statement};
 
     use super::*;
@@ -210,9 +224,10 @@ mod enabled {
         client: Shared,
         session_id: String,
         secret: Secret,
-        /// Prepared once at open: each costs a round trip to prepare.
-        rows: Statement,
-        insert: Statement,
+        /// The insert, prepared at the first append (a round trip that a reader never
+        /// pays); every other statement is sent with its parameters' types, in one
+        /// round trip and no preparation ([`Client::query_typed`]).
+        insert: Option<Statement>,
         /// The server was a standby, or took no writes, at open: the store refuses
         /// appends (and writes no session index).
         read_only: bool,
@@ -316,51 +331,33 @@ mod enabled {
             let io =
                 |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
             // A standby (or a server that takes no writes) serves a read-only store: it
-            // reads a prefix of the session's commit order and creates nothing.
-            let read_only: bool = client
-                .query_one(
-                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
-                    &[],
+            // reads a prefix of the session's commit order and creates nothing. One round
+            // trip answers that and whether the session exists.
+            let row = client
+                .query_typed_one(
+                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', \
+                     EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1)",
+                    &[(&session_id, Type::TEXT)],
                 )
-                .and_then(|row| row.try_get(0))
                 .map_err(|e| io(&e))?;
-            if options.create && !read_only {
+            let read_only: bool = row.try_get(0).map_err(|e| io(&e))?;
+            let exists: bool = row.try_get(1).map_err(|e| io(&e))?;
+            if !exists {
+                if !options.create || read_only {
+                    return Err(Error::Io(no_such_session(session_id).into()));
+                }
                 client
-                    .execute(CREATE_SESSION, &[&session_id, &now_ms()])
+                    .query_typed(
+                        CREATE_SESSION,
+                        &[(&session_id, Type::TEXT), (&now_ms(), Type::INT8)],
+                    )
                     .map_err(|e| io(&e))?;
-            } else if client
-                .query_opt(
-                    "SELECT 1 FROM libsession_sessions WHERE session_id = $1",
-                    &[&session_id],
-                )
-                .map_err(|e| io(&e))?
-                .is_none()
-            {
-                return Err(Error::Io(no_such_session(session_id).into()));
             }
-            let rows = client
-                .prepare(
-                    "SELECT seq, line FROM libsession_entries \
-                     WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
-                )
-                .map_err(|e| io(&e))?;
-            // One statement, one round trip, its own transaction: the row and the
-            // session's count.
-            let insert = client
-                .prepare(
-                    "WITH added AS (INSERT INTO libsession_entries \
-                     (session_id, seq, id, parent_id, line, off) \
-                     VALUES ($1, $2, $3, $4, $5, $7)) \
-                     UPDATE libsession_sessions SET entries = $2 + 1, latest_leaf_id = $3, \
-                     modified_ms = $6 WHERE session_id = $1",
-                )
-                .map_err(|e| io(&e))?;
             Ok(PgSink {
                 client: std::sync::Arc::new(std::sync::Mutex::new(client)),
                 session_id: session_id.to_owned(),
                 secret,
-                rows,
-                insert,
+                insert: None,
                 read_only,
             })
         }
@@ -393,7 +390,11 @@ mod enabled {
         pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
             let from = i64::try_from(from).unwrap_or(i64::MAX);
             let rows = lock(&self.client)
-                .query(&self.rows, &[&self.session_id, &from])
+                .query_typed(
+                    "SELECT seq, line FROM libsession_entries \
+                     WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
+                    &[(&self.session_id, Type::TEXT), (&from, Type::INT8)],
+                )
                 .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
             let mut out = Vec::with_capacity(rows.len());
             for row in rows {
@@ -426,10 +427,30 @@ mod enabled {
             let off = i64::try_from(off).unwrap_or(i64::MAX);
             let now = now_ms();
             let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
-            let inserted = lock(&self.client).execute(
-                &self.insert,
+            let mut client = lock(&self.client);
+            let insert = match &self.insert {
+                Some(insert) => insert.clone(),
+                None => {
+                    // One statement, one round trip, its own transaction: the row and
+                    // the session's count.
+                    let insert = client
+                        .prepare(
+                            "WITH added AS (INSERT INTO libsession_entries \
+                             (session_id, seq, id, parent_id, line, off) \
+                             VALUES ($1, $2, $3, $4, $5, $7)) \
+                             UPDATE libsession_sessions SET entries = $2 + 1, \
+                             latest_leaf_id = $3, modified_ms = $6 WHERE session_id = $1",
+                        )
+                        .map_err(|e| failure(&self.secret, IoOp::Write, "preparing", &e))?;
+                    self.insert = Some(insert.clone());
+                    insert
+                }
+            };
+            let inserted = client.execute(
+                &insert,
                 &[&self.session_id, &seq, &id, &parent_id, &line, &now, &off],
             );
+            drop(client);
             match inserted {
                 Ok(_) => Ok(Inserted::Committed),
                 // A deadlock: with a copy into the session, which holds the session's

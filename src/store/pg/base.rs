@@ -7,9 +7,10 @@
 //! JSONL store's `.idx` format, uncompressed, so a range is read without the rest).
 //! With the two, the JSONL store's own [`Base`] answers over the database: the same
 //! checks of every page and every line read, the same id table, tree links and
-//! queries. An open reads the index's header and page checksums, its sampled regions,
-//! roots and labels, then the rows committed after what the index covers; a query
-//! reads the pages and lines of what it returns.
+//! queries. An open reads the index's header and page checksums, its last record, its
+//! roots and labels and the rows of its sampled regions and last line in one query
+//! ([`OPEN_INDEX`]), then the rows committed after what the index covers; a query
+//! reads the pages and lines of what it returns, one statement each, nothing prepared.
 //!
 //! The index is a cache the handles write themselves ([`write_index`]): once the rows
 //! after the newest index reach [`super::INDEX_EVERY`], the handle holding them all
@@ -21,24 +22,56 @@
 use std::io;
 use std::path::PathBuf;
 
-use postgres::Statement;
+use postgres::types::Type;
 
-use crate::store::index::format::Source;
+use crate::store::index::format::{PAGE, PER_PAGE, SAMPLE_LEN, SAMPLES, Source};
 use crate::store::index::{Base, Stamp, encode};
 use crate::store::log::Log;
 
 use super::enabled::{PgSink, Shared, lock};
 
+/// Bytes read ahead, by where they start: what the open fetched in its one query.
+type Ahead<T> = Vec<(u64, T)>;
+
+/// Copies into `buf` the bytes from `at` on that `chunks` (sorted by start, each
+/// `(start, bytes)`; `newline` adds a `\n` after each chunk, as a line's row) hold
+/// without a gap; 0 when none holds `at`.
+fn fill_from<T: AsRef<[u8]>>(chunks: &[(u64, T)], newline: bool, buf: &mut [u8], at: u64) -> usize {
+    let first = chunks.partition_point(|(start, _)| *start <= at);
+    let mut filled = 0usize;
+    for (start, bytes) in chunks.iter().skip(first.saturating_sub(1)) {
+        let bytes = bytes.as_ref();
+        let want = at + filled as u64;
+        let end = start + bytes.len() as u64 + u64::from(newline);
+        if *start > want || end <= want {
+            break;
+        }
+        for p in want..end.min(at + buf.len() as u64) {
+            buf[(p - at) as usize] = bytes.get((p - start) as usize).copied().unwrap_or(b'\n');
+            filled += 1;
+        }
+        if filled == buf.len() {
+            break;
+        }
+    }
+    filled
+}
+
 /// The session's rows as one JSONL byte sequence.
 struct Lines {
     client: Shared,
     session_id: String,
-    /// `$1` session, `$2` first byte, `$3` end byte: the rows whose lines overlap.
-    range: Statement,
+    /// Rows the open read ahead (the sampled regions and the last covered line), by
+    /// their `off`.
+    ahead: Ahead<String>,
 }
 
 impl Source for Lines {
     fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+        let filled = fill_from(&self.ahead, true, buf, at);
+        if filled > 0 {
+            return Ok(filled);
+        }
         let (Ok(from), Ok(to)) = (
             i64::try_from(at),
             i64::try_from(at.saturating_add(buf.len() as u64)),
@@ -46,26 +79,26 @@ impl Source for Lines {
             return Ok(0);
         };
         let rows = lock(&self.client)
-            .query(&self.range, &[&self.session_id, &from, &to])
+            .query_typed(
+                "SELECT off, line FROM libsession_entries WHERE session_id = $1 \
+                 AND off >= (SELECT coalesce(max(off), 0) FROM libsession_entries \
+                             WHERE session_id = $1 AND off <= $2) \
+                 AND off < $3 ORDER BY off",
+                &[
+                    (&self.session_id, Type::TEXT),
+                    (&from, Type::INT8),
+                    (&to, Type::INT8),
+                ],
+            )
             .map_err(io::Error::other)?;
-        let mut filled = 0usize;
-        for row in rows {
+        let mut chunks = Vec::with_capacity(rows.len());
+        for row in &rows {
             let off: i64 = row.try_get(0).map_err(io::Error::other)?;
             let line: &str = row.try_get(1).map_err(io::Error::other)?;
-            let (start, bytes) = (u64::try_from(off).unwrap_or(u64::MAX), line.as_bytes());
-            let end = start.saturating_add(bytes.len() as u64 + 1);
-            let want = at + filled as u64;
-            // Rows must follow each other without a gap from `at` on.
-            if start > want || end <= want {
-                break;
-            }
-            for p in want..end.min(at + buf.len() as u64) {
-                let i = (p - start) as usize;
-                buf[(p - at) as usize] = bytes.get(i).copied().unwrap_or(b'\n');
-                filled += 1;
-            }
+            chunks.push((u64::try_from(off).unwrap_or(u64::MAX), line));
         }
-        Ok(filled)
+        // Rows must follow each other without a gap from `at` on.
+        Ok(fill_from(&chunks, true, buf, at))
     }
 }
 
@@ -74,20 +107,33 @@ struct Image {
     client: Shared,
     session_id: String,
     entries: i64,
-    /// `$1` session, `$2` entries, `$3` first byte (1-based), `$4` length.
-    slice: Statement,
+    /// Byte ranges the open read ahead: the header's page, the last record's page, and
+    /// the tail (roots, labels and the page checksums).
+    ahead: Ahead<Vec<u8>>,
 }
 
 impl Source for Image {
     fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
-        let (Ok(from), Ok(len)) = (i64::try_from(at + 1), i32::try_from(buf.len())) else {
+        let filled = fill_from(&self.ahead, false, buf, at);
+        if filled > 0 {
+            return Ok(filled);
+        }
+        let (Ok(from), Ok(len)) = (i32::try_from(at + 1), i32::try_from(buf.len())) else {
             return Ok(0);
         };
-        let from = i32::try_from(from).map_err(io::Error::other)?;
-        let row = lock(&self.client)
-            .query_opt(&self.slice, &[&self.session_id, &self.entries, &from, &len])
+        let rows = lock(&self.client)
+            .query_typed(
+                "SELECT substring(image FROM $3 FOR $4) FROM libsession_index \
+                 WHERE session_id = $1 AND entries = $2",
+                &[
+                    (&self.session_id, Type::TEXT),
+                    (&self.entries, Type::INT8),
+                    (&from, Type::INT4),
+                    (&len, Type::INT4),
+                ],
+            )
             .map_err(io::Error::other)?;
-        let Some(row) = row else {
+        let Some(row) = rows.first() else {
             return Ok(0);
         };
         let bytes: &[u8] = row.try_get(0).map_err(io::Error::other)?;
@@ -97,55 +143,95 @@ impl Source for Image {
     }
 }
 
-fn lines(sink: &PgSink) -> Option<Lines> {
-    let client = sink.shared().clone();
-    let range = lock(&client)
-        .prepare(
-            "SELECT off, line FROM libsession_entries WHERE session_id = $1 \
-             AND off >= (SELECT coalesce(max(off), 0) FROM libsession_entries \
-                         WHERE session_id = $1 AND off <= $2) \
-             AND off < $3 ORDER BY off",
-        )
-        .ok()?;
-    Some(Lines {
-        client,
+fn lines(sink: &PgSink) -> Lines {
+    Lines {
+        client: sink.shared().clone(),
         session_id: sink.session_id().to_owned(),
-        range,
-    })
+        ahead: Vec::new(),
+    }
 }
+
+/// What an open reads of the newest session index, in one round trip: its size, the
+/// page of its header, the page of its last record and its tail (roots, labels, page
+/// checksums), and the rows holding the sampled regions and the last covered line
+/// (where the samples lie follows from the covered size, which is where the last
+/// covered row ends). These are the reads [`Base::open`] makes; any it makes beyond
+/// them (a large roots page) is read on demand. `$2` records per page, `$3` the page
+/// size, `$4` samples, `$5` a sample's length.
+const OPEN_INDEX: &str = "
+    WITH i AS (
+        SELECT entries, image, octet_length(image)::int8 AS len,
+            (1 + (entries - 1) / $2) * $3 AS rec_at,
+            greatest(octet_length(image) - (octet_length(image) / 512 + 3 * $3), 0) AS tail_at
+        FROM libsession_index WHERE session_id = $1 ORDER BY entries DESC LIMIT 1),
+    c AS (
+        SELECT e.off AS last_off, e.off + octet_length(convert_to(e.line, 'UTF8')) + 1 AS covered
+        FROM i JOIN libsession_entries e ON e.session_id = $1 AND e.seq = i.entries - 1),
+    r AS (
+        SELECT DISTINCT x.off, x.line FROM c, LATERAL (
+            SELECT off, line FROM libsession_entries WHERE session_id = $1 AND off = c.last_off
+            UNION ALL
+            SELECT y.off, y.line FROM generate_series(0, $4 - 1) k, LATERAL (
+                SELECT off, line FROM libsession_entries WHERE session_id = $1
+                AND off >= (SELECT coalesce(max(off), 0) FROM libsession_entries
+                            WHERE session_id = $1 AND off <= c.covered / $4 * k)
+                AND off < c.covered / $4 * k + $5) y) x)
+    SELECT i.entries, i.len,
+        substring(i.image FROM 1 FOR $3::int4),
+        i.rec_at, substring(i.image FROM (i.rec_at + 1)::int4 FOR $3::int4),
+        i.tail_at::int8, substring(i.image FROM (i.tail_at + 1)::int4),
+        (SELECT array_agg(off ORDER BY off) FROM r),
+        (SELECT array_agg(line ORDER BY off) FROM r)
+    FROM i";
 
 /// The log of the prefix of the session that its newest stored index covers, read on
 /// demand; `None` (read every row) when there is no usable one.
 pub(crate) fn load_base(sink: &PgSink) -> Option<Log> {
     let client = sink.shared().clone();
     let session_id = sink.session_id().to_owned();
-    let (entries, len, slice) = {
-        let mut c = lock(&client);
-        let row = c
-            .query_opt(
-                "SELECT entries, octet_length(image) FROM libsession_index \
-                 WHERE session_id = $1 ORDER BY entries DESC LIMIT 1",
-                &[&session_id],
-            )
-            .ok()??;
-        let entries: i64 = row.try_get(0).ok()?;
-        let len: i32 = row.try_get(1).ok()?;
-        let slice = c
-            .prepare(
-                "SELECT substring(image FROM $3 FOR $4) FROM libsession_index \
-                 WHERE session_id = $1 AND entries = $2",
-            )
-            .ok()?;
-        (entries, u64::try_from(len).ok()?, slice)
-    };
+    let (per_page, page) = (PER_PAGE as i64, PAGE as i64);
+    let (samples, sample_len) = (SAMPLES as i64, SAMPLE_LEN as i64);
+    let rows = lock(&client)
+        .query_typed(
+            OPEN_INDEX,
+            &[
+                (&session_id, Type::TEXT),
+                (&per_page, Type::INT8),
+                (&page, Type::INT8),
+                (&samples, Type::INT8),
+                (&sample_len, Type::INT8),
+            ],
+        )
+        .ok()?;
+    let row = rows.first()?;
+    let entries: i64 = row.try_get(0).ok()?;
+    let len: i64 = row.try_get(1).ok()?;
+    let at = |i: usize| -> Option<u64> { u64::try_from(row.try_get::<_, i64>(i).ok()?).ok() };
+    let bytes = |i: usize| -> Option<Vec<u8>> { row.try_get::<_, Vec<u8>>(i).ok() };
+    let mut image_ahead = vec![(0, bytes(2)?), (at(3)?, bytes(4)?), (at(5)?, bytes(6)?)];
+    image_ahead.sort_by_key(|(start, _)| *start);
+    let offs: Option<Vec<i64>> = row.try_get(7).ok()?;
+    let texts: Option<Vec<String>> = row.try_get(8).ok()?;
+    let lines_ahead = offs
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|off| u64::try_from(off).ok())
+        .zip(texts.unwrap_or_default())
+        .collect();
     let image = Image {
-        client,
+        client: client.clone(),
         session_id: session_id.clone(),
         entries,
-        slice,
+        ahead: image_ahead,
+    };
+    let lines = Lines {
+        client,
+        session_id: session_id.clone(),
+        ahead: lines_ahead,
     };
     let name = PathBuf::from(format!("PostgreSQL session {session_id:?}"));
-    let base = Base::open(Box::new(lines(sink)?), Box::new(image), len, None, &name).ok()??;
+    let len = u64::try_from(len).ok()?;
+    let base = Base::open(Box::new(lines), Box::new(image), len, None, &name).ok()??;
     (i64::from(base.len()) == entries).then(|| Log::with_base(base))
 }
 
@@ -154,9 +240,7 @@ pub(crate) fn load_base(sink: &PgSink) -> Option<Log> {
 /// not (the role may not write the table, the connection failed); the store works
 /// without it.
 pub(crate) fn write_index(sink: &PgSink, log: &Log) -> bool {
-    let Some(lines) = lines(sink) else {
-        return false;
-    };
+    let lines = lines(sink);
     let stamp = Stamp {
         dev: 0,
         ino: 0,

@@ -106,7 +106,8 @@ pub(crate) fn ensure(client: &mut Client, secret: &Secret) -> Result<(), Error> 
 
 /// The version of the tables, `None` when there are none.
 fn read_version(client: &mut Client) -> Result<Option<i32>, postgres::Error> {
-    match client.query_one("SELECT max(version) FROM libsession_schema", &[]) {
+    // Sent with its (no) parameter types: one round trip, nothing prepared.
+    match client.query_typed_one("SELECT max(version) FROM libsession_schema", &[]) {
         Ok(row) => row.try_get(0),
         // Outside a transaction: the failed statement leaves the connection as it was.
         Err(e) if e.code() == Some(&SqlState::UNDEFINED_TABLE) => Ok(None),
