@@ -54,8 +54,11 @@ pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{open_regular, open_regular_with};
 pub(crate) use lock::lock;
 
-/// A function of an entry's JSON that may borrow from it (the view's redaction).
-pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
+/// A function of an entry (its JSON and facts) giving the JSON written for it, which
+/// may borrow from it (the view's redaction; the view also reads the facts for the
+/// page's outline of the tree).
+pub(crate) type MapEntry<'f> =
+    dyn for<'a> Fn(crate::tree::PathEntry<'a>) -> std::borrow::Cow<'a, [u8]> + 'f;
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};
@@ -1190,7 +1193,7 @@ impl Store {
     pub(crate) fn view_snapshot(
         &self,
         leaf: Option<&str>,
-        map: Option<&MapEntry>,
+        map: Option<&MapEntry<'_>>,
     ) -> Result<ViewSnapshot, Error> {
         self.read_with(|inner| {
             if let Some(leaf) = leaf {
