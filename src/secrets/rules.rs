@@ -36,6 +36,10 @@ pub(crate) struct DefaultRule {
     /// A byte that must occur too (the `@` of a URL with a password): a text with a
     /// keyword but without it is passed over.
     pub also: Option<u8>,
+    /// Every match spells one of the keywords exactly as written (a vendor's prefix in
+    /// a case-sensitive pattern, or a keyword without letters), so a text is first
+    /// searched for them as they are; otherwise in any ASCII case.
+    pub exact_case: bool,
     pub check: Check,
 }
 
@@ -58,6 +62,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["-----BEGIN"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // AWS access key ids: a four-letter prefix (AKIA long-term, ASIA temporary, ABIA
@@ -68,6 +73,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["AKIA", "ASIA", "ABIA", "ACCA"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // AWS secret access keys have no prefix: 40 base64 characters, recognised by the
@@ -81,6 +87,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["secret"],
         suffixes: &[],
         also: None,
+        exact_case: false,
         check: Check::None,
     },
     // A GCP service-account key file: its private key is a private-key block; its
@@ -91,6 +98,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["private_key_id"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Azure storage and Service Bus / Event Hubs connection strings: AccountKey= is 64
@@ -101,6 +109,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["accountkey=", "sharedaccesskey="],
         suffixes: &[],
         also: None,
+        exact_case: false,
         check: Check::None,
     },
     // Anthropic: sk-ant-api03-… (and admin keys sk-ant-admin01-…).
@@ -110,6 +119,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["sk-ant-"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // OpenAI: project, service-account and admin keys (sk-proj-, sk-svcacct-,
@@ -120,6 +130,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["sk-proj-", "sk-svcacct-", "sk-admin-", "T3BlbkFJ"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Google API keys: AIza and 35 characters.
@@ -129,6 +140,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["AIza"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Hugging Face user access tokens: hf_ and 34 letters.
@@ -138,6 +150,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["hf_"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // GitHub: classic tokens (ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_
@@ -149,6 +162,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // GitLab personal access tokens: glpat- and 20 characters; routable tokens (GitLab
@@ -159,6 +173,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["glpat-"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Slack tokens: xoxb- (bot), xoxp- (user), xoxa-, xoxr- (refresh), xoxs-, xoxe-,
@@ -169,6 +184,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["xox"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Slack incoming webhooks and workflow triggers: the URL is the credential.
@@ -178,6 +194,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["hooks.slack.com/"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Discord webhooks: /api/webhooks/<id>/<token>.
@@ -187,6 +204,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["/api/webhooks/"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // Stripe secret and restricted keys, live and test.
@@ -196,6 +214,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["sk_live_", "rk_live_", "sk_test_", "rk_test_"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // JSON Web Tokens: three base64url parts, the first two JSON objects ("eyJ" is
@@ -206,6 +225,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["eyJ"],
         suffixes: &[],
         also: None,
+        exact_case: true,
         check: Check::None,
     },
     // A URL with a password: scheme://user:password@host. Only the password is the
@@ -216,6 +236,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: &["://"],
         suffixes: &[],
         also: Some(b'@'),
+        exact_case: true,
         check: Check::NotPlaceholder,
     },
     // password = …, secret: …, api_key=… and the like in text (shell, .env, YAML,
@@ -226,6 +247,7 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         keywords: ASSIGNMENT_NAMES,
         suffixes: ASSIGNMENT_SUFFIXES,
         also: None,
+        exact_case: false,
         check: Check::HighEntropy,
     },
 ];

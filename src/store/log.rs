@@ -468,15 +468,17 @@ impl Log {
         self.push_json_array(out, &all, false)
     }
 
-    /// [`Log::push_entries_json`] with each entry's JSON passed through `map` (the view's
+    /// [`Log::push_entries_json`] with each entry passed through `map` (the view's
     /// redaction: per entry, so that an entry without a secret costs only its check).
     pub(crate) fn push_entries_json_mapped(
         &self,
         out: &mut Vec<u8>,
-        map: &super::MapEntry,
+        map: &super::MapEntry<'_>,
     ) -> Result<(), Error> {
         let mut array = crate::json::ArrayWriter::open(out);
-        self.visit(0..self.len() as u32, |json, _| array.push(&map(json)))?;
+        self.visit(0..self.len() as u32, |json, facts| {
+            array.push(&map(PathEntry { json, facts }))
+        })?;
         array.close();
         Ok(())
     }

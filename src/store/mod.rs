@@ -56,8 +56,11 @@ pub use jsonl::{Durability, JsonlOptions, Verify};
 pub(crate) use jsonl::{open_regular, open_regular_with};
 pub(crate) use lock::lock;
 
-/// A function of an entry's JSON that may borrow from it (the view's redaction).
-pub(crate) type MapEntry = dyn for<'a> Fn(&'a [u8]) -> std::borrow::Cow<'a, [u8]>;
+/// A function of an entry (its JSON and facts) giving the JSON written for it, which
+/// may borrow from it (the view's redaction; the view also reads the facts for the
+/// page's outline of the tree).
+pub(crate) type MapEntry<'f> =
+    dyn for<'a> Fn(crate::tree::PathEntry<'a>) -> std::borrow::Cow<'a, [u8]> + 'f;
 use pg::PgBackend;
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, list_pg_sessions, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};

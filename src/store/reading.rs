@@ -163,7 +163,7 @@ impl Store {
     pub(crate) fn view_snapshot(
         &self,
         leaf: Option<&str>,
-        map: Option<&MapEntry>,
+        map: Option<&MapEntry<'_>>,
     ) -> Result<ViewSnapshot, Error> {
         self.read_with(|inner| {
             if let Some(leaf) = leaf {

@@ -7,14 +7,21 @@
   var INDENT_CAP = 24, MD_MAX = 200000, INLINE_MAX = 20000;
 
   var data = JSON.parse(document.getElementById('session-data').textContent);
-  /* A large session's entries come deflated (zlib format, base64) and are inflated by
-     the browser itself; a small one's are plain JSON. */
+  /* The outline (parents, tool pairing, compactions: see src/view/outline.rs) is all the
+     tree and the choice of a branch need; an entry is parsed when it is shown. A large
+     session's outline and entries come deflated (zlib format, base64) and are inflated
+     by the browser itself; a small one's are plain JSON. */
   if (typeof data.entriesDeflate === 'string') {
-    inflate(data.entriesDeflate).then(function (text) {
+    Promise.all([inflate(data.outlineDeflate), inflate(data.entriesDeflate)]).then(function (both) {
       performance.mark('session-inflated');
-      return JSON.parse(text);
-    }).then(boot, failed);
-  } else boot(data.entries);
+      var decoder = new TextDecoder(), outline = JSON.parse(decoder.decode(both[0]));
+      var bytes = new Uint8Array(both[1]), sizes = outline.sizes, start = new Float64Array(sizes.length + 1);
+      start[0] = 1; /* after the array's '[', each entry then its ',' */
+      for (var k = 0; k < sizes.length; k++) start[k + 1] = start[k] + sizes[k] + 1;
+      return [outline, function (at) { return JSON.parse(decoder.decode(bytes.subarray(start[at], start[at] + sizes[at]))); },
+        function () { return JSON.parse(decoder.decode(bytes)); }];
+    }).then(function (read) { boot(read[0], read[1], read[2]); }, failed);
+  } else boot(data.outline, function (at) { return data.entries[at]; }, function () { return data.entries; });
 
   function inflate(base64) {
     if (typeof DecompressionStream !== 'function') {
@@ -22,7 +29,7 @@
     }
     var bin = atob(base64), bytes = new Uint8Array(bin.length);
     for (var k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
-    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'))).text();
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'))).arrayBuffer();
   }
   function failed(err) {
     var box = document.createElement('div');
@@ -32,27 +39,48 @@
     document.body.dataset.ready = '1';
   }
 
-  function boot(given) {
+  function boot(outline, read, readAll) {
     performance.mark('session-parsed');
-    var entries = Array.isArray(given) ? given : [];
-    var n = entries.length;
-    var index = new Map();
-    var i;
-    for (i = 0; i < n; i++) index.set(entries[i].id, i);
+    var n = outline.parents.length, parsed = new Array(n), allParsed = false;
+    /* entries[at]: the entry at commit position at, parsed the first time it is asked for. */
+    function entry(at) { return parsed[at] || (parsed[at] = read(at)); }
+    /* Every entry at once (one JSON.parse is faster than many), before a search of a long branch. */
+    function parseAll() {
+      if (allParsed) return;
+      allParsed = true;
+      var all = readAll();
+      if (Array.isArray(all) && all.length === n) for (var k = 0; k < n; k++) if (!parsed[k]) parsed[k] = all[k];
+    }
+    var i, k;
     var parent = new Int32Array(n), maxSub = new Int32Array(n), kids = new Array(n), roots = [];
     for (i = 0; i < n; i++) {
-      /* Most entries follow the one before them: that parent is found without a lookup. */
-      var pid = entries[i].parentId, p = i > 0 && pid === entries[i - 1].id ? i - 1
-        : pid == null || !index.has(pid) ? -1 : index.get(pid);
-      if (p >= i) p = -1;
+      var d = outline.parents[i], p = d > 0 && d <= i ? i - d : -1;
       parent[i] = p;
       maxSub[i] = i;
       if (p < 0) roots.push(i); else (kids[p] || (kids[p] = [])).push(i);
     }
     for (i = n - 1; i >= 0; i--) if (parent[i] >= 0 && maxSub[i] > maxSub[parent[i]]) maxSub[parent[i]] = maxSub[i];
+    /* Tool pairing by key (one key per call id): the keys of each message's calls, in the
+       order of its toolCall blocks, and the key each result answers. */
+    var calls = outline.calls, callsAt = new Int32Array(n).fill(-1), answers = new Int32Array(n).fill(-1), keys = 0;
+    for (k = 0; k < calls.length; k += 2 + calls[k + 1]) {
+      callsAt[calls[k]] = k + 1;
+      for (i = 0; i < calls[k + 1]; i++) keys = Math.max(keys, calls[k + 2 + i] + 1);
+    }
+    for (k = 0; k < outline.results.length; k += 2) {
+      answers[outline.results[k]] = outline.results[k + 1];
+      keys = Math.max(keys, outline.results[k + 1] + 1);
+    }
+    /* kept[at]: for a compaction, its first kept entry (-1: null, -2: no such entry); -3 otherwise. */
+    var kept = new Int32Array(n).fill(-3);
+    for (k = 0; k < outline.compactions.length; k += 2) kept[outline.compactions[k]] = outline.compactions[k + 1];
+    function callKey(at, ordinal) {
+      var c = callsAt[at];
+      return c >= 0 && ordinal < calls[c] ? calls[c + 1 + ordinal] : -1;
+    }
     var labels = new Map();
     (Array.isArray(data.labels) ? data.labels : []).forEach(function (l) { labels.set(l.targetId, l.label); });
-    var latest = index.has(data.latest) ? index.get(data.latest) : -1;
+    var latest = outline.latest;
 
     function el(tag, cls, text) {
       var e = document.createElement(tag);
@@ -102,7 +130,7 @@
     function searchText(at) {
       var s = searchCache.get(at);
       if (s != null) return s;
-      var e = entries[at], parts = [kindName(e)];
+      var e = entry(at), parts = [kindName(e)], ordinal = 0;
       if (e.type === 'compaction') parts.push(json(e.summary));
       else if (e.type === 'metadata') parts.push(e.key, json(e.value));
       else if (isMessage(e)) {
@@ -112,8 +140,8 @@
           else if (b.type === 'thinking') parts.push(b.thinking);
           else if (b.type === 'toolCall') {
             parts.push(b.name, json(b.arguments));
-            var r = resultFor.get(b.id);
-            if (r != null) parts.push(resultText(entries[r].message));
+            var r = resultFor(callKey(at, ordinal++));
+            if (r >= 0) parts.push(resultText(entry(r).message));
           }
         });
       }
@@ -227,15 +255,15 @@
       });
       return d;
     }
-    function toolCall(b) {
+    function toolCall(b, key) {
       var box = el('div', 'tool');
       box.appendChild(el('span', 'name', b.name));
       var args = json(b.arguments);
       if (isLong(args)) box.appendChild(lazyDetails('args', 'arguments', false, function (d) { d.appendChild(el('pre', null, args)); }));
       else box.appendChild(el('pre', null, args));
-      var r = resultFor.get(b.id);
-      if (r != null) {
-        var m = entries[r].message;
+      var r = resultFor(key);
+      if (r >= 0) {
+        var m = entry(r).message;
         if (m.isError) box.className += ' error';
         box.appendChild(resultBody(m));
       } else box.appendChild(el('div', 'head', 'no result on this branch'));
@@ -249,7 +277,7 @@
     }
     var ROLES = { user: 1, assistant: 1, toolResult: 1 };
     function entryEl(at) {
-      var e = entries[at], box;
+      var e = entry(at), box;
       if (e.type === 'metadata') {
         var v = e.value, text = e.key === 'session.label' && v && typeof v === 'object'
           ? 'label ' + (v.label == null ? 'cleared' : '\u201c' + v.label + '\u201d') + ' on ' + v.targetId
@@ -266,11 +294,11 @@
         head(box, r === 'toolResult' ? 'tool result: ' + m.toolName : r, e);
         if (r === 'toolResult') box.appendChild(resultBody(m));
         else {
-          var bs = blocks(m);
+          var bs = blocks(m), ordinal = 0;
           bs.forEach(function (b) {
             if (b.type === 'text') box.appendChild(md(b.text));
             else if (b.type === 'thinking') box.appendChild(lazyDetails('thinking', 'Thinking', false, function (d) { d.appendChild(md(b.thinking)); }));
-            else if (b.type === 'toolCall') box.appendChild(toolCall(b));
+            else if (b.type === 'toolCall') box.appendChild(toolCall(b, callKey(at, ordinal++)));
             else if (b.type === 'image') box.appendChild(image(b));
             else box.appendChild(lazyDetails('block', String(b.type), false, function (d) { d.appendChild(el('pre', null, json(b))); }));
           });
@@ -287,8 +315,11 @@
 
     /* The chosen branch: its path, its tool results paired with their calls, the runs
        replaced by a compaction folded, and the list shown (filtered by the search). */
-    var path = [], onPath = new Uint8Array(n), chosen = -1, resultFor = new Map(), paired = new Int32Array(n);
-    /* paired[x]: 1 + the entry whose tool call the result x answers (0: shown by itself). */
+    var path = [], onPath = new Uint8Array(n), chosen = -1, paired = new Int32Array(n);
+    /* paired[x]: 1 + the entry whose tool call the result x answers (0: shown by itself);
+       resultAt[key]: the result shown with the call of that key, callAt[key]: its call. */
+    var resultAt = new Int32Array(keys), callAt = new Int32Array(keys);
+    function resultFor(key) { return key >= 0 ? resultAt[key] : -1; }
     var list = [], query = '';
     function setBranch(at, descend) {
       var leaf = at;
@@ -300,38 +331,36 @@
       path.reverse();
       onPath.fill(0);
       paired.fill(0);
-      resultFor = new Map();
+      resultAt.fill(-1);
+      callAt.fill(-1);
       searchCache = new Map();
-      var calls = new Map();
       for (var k = 0; k < path.length; k++) {
         x = path[k];
         onPath[x] = 1;
-        var e = entries[x];
-        if (!isMessage(e)) continue;
-        var r = role(e), c = e.message.content, id = e.message.toolCallId;
-        if (r === 'assistant' && Array.isArray(c)) {
-          for (var j = 0; j < c.length; j++) if (c[j] && c[j].type === 'toolCall') calls.set(c[j].id, x);
-        } else if (r === 'toolResult' && calls.has(id) && !resultFor.has(id)) { resultFor.set(id, x); paired[x] = calls.get(id) + 1; }
+        var c = callsAt[x], key = answers[x];
+        if (c >= 0) for (var j = 0; j < calls[c]; j++) callAt[calls[c + 1 + j]] = x;
+        if (key >= 0 && callAt[key] >= 0 && resultAt[key] < 0) { resultAt[key] = x; paired[x] = callAt[key] + 1; }
       }
       chosen = at;
     }
     function buildList() {
       list = [];
       if (query) {
+        if (path.length > CHUNK) parseAll();
         path.forEach(function (x) { if (!paired[x] && searchText(x).indexOf(query) >= 0) list.push({ at: x }); });
         return;
       }
       var by = new Int32Array(path.length).fill(-1), pos = null;
       for (var c = path.length - 1; c >= 0; c--) {
-        var e = entries[path[c]];
-        if (e.type !== 'compaction') continue;
+        var first = kept[path[c]];
+        if (first === -3) continue;
         if (!pos) {
           pos = new Map();
-          path.forEach(function (x, k) { pos.set(entries[x].id, k); });
+          path.forEach(function (x, k) { pos.set(x, k); });
         }
-        var kept = e.firstKeptEntryId == null ? c : pos.get(e.firstKeptEntryId);
-        if (kept == null || kept > c) continue;
-        for (var k = kept - 1; k >= 0 && by[k] < 0; k--) by[k] = c;
+        var from = first === -1 ? c : pos.get(first);
+        if (from == null || from > c) continue;
+        for (var k = from - 1; k >= 0 && by[k] < 0; k--) by[k] = c;
       }
       for (var j = 0; j < path.length;) {
         if (by[j] < 0) { if (!paired[path[j]]) list.push({ at: path[j] }); j++; continue; }
@@ -400,8 +429,9 @@
     })();
     rowsBox.style.height = rows.length * ROW + 'px';
     function rowEl(r) {
-      var at = rows[r], e = entries[at];
+      var at = rows[r], e = entry(at);
       var d = el('div', 'row' + (onPath[at] ? ' path' : '') + (at === chosen ? ' chosen' : ''));
+      d.dataset.at = at;
       d.style.top = r * ROW + 'px';
       d.style.paddingLeft = 4 + Math.min(indents[r], INDENT_CAP) * 12 + 'px';
       d.dataset.id = e.id;
@@ -429,7 +459,7 @@
     window.addEventListener('resize', drawTree);
     rowsBox.addEventListener('click', function (ev) {
       var row = ev.target.closest('.row');
-      if (row && index.has(row.dataset.id)) show(index.get(row.dataset.id), true);
+      if (row) show(Number(row.dataset.at), true);
     });
 
     function render(focus) {
@@ -458,7 +488,7 @@
       }
       chunked(messages, list, start, true);
       if (focus >= 0) {
-        var target = messages.querySelector('[data-id="' + CSS.escape(entries[focus].id) + '"]');
+        var target = messages.querySelector('[data-id="' + CSS.escape(entry(focus).id) + '"]');
         if (target) { target.classList.add('focus'); target.scrollIntoView({ block: 'center' }); }
       } else messages.scrollTop = 0;
     }
@@ -475,7 +505,7 @@
       timer = setTimeout(function () { query = search.value.trim().toLowerCase(); render(-1); }, 150);
     });
 
-    var start = index.has(data.leaf) ? index.get(data.leaf) : latest;
+    var start = outline.leaf >= 0 ? outline.leaf : latest;
     if (start >= 0) show(start, false); else { render(-1); drawTree(); }
     performance.mark('session-drawn');
     document.body.dataset.ready = '1';

@@ -300,3 +300,96 @@ fn a_deflated_page_is_redacted_like_a_plain_one() {
     let kept = inflated_entries(&render(&store, r#"{"redact":false}"#));
     assert_eq!(kept[400]["message"]["content"], with_secret.as_str());
 }
+
+/// The page's outline, parsed (plain or deflated).
+fn outline(html: &str) -> serde_json::Value {
+    let data: serde_json::Value = serde_json::from_str(data(html)).expect("data is JSON");
+    if let Some(deflated) = data["outlineDeflate"].as_str() {
+        assert!(data.get("outline").is_none());
+        let json = miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(deflated)).expect("zlib");
+        return serde_json::from_slice(&json).expect("the inflated outline is JSON");
+    }
+    data["outline"].clone()
+}
+
+const BRANCHY: [&str; 8] = [
+    r#"{"id":"u","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"go"}}"#,
+    r#"{"id":"a","parentId":"u","timestamp":2,"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"reading"},{"type":"toolCall","id":"c1","name":"read","arguments":{}},{"type":"toolCall","id":"c2","name":"read","arguments":{}}]}}"#,
+    r#"{"id":"r2","parentId":"a","timestamp":3,"type":"message","message":{"role":"toolResult","toolCallId":"c2","toolName":"read","content":[],"isError":false}}"#,
+    r#"{"id":"r1","parentId":"r2","timestamp":4,"type":"message","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[],"isError":false}}"#,
+    r#"{"id":"k","parentId":"r1","timestamp":5,"type":"compaction","summary":"s","firstKeptEntryId":"u","tokensBefore":9}"#,
+    r#"{"id":"side","parentId":"u","timestamp":6,"type":"message","message":{"role":"user","content":"other"}}"#,
+    r#"{"id":"k0","parentId":"side","timestamp":7,"type":"compaction","summary":"s","firstKeptEntryId":null,"tokensBefore":9}"#,
+    r#"{"id":"m","parentId":"k","timestamp":8,"type":"metadata","key":"cwd","value":"/w"}"#,
+];
+
+fn branchy() -> Store {
+    let store = Store::memory();
+    for line in BRANCHY {
+        store.append(line.to_owned()).expect("append");
+    }
+    store
+}
+
+#[test]
+fn the_outline_holds_the_parents_the_tool_pairing_and_what_compactions_keep() {
+    let html = render(&branchy(), r#"{"leaf":"side"}"#);
+    let outline = outline(&html);
+    // Each entry's distance back to its parent, 0 for the root.
+    assert_eq!(
+        outline["parents"],
+        serde_json::json!([0, 1, 1, 1, 1, 5, 1, 3])
+    );
+    // The message at 1 calls two tools, keys 0 (c1) and 1 (c2); the results at 2 and 3
+    // answer keys 1 and 0: the same id, the same key.
+    assert_eq!(outline["calls"], serde_json::json!([1, 2, 0, 1]));
+    assert_eq!(outline["results"], serde_json::json!([2, 1, 3, 0]));
+    // The compaction at 4 keeps from position 0; the one at 6 keeps nothing (-1).
+    assert_eq!(outline["compactions"], serde_json::json!([4, 0, 6, -1]));
+    assert_eq!(outline["leaf"], 5);
+    assert_eq!(outline["latest"], 7);
+    let entries: serde_json::Value = serde_json::from_str(data(&html)).expect("JSON");
+    let sizes: Vec<usize> = BRANCHY.iter().map(|l| l.len()).collect();
+    assert_eq!(outline["sizes"], serde_json::json!(sizes));
+    assert_eq!(entries["entries"].as_array().map(Vec::len), Some(8));
+}
+
+#[test]
+fn the_outlines_sizes_cut_the_deflated_entries_into_each_entry_as_written() {
+    let secret = format!("ghp_{}", "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6");
+    let filler: Vec<String> = (0..400)
+        .map(|i| format!("filler {i} {}", "w".repeat(1000)))
+        .collect();
+    let with_secret = format!("my token is {secret} keep it");
+    let mut texts: Vec<&str> = filler.iter().map(String::as_str).collect();
+    texts.push(&with_secret);
+    texts.extend(HOSTILE);
+    let store = store_with(&texts);
+    for options in ["{}", r#"{"redact":false}"#] {
+        let html = render(&store, options);
+        let data: serde_json::Value = serde_json::from_str(data(&html)).expect("JSON");
+        let entries = miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(
+            data["entriesDeflate"].as_str().expect("deflated"),
+        ))
+        .expect("zlib");
+        let outline = outline(&html);
+        let sizes = outline["sizes"].as_array().expect("sizes");
+        assert_eq!(sizes.len(), texts.len());
+        let parsed: serde_json::Value = serde_json::from_slice(&entries).expect("JSON");
+        // As the page reads them: from after the '[', each entry then one ','.
+        let mut at = 1;
+        for (i, size) in sizes.iter().enumerate() {
+            let size = size.as_u64().expect("a size") as usize;
+            let one: serde_json::Value =
+                serde_json::from_slice(&entries[at..at + size]).expect("one entry");
+            assert_eq!(one, parsed[i]);
+            at += size + 1;
+        }
+        assert_eq!(at, entries.len());
+        let shown = parsed[400]["message"]["content"].as_str().expect("text");
+        match options {
+            "{}" => assert_eq!(shown, "my token is [REDACTED:github-token] keep it"),
+            _ => assert_eq!(shown, with_secret),
+        }
+    }
+}
