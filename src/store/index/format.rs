@@ -15,8 +15,9 @@ pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 pub(crate) const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
 /// 4 since round 4, which records the change time: an index of version 3 (without it)
-/// is rebuilt, never read as this one.
-pub(crate) const VERSION: u32 = 4;
+/// is rebuilt, never read as this one. 5 since the `meta` link of a replayed metadata
+/// entry skips the entries of its own key above it (version 4 pointed at itself).
+pub(crate) const VERSION: u32 = 5;
 /// Where the header's `u64` field `i` starts, and the fields the fuzz helpers reseal:
 /// the count of checksummed pages and the checksum of their checksums.
 pub(crate) const fn header_field(i: usize) -> usize {
