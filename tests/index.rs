@@ -181,7 +181,7 @@ fn a_swapped_stale_or_other_version_index_falls_back() {
     assert!(outcome(&path, true).contains("HELLO"));
     // A newer format version.
     write_file(&path, &full);
-    for version in [1, 3] {
+    for version in [1, 3, 4] {
         let mut other = own.clone();
         other[8] = version;
         let seal = session::store::index_checksum(&other[..248]);

@@ -358,13 +358,85 @@ fn build_context_reads_nothing_before_the_latest_compaction_cut() {
     );
 }
 
+/// `build_context` reads, of the path's replayed metadata, only the last entry of each
+/// run of one key (issue 37: a Claude Code import holds a million `progress` entries
+/// on its path): the context's metadata is the same as the pure function's over every
+/// entry, and a metadata line inside a run that another program changed is never read
+/// (a walk over every metadata entry would find it: `corrupt_line`).
+#[test]
+fn build_context_reads_one_metadata_entry_per_run_of_one_key() {
+    let dir = temp_dir("index-reads-meta-runs");
+    let path = dir.join("s.jsonl");
+    let (store, _) = Store::open_jsonl(&path).unwrap();
+    store.append(user("u0", None, "start")).unwrap();
+    let mut parent = "u0".to_owned();
+    let meta = |id: &str, parent: &str, key: &str, value: &str| {
+        format!(
+            r#"{{"id":"{id}","parentId":"{parent}","timestamp":9,"type":"metadata","key":"{key}","value":"{value}"}}"#
+        )
+    };
+    for turn in 0..5 {
+        for j in 0..20 {
+            let id = format!("p{turn}-{j:02}");
+            let value = format!("tick {turn} {j:02}");
+            store
+                .append(meta(&id, &parent, "progress", &value))
+                .unwrap();
+            parent = id;
+        }
+        let id = format!("m{turn}");
+        store
+            .append(meta(&id, &parent, "model", &format!("model-{turn}")))
+            .unwrap();
+        parent = id;
+        let id = format!("u{}", turn + 1);
+        store.append(user(&id, Some(&parent), "next")).unwrap();
+        parent = id;
+    }
+    // A compaction that keeps u5: the context reads u5, c and u6, and the metadata.
+    store
+        .append(r#"{"id":"c","parentId":"u5","timestamp":9,"type":"compaction","summary":"s","firstKeptEntryId":"u5","tokensBefore":10}"#)
+        .unwrap();
+    store.append(user("u6", Some("c"), "after")).unwrap();
+    drop(store);
+    let (truth, _) = Store::open_jsonl_with(&path, &read_only_with_index(false)).unwrap();
+    let expected =
+        session::build_context(&truth.entries().unwrap(), "u6", &ContextOptions::default())
+            .unwrap();
+    assert_eq!(
+        expected.metadata,
+        [
+            ("progress".to_owned(), r#""tick 4 19""#.to_owned()),
+            ("model".to_owned(), r#""model-4""#.to_owned()),
+        ]
+    );
+    for index in [false, true] {
+        let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(index)).unwrap();
+        let context = store
+            .build_context("u6", &ContextOptions::default(), None)
+            .unwrap();
+        assert_eq!(context, expected, "index: {index}");
+    }
+
+    let (store, _) = Store::open_jsonl_with(&path, &read_only_with_index(true)).unwrap();
+    // p2-10 lies inside a run of `progress` entries: its value is never the context's.
+    edit_line(&path, "p2-10", "tick 2 10", "tock 2 10", true);
+    let after = store
+        .build_context("u6", &ContextOptions::default(), None)
+        .unwrap();
+    assert_eq!(after, expected);
+    // A whole-path read does reach the changed line.
+    let line = 1 + 2 * 22 + 11;
+    assert_corrupt("path_to", store.path_to_json("u6"), line);
+}
+
 /// `index` (an index this library wrote for the file) in the layout of version 3, which
 /// round 3 wrote: the same header without the change time, resealed.
 fn as_version_3(index: &[u8]) -> Vec<u8> {
     assert_eq!(
         &index[8..12],
-        &4u32.to_le_bytes(),
-        "the index is of version 4"
+        &5u32.to_le_bytes(),
+        "the index is of version 5"
     );
     let mut old = index.to_vec();
     // The two u64s of the change time follow the modification time (fields 5 and 6).
@@ -409,7 +481,7 @@ fn an_index_of_the_previous_version_is_rebuilt_never_read() {
     assert_eq!(navigation(&writer), navigation(&truth));
     drop(writer);
     let rebuilt = read_file(&index_path(&path));
-    assert_eq!(&rebuilt[8..12], &4u32.to_le_bytes(), "rebuilt as version 4");
+    assert_eq!(&rebuilt[8..12], &5u32.to_le_bytes(), "rebuilt as version 5");
     // The rebuilt index matches the file: a writer that appends nothing keeps it.
     let written = file_id(&index_path(&path));
     drop(Store::open_jsonl(&path).unwrap());

@@ -248,18 +248,17 @@ impl Log {
         }
         let label = self.label_of(json, &facts);
         let same_hash = self.by_hash.insert(admitted.hash, seq).unwrap_or(NONE);
+        let meta = self.meta_link(
+            admitted.parent,
+            &PathEntry {
+                json,
+                facts: &facts,
+            },
+        );
         let start = self.arena.len();
         self.arena.extend_from_slice(json);
         self.line_bytes += json.len() as u64 + 1;
-        let replayed = PathEntry {
-            json,
-            facts: &facts,
-        }
-        .is_replayed_metadata();
-        if !self
-            .nav
-            .add(self.base.as_ref(), seq, admitted.parent, replayed)
-        {
+        if !self.nav.add(self.base.as_ref(), seq, admitted.parent, meta) {
             self.note(Fault::Index);
         }
         if let Some((target, label)) = label {

@@ -28,9 +28,12 @@ pub(super) struct Links {
     pub(super) jump: u32,
     pub(super) leaf_prev: u32,
     pub(super) leaf_next: u32,
-    /// The nearest metadata entry at or above this one whose key the model's context
-    /// replays (not `session.`), `NONE` when there is none: following it from a leaf
-    /// reads the path's metadata without walking the path.
+    /// For an entry that is not a metadata entry whose key the model's context replays
+    /// (not `session.`): the nearest such entry above it. For one that is: the nearest
+    /// such entry above it whose key differs from its own (its run of one key is
+    /// skipped). `NONE` when there is none. Following it from a leaf reads the last
+    /// entry of each run of one key on the path, without walking the path
+    /// (`Log::path_metadata`).
     pub(super) meta: u32,
 }
 
@@ -167,15 +170,14 @@ impl NavIndex {
     }
 
     /// Records the entry just committed at `position` under `parent` (a position,
-    /// `NONE` or `ORPHAN`); `replayed` says whether it is a metadata entry the
-    /// model's context replays (see [`Links::meta`]). O(1). `false` when reading the
-    /// base failed.
+    /// `NONE` or `ORPHAN`), with its `meta` link (see [`Links::meta`], computed by
+    /// `Log::meta_link`). O(1). `false` when reading the base failed.
     pub(crate) fn add(
         &mut self,
         base: Option<&Base>,
         position: u32,
         parent: u32,
-        replayed: bool,
+        meta: u32,
     ) -> bool {
         let mut links = Links {
             first_child: NONE,
@@ -186,7 +188,7 @@ impl NavIndex {
             jump: NONE,
             leaf_prev: self.leaf_last,
             leaf_next: NONE,
-            meta: if replayed { position } else { NONE },
+            meta,
         };
         let mut ok = true;
         let exists =
@@ -196,9 +198,6 @@ impl NavIndex {
                 return false;
             };
             links.depth = up.depth.saturating_add(1);
-            if !replayed {
-                links.meta = up.meta;
-            }
             links.jump = self.jump_for(base, parent, up);
             if up.child_count == 0 {
                 ok &= self.unlink_leaf(base, parent);

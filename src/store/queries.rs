@@ -15,7 +15,7 @@ use crate::tree::PathEntry;
 
 impl Log {
     /// The links of the entry at `at` (a base read that fails is noted).
-    fn links(&self, at: u32) -> Option<Links> {
+    pub(super) fn links(&self, at: u32) -> Option<Links> {
         self.nav()
             .get_with(at, |at| Some(self.noted(self.base()?.record(at))?.links))
     }
@@ -221,15 +221,24 @@ impl Log {
         }
     }
 
-    /// The metadata entries the model's context replays on the path to the entry at
-    /// `position`, root first, read along their `meta` links: the cost is their
-    /// number, not the path's length. A link that does not go up to such an entry is
-    /// noted as a damaged index.
+    /// The replayed metadata entries (see [`Links::meta`]) that decide the metadata the
+    /// model's context replays on the path to the entry at `position`: of each run of
+    /// entries with one key (consecutive among the path's replayed metadata), its last
+    /// one, root first. Over this list, "each key's last value, keys in the order of
+    /// their first appearance" is the same as over every replayed entry of the path
+    /// (runs of different keys do not overlap, so their first entries and their last
+    /// entries come in the same order); the cost is the number of runs, not of entries
+    /// (a session whose path holds a million `progress` entries between its messages
+    /// reads one per run). A link that does not go up to such an entry is noted as a
+    /// damaged index.
     pub(crate) fn path_metadata(&self, position: u32) -> Vec<PathEntry<'_>> {
         let mut found = Vec::new();
+        let mut at = match self.view(position) {
+            Some(entry) if entry.is_replayed_metadata() => position,
+            _ => self.links(position).map_or(NONE, |l| l.meta),
+        };
         // Every entry of the chain lies at or above `bound`.
         let mut bound = position;
-        let mut at = self.links(position).map_or(NONE, |l| l.meta);
         while at != NONE {
             let entry = match self.view(at) {
                 Some(entry) if at <= bound && entry.is_replayed_metadata() => entry,
@@ -239,15 +248,44 @@ impl Log {
                 }
             };
             found.push(entry);
-            let parent = self.parent_of(at);
-            if parent >= at {
+            let Some(next) = self.links(at).map(|l| l.meta) else {
+                break;
+            };
+            if next != NONE && next >= at {
+                self.note_index_fault();
                 break;
             }
-            bound = parent;
-            at = self.links(parent).map_or(NONE, |l| l.meta);
+            bound = at.saturating_sub(1);
+            at = next;
         }
         found.reverse();
         found
+    }
+
+    /// The `meta` link (see [`Links::meta`]) of an entry about to be committed under
+    /// `parent` (a position, `NONE` or `ORPHAN`): for a replayed metadata entry
+    /// (`entry`'s key is not `session.`), the nearest replayed metadata entry above it
+    /// whose key differs from its own; for any other entry, the nearest replayed
+    /// metadata entry at or above its parent. O(1): two entries read at most.
+    pub(super) fn meta_link(&self, parent: u32, entry: &PathEntry<'_>) -> u32 {
+        if parent as usize >= self.len() {
+            return NONE;
+        }
+        // The nearest replayed metadata entry at or above the parent.
+        let nearest = match self.view(parent) {
+            Some(up) if up.is_replayed_metadata() => parent,
+            Some(_) => self.links(parent).map_or(NONE, |l| l.meta),
+            None => NONE,
+        };
+        if nearest == NONE || !entry.is_replayed_metadata() {
+            return nearest;
+        }
+        match self.view(nearest) {
+            Some(up) if metadata_key(&up) == metadata_key(entry) => {
+                self.links(nearest).map_or(NONE, |l| l.meta)
+            }
+            _ => nearest,
+        }
     }
 
     /// Each labelled target once, ordered by the target's seq. O(labels).
@@ -292,5 +330,13 @@ impl Log {
         let _ = self.tree(&TreeOptions::default());
         let _ = self.take_fault();
         len
+    }
+}
+
+/// The key of a metadata entry (`None` for any other entry).
+fn metadata_key<'a>(entry: &PathEntry<'a>) -> Option<&'a str> {
+    match &entry.facts.body {
+        Body::Metadata { key, .. } => Some(key.of(entry.json)),
+        _ => None,
     }
 }

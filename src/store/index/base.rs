@@ -269,7 +269,7 @@ impl Base {
 
     /// Whether a record is possible at `position`: its line inside the covered prefix,
     /// its parent and jump before it, its children, next sibling and next leaf after
-    /// it (so that every walk ends), its metadata link at or before it, every link
+    /// it (so that every walk ends), its metadata link before it, every link
     /// inside the base or `NONE`.
     pub(super) fn holds(&self, position: u32, raw: &Raw) -> bool {
         let n = self.entries;
@@ -292,7 +292,7 @@ impl Base {
             && before(raw.parent)
             && before(jump)
             && before(leaf_prev)
-            && (meta == NONE || meta <= position)
+            && before(meta)
             && after(first_child)
             && after(last_child)
             && after(next_sibling)

@@ -14,9 +14,10 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) const ORPHAN: u32 = u32::MAX - 1;
 
 pub(crate) const MAGIC: &[u8; 8] = b"LSIDX\r\n\x1a";
-/// 4: version 4 records the change time, so an index of version 3 (without it) is
-/// rebuilt, never read as this one.
-pub(crate) const VERSION: u32 = 4;
+/// 5: version 4 recorded the change time, so an index of version 3 (without it) is
+/// rebuilt, never read as this one; in version 5 the `meta` link of a replayed metadata
+/// entry skips the entries of its own key above it (in version 4 it pointed at itself).
+pub(crate) const VERSION: u32 = 5;
 /// Where the header's `u64` field `i` starts, and the fields the fuzz helpers reseal:
 /// the count of checksummed pages and the checksum of their checksums.
 pub(crate) const fn header_field(i: usize) -> usize {

@@ -36,7 +36,7 @@
 //! holds may then describe bytes that are gone): it removes the index instead (see
 //! `FileSink::write_index`). How the file is created: [`write`].
 //!
-//! Format (version 4, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
+//! Format (version 5, little-endian, in 4 KiB pages). Page 0 holds the 256-byte
 //! header: magic `LSIDX\r\n\x1a`, version `u32`, page size `u32`, record size `u32`,
 //! reserved `u32`; then `u64`s: device, inode, covered size, mtime seconds, mtime
 //! nanoseconds, ctime seconds, ctime nanoseconds, entries, id-hash seed, hash-table slots, roots-and-labels bytes, roots,
@@ -47,7 +47,9 @@
 //! line checksum `u32`, parent `u32`, facts 44 bytes: flags, kind, role, tool pairing
 //! and the spans of id, parent, timestamp and body; tree links 9 × `u32`: first
 //! child, last child, next sibling, child count, depth, jump, previous and next
-//! leaf, and the nearest metadata entry at or above it that `build_context` replays); the id hash table (open addressing, a power of two of 8-byte slots:
+//! leaf, and `meta`: for an entry other than a metadata entry that `build_context`
+//! replays, the nearest such entry above it; for one, the nearest above it of another
+//! key); the id hash table (open addressing, a power of two of 8-byte slots:
 //! position `u32`, high half of the id hash `u32`); the roots (`u32` each) and labels
 //! (target `u32`, label entry `u32`, length `u32`, UTF-8 text); and last, one
 //! checksum `u64` per page from page 1 to the end of the labels. Checksums are
