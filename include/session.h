@@ -206,6 +206,8 @@ typedef int (*SessionProgress)(uint32_t pass,
                                uint64_t total,
                                void *user_data);
 
+
+
 /**
  * Success.
  */
