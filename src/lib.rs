@@ -42,6 +42,8 @@
 //!   keys, lossless numbers, depth limit), JSON Pointers and the one writer.
 //! - floor 1: [`preview`], previews of text for people: cut on a scalar value,
 //!   control characters escaped.
+//! - floor 1: [`agent`], the agents libsession imports and exports, and the one list
+//!   of their names.
 //! - floor 2: [`error`], the typed core errors, with the facts a caller needs as
 //!   fields.
 //! - floor 2: [`options`], the one parser of every `options_json`.
