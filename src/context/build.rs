@@ -17,7 +17,7 @@ use super::{
 };
 use crate::entry::{Body, EntryParser, ParseOptions, Role};
 use crate::error::{CompactionFault, Error, Hint, PairingDefect};
-use crate::json::{self, Tape};
+use crate::json::Tape;
 use crate::tree::checks::{ToolReader, check_compaction};
 use crate::tree::{PathEntry, project_messages};
 /// Under `strictRoles`, an extension message or block on the path is `invalid_entry`
