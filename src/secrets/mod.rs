@@ -180,7 +180,7 @@ pub struct Redactor {
     /// The first test of a text: whether any keyword may be in it (see [`QuickTest`]);
     /// `None` when the keywords are too many for it, and [`Redactor::prefilter`] is the
     /// first test.
-    quick: Option<QuickTest>,
+    quick: Option<Box<QuickTest>>,
     /// Every rule's keywords, then [`LINE_TRIGGERS`]; ASCII case ignored.
     prefilter: AhoCorasick,
     /// For each prefilter pattern, the rules it triggers (none for a line trigger).
@@ -290,7 +290,7 @@ impl Redactor {
         };
         Ok(Redactor {
             rules,
-            quick: QuickTest::new(&exact, &folded),
+            quick: QuickTest::new(&exact, &folded).map(Box::new),
             prefilter,
             triggers,
             unconditional,

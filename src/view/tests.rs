@@ -326,7 +326,7 @@ const BRANCHY: [&str; 8] = [
 fn branchy() -> Store {
     let store = Store::memory();
     for line in BRANCHY {
-        store.append(line.to_owned()).expect("append");
+        store.append(line).expect("append");
     }
     store
 }
