@@ -1,7 +1,7 @@
 //! path_to's diagnostics (docs/contract.md §3): duplicate ids anywhere, missing parents and cycles
 //! on the chosen path only.
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::{Entry, Error, parse_entry, path_to};
