@@ -35,16 +35,14 @@ status=0
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# The test crates (Cargo.toml). suite_reliability's modules are the files of tests/:
+# reliability_recovery (T1 T2 T3 T19), reliability_faults (T4 T20b), reliability_crash
+# (T6), reliability_concurrency (T8-lite), reliability_model (T11), reliability_limits
+# (T18), fuzz_corpus (T15) and index_reliability (T27: T1-T4, T7 with the session index).
+# T17 counts the process's descriptors and memory, so it is a binary of its own.
 tests=(
-  --test reliability_recovery    # T1 T2 T3 T19
-  --test reliability_faults      # T4 T20b
-  --test reliability_crash       # T6
-  --test reliability_concurrency # T8-lite
-  --test reliability_model       # T11
-  --test reliability_resources   # T17
-  --test reliability_limits      # T18
-  --test fuzz_corpus             # T15
-  --test index_reliability       # T27: T1-T4, T7 with the session index
+  --test suite_reliability
+  --test reliability_resources # T17
 )
 
 # `scripts/reliability.sh --list`: the test targets above, one name a line (scripts/test.sh

@@ -6,13 +6,14 @@
 #   ./scripts/test.sh --list          the slices, one a line, with what each runs
 #
 # The slices:
-#   rust         cargo test of the library, the binary, the examples and every tests/*.rs
-#                that no slice below names (needs only the Rust toolchain)
-#   reliability  the reliability harness's bounded tests (scripts/reliability.sh --list),
-#                the loom and shuttle models of the FIFO
-#   pg           the PostgreSQL store's tests against throwaway servers (tests/pg_store.rs)
+#   rust         cargo test of the library, the binary, the examples and every test crate
+#                of Cargo.toml that no slice below names (suite_store, suite_context,
+#                suite_cli, suite_docs, search; needs only the Rust toolchain)
+#   reliability  the reliability harness's bounded tests (scripts/reliability.sh --list:
+#                suite_reliability, reliability_resources), the loom and shuttle models
+#   pg           the PostgreSQL store's tests against throwaway servers (pg_store)
 #   agents       the interop tests that run pi, Claude Code and Codex themselves
-#                (tests/interop_pi.rs, interop_export.rs, interop_agents.rs; npm ci first)
+#                (suite_agents: interop_pi, interop_export, interop_agents; npm ci first)
 #   c            the C tests through the real libsession.so/.a (ctest), again under
 #                valgrind and against an AddressSanitizer build; packaging
 #   cpp          the C++17 consumer (include/session.hpp) under valgrind
@@ -50,21 +51,22 @@ done
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# The tests/*.rs targets that the rust slice leaves to another slice.
+# The test crates (Cargo.toml's [[test]] entries: each a root in tests/ whose modules are
+# the other files there) that the rust slice leaves to another slice.
 pg_tests=(pg_store)
-agent_tests=(interop_pi interop_export interop_agents)
+agent_tests=(suite_agents)
 mapfile -t reliability_tests < <(scripts/reliability.sh --list)
+mapfile -t test_crates < <(sed -n '/^\[\[test\]\]/,/^name/s/^name = "\(.*\)"/\1/p' Cargo.toml)
 
 rust_slice() {
-  local args=(--lib --bins --examples --benches) name count=0
-  for f in tests/*.rs; do
-    name=$(basename "$f" .rs)
+  local args=(--lib --bins --examples --benches) name names=()
+  for name in "${test_crates[@]}"; do
     case " ${pg_tests[*]} ${agent_tests[*]} ${reliability_tests[*]} " in
       *" $name "*) ;;
-      *) args+=(--test "$name"); count=$((count + 1)) ;;
+      *) args+=(--test "$name"); names+=("$name") ;;
     esac
   done
-  step "cargo test (the rust slice: the library, binary, examples, benches and $count test files)"
+  step "cargo test (the rust slice: the library, binary, examples, benches and ${names[*]})"
   cargo test "${args[@]}"
 }
 

@@ -1,7 +1,7 @@
 //! The chapter's acceptance set on its fixed tree (docs/contract.md §1), through the slice
 //! functions, the memory store and the JSONL store.
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::{Entry, EntryKind, Role, Store, messages_on_path, parse_entry, path_to};

@@ -1,7 +1,7 @@
 //! The `session` command line, run as a program: the exit-code table verb by verb, a
 //! closed stdout, non-UTF-8 arguments, and terminal escapes in what it prints.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};

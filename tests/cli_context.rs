@@ -3,7 +3,7 @@
 //! here. Exit codes are the CLI's table: 0 clean, 1 needs repair, 2 the request
 //! failed, 64 usage.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! 100,000 children, a deep comb of branches), and `children`, `leaves`, `ls`,
 //! `label` print what the library answers. Output size is asserted, never time.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::process::{Command, Output, Stdio};

@@ -4,9 +4,10 @@
 //! completions and man page.
 //!
 //! The snapshots are under tests/cli_snapshots/; `SESSION_UPDATE_SNAPSHOTS=1 cargo test
-//! --test cli_output` rewrites them from the current output (then read the diff).
+//! --test suite_cli cli_output::` rewrites them from the current output (then read the
+//! diff).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

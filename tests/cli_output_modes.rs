@@ -3,7 +3,7 @@
 //! allows). `session copy` out of a database, whose source has no mode, is checked in
 //! tests/pg_copy.rs.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -6,7 +6,7 @@
 
 #![cfg(feature = "postgres")]
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -3,7 +3,7 @@
 //! Every valid tree is checked through both forms — the pure function over an entries
 //! array and the store over its index — and the two must agree.
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! library, the C ABI and the command line; `"profile":"none"` is the contract's own
 //! rules; and a defect error names the option that answers it.
 
-mod common;
+use crate::common;
 
 use std::ffi::{CStr, CString};
 use std::path::Path;

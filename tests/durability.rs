@@ -1,7 +1,7 @@
 //! Durability modes (issue 7): what a successful append means, group commit, and
 //! sync failures tainting the store like write failures.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::thread;

@@ -4,9 +4,10 @@
 //! that libFuzzer saves in `fuzz/artifacts/` thus stays a regression test.
 //!
 //! The seed corpus is written from the test fixtures by
-//! `SESSION_WRITE_FUZZ_SEEDS=1 cargo test --test fuzz_corpus write_seed_corpus`.
+//! `SESSION_WRITE_FUZZ_SEEDS=1 cargo test --test suite_reliability
+//! fuzz_corpus::write_seed_corpus`.
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};

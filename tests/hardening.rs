@@ -5,7 +5,7 @@
 //! themselves again as a child process: the child part does nothing unless the
 //! `HARDENING_CHILD` variable names it.
 
-mod common;
+use crate::common;
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -397,7 +397,8 @@ fn endless_devices_and_directories_are_refused() {
 /// `test`, through `sh -c "<prefix>; exec …"`; returns its output, asserting success.
 fn run_child(test: &str, prefix: &str) -> String {
     let exe = std::env::current_exe().unwrap();
-    let script = format!("{prefix}; exec \"$0\" --exact {test} --nocapture --test-threads 1");
+    let exact = test_name(module_path!(), test);
+    let script = format!("{prefix}; exec \"$0\" --exact {exact} --nocapture --test-threads 1");
     let output = Command::new("sh")
         .arg("-c")
         .arg(script)
@@ -462,7 +463,7 @@ fn a_large_sparse_file_opens_and_repairs_under_a_1_gib_address_space_limit() {
 
 #[test]
 fn build_tree_holds_the_soname_link() {
-    // This binary is <profile dir>/deps/hardening-<hash>.
+    // This binary is <profile dir>/deps/<its test crate>-<hash>.
     let exe = std::env::current_exe().unwrap();
     let profile = exe.parent().and_then(Path::parent).unwrap();
     let link = profile.join("libsession.so.0");

@@ -2,7 +2,7 @@
 //! session of the format asked for (nothing written), and reports the leaf the source
 //! agent resumes, never a line of a kind the importer does not know.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

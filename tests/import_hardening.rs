@@ -5,7 +5,7 @@
 //! child process: the child part does nothing unless the `IMPORT_CHILD` variable names
 //! it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -225,7 +225,7 @@ fn large_import_probe() {
 /// holds under 64 bytes an entry beyond what the process held before it (it was about
 /// 105; 37 at 5.27 GB, 51 at 200 MB, where the tables outgrown stay in the heap), writes an entry per line plus the root and the resume-leaf record, and its
 /// output opens with every entry and the resume leaf the report names. Run with
-/// `cargo test --release --test import_hardening -- --ignored --nocapture large`.
+/// `cargo test --release --test suite_context -- --ignored --nocapture import_hardening::a_large`.
 #[test]
 #[ignore = "on demand: generates and imports a transcript of hundreds of megabytes"]
 fn a_large_claude_code_import_keeps_under_64_bytes_an_entry() {
@@ -239,7 +239,8 @@ fn a_large_claude_code_import_keeps_under_64_bytes_an_entry() {
     let lines = generate::generate_claude(&corpus, &source, mb * 1_000_000);
     let out = dir.join("out.jsonl");
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "large_import_probe", "--ignored", "--nocapture"])
+        .args(["--exact", &test_name(module_path!(), "large_import_probe")])
+        .args(["--ignored", "--nocapture"])
         .args(["--test-threads", "1"])
         .env("IMPORT_PROBE_SRC", &source)
         .env("IMPORT_PROBE_OUT", &out)

@@ -1,7 +1,7 @@
 //! An import tells its caller how far it has read, and stops when the caller asks:
 //! `import_file_with_progress` (issue 24, long work shows progress).
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::Error;

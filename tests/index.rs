@@ -4,7 +4,7 @@
 //! truncation offset, tail fill and write fault of a small fixture, and for damaged,
 //! truncated, swapped and stale indexes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -9,7 +9,7 @@
 //! the size and puts the modification time back — and an index whose file changed is
 //! not used (round 4, docs/contract.md §3).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

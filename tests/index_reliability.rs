@@ -12,7 +12,7 @@
 //! then check that fallback, and `a_matching_index_is_used_a_writer_that_appends_nothing_leaves_it_as_it_is`
 //! that an untouched file's index is used. Each test prints its figure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

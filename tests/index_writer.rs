@@ -5,7 +5,7 @@
 //! keep (they passed before too): a link or FIFO at `<file>.idx` is replaced, a
 //! killed writer's temporary is reused, and a 252-byte name works without an index.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};

@@ -27,10 +27,10 @@
 //!
 //! Needs node and npm (`npm ci` in tests/interop/agents, which this test runs when the
 //! packages are missing; ~800 MB of native binaries). Without node the test prints a
-//! notice and passes. `cargo test --test interop_agents -- --nocapture` prints one row
-//! per file.
+//! notice and passes. `cargo test --test suite_agents interop_agents:: -- --nocapture`
+//! prints one row per file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -244,7 +244,7 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
         return;
     }
     ensure_packages();
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = common::temp_dir("agents-resume");
     let profile = ContextOptions::from_json(r#"{"profile":"auto"}"#).unwrap();
     let mut manifest = Vec::new();
     let mut names = Vec::new();
@@ -371,7 +371,7 @@ fn claude_code_and_codex_resume_what_libsession_exports_to_them() {
     }
     ensure_packages();
     let only = std::env::var("EXPORT_ORACLE_ONLY").unwrap_or_default();
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = common::temp_dir("agents-export");
     let mut manifest = Vec::new();
     let mut names = Vec::new();
     for file in common::corpus_files("") {

@@ -3,7 +3,7 @@
 //! writes a pi file that resumes at LEAF; issue 35: `--to claude-code` and `--to codex`
 //! too, the report on stderr, the file no wider in mode than its source.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! the way pi spells it, without `firstKeptEntryId`; it used to be written with the
 //! compaction's own id, which the import refuses, so the summary was lost.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -132,15 +132,13 @@ fn pi_reads_an_exported_compaction_that_keeps_nothing_as_libsession_does() {
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let entries = entries_of(&lines);
     let mut checked = 0;
+    let scratch = common::temp_dir("interop-export");
     for leaf in entries.iter().map(Entry::id) {
         let Ok((ours, true)) = context(&entries, leaf) else {
             continue;
         };
         let exported = export_pi(&entries, leaf).unwrap();
-        let out = std::env::temp_dir().join(format!(
-            "interop-export-{}-{leaf}.jsonl",
-            std::process::id()
-        ));
+        let out = scratch.join(format!("{leaf}.jsonl"));
         std::fs::write(&out, exported).unwrap();
         let output = std::process::Command::new("node")
             .arg(interop.join("context.mjs"))
@@ -148,7 +146,6 @@ fn pi_reads_an_exported_compaction_that_keeps_nothing_as_libsession_does() {
             .current_dir(&interop)
             .output()
             .unwrap();
-        let _ = std::fs::remove_file(&out);
         assert!(
             output.status.success(),
             "{}",

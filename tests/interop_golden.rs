@@ -1,10 +1,10 @@
 //! Golden tests of the Claude Code and Codex importers: each fixture under
 //! `tests/interop/fixtures/` (written from the formats' public descriptions, one line
 //! of every kind) imports to exactly the entries and report checked in under
-//! `tests/interop/golden/`. `SESSION_UPDATE_GOLDEN=1 cargo test --test interop_golden`
-//! rewrites the golden files (review the diff before committing it).
+//! `tests/interop/golden/`. `SESSION_UPDATE_GOLDEN=1 cargo test --test suite_context
+//! interop_golden::` rewrites the golden files (review the diff before committing it).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

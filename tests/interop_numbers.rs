@@ -5,7 +5,7 @@
 //! real sessions (tests/interop/corpus): what an import carries over keeps each token
 //! exactly, and a pi file exported back holds its messages' tokens exactly.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -12,7 +12,7 @@
 //! Needs node (v20) and the packages of tests/interop (`npm ci` there, which this test
 //! runs when they are missing). Without node the test prints a notice and passes.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -213,10 +213,10 @@ fn round_trip(
         .unwrap();
     let leaf = our_id(name, leaf_k, &pi.entries[leaf_k]);
     let exported = export_pi(entries, &leaf).unwrap();
-    let out = std::env::temp_dir().join(format!("interop-pi-{}-{name}.jsonl", std::process::id()));
+    let scratch = common::temp_dir("interop-pi-export");
+    let out = scratch.join(format!("{name}.jsonl"));
     std::fs::write(&out, &exported).unwrap();
     let again = pi_view(&out);
-    let _ = std::fs::remove_file(&out);
     assert_eq!(
         again.entries.len(),
         pi.entries.len(),
@@ -268,9 +268,7 @@ fn pi_sessions_import_with_pi_contexts_and_round_trip() {
         return;
     }
     ensure_packages();
-    let dir = std::env::temp_dir().join(format!("interop-pi-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("interop-pi");
     node("generate.mjs", &dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
@@ -283,7 +281,6 @@ fn pi_sessions_import_with_pi_contexts_and_round_trip() {
     for file in &files {
         check_file(file, &mut figures, &mut failures);
     }
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
         "pi equivalence: {} files, {} entries as leaf ({} true leaves), {} mismatches, {} refused; round trip: {} entries",
         figures.files,
@@ -427,7 +424,7 @@ fn every_corpus_file_exported_to_pi_resumes_in_pi_as_libsession_sends_it() {
     }
     ensure_packages();
     let options = ContextOptions::from_json(r#"{"profile":"pi"}"#).unwrap();
-    let scratch = tempfile::tempdir().unwrap();
+    let scratch = common::temp_dir("pi-export-oracle");
     let mut failures = Vec::new();
     let files = common::corpus_files("");
     println!("| source file → pi | what pi sends | messages |");

@@ -5,11 +5,11 @@
 //! tool call it holds with a later result, and use the compaction nearest the leaf
 //! when the path has one.
 //!
-//! `cargo test --test interop_resume -- --nocapture` also prints one Markdown row per
+//! `cargo test --test suite_context interop_resume:: -- --nocapture` also prints one Markdown row per
 //! file, before (default options) and after (the profile): the table of
 //! `tests/interop/AFTER.md`.
 
-mod common;
+use crate::common;
 
 use session::{Context, ContextOptions, EntryKind, Store, build_context, path_to};
 

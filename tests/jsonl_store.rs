@@ -1,7 +1,7 @@
 //! The JSONL store (docs/contract.md §3): open states, the line fixed at call time, one write per
 //! append, the prefix property, and the tainted rule with injected failures.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::thread;

@@ -1,7 +1,7 @@
 //! `list_sessions` (docs/contract.md §8): one record per `*.jsonl` file, read from the head and
 //! the last committed line only; a file it cannot read is listed with its error.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -1,7 +1,7 @@
 //! The memory store (docs/contract.md §3): snapshot at call, FIFO in turn, failures fail only
 //! themselves, reads wait and return copies.
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::{Error, Receipt, State, Store};

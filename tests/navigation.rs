@@ -1,7 +1,7 @@
 //! Navigation queries (docs/contract.md §8): the fixed example's answers, each query against a
 //! brute-force model over random trees, and the cost of the index in steps.
 
-mod common;
+use crate::common;
 
 use common::{CHAPTER, temp_dir};
 use session::{Error, Node, Store, TreeOptions};

@@ -7,7 +7,7 @@
 // The whole file needs the store's feature (and the bench its client crate).
 #![cfg(feature = "postgres")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -514,7 +514,7 @@ fn write_chain(path: &Path, count: usize) {
 /// entries per second of the whole command (open the source, check, write), against
 /// the floor: a bare binary `COPY` of the same lines into a table without keys, from
 /// this process, on the same server. On demand, never a timed test: `cargo test
-/// --release --test pg_copy -- --ignored --nocapture bench_session_copy`
+/// --release --test suite_cli -- --ignored --nocapture pg_copy::bench_session_copy`
 /// (PG_BENCH_COPY_ENTRIES, default 100000). It prints figures and asserts only that
 /// the copy back is byte for byte.
 #[test]

@@ -1278,7 +1278,7 @@ fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
     assert!(open(&pinned).is_ok(), "{pinned}");
     // The wrong name under verify-full; a root file with another CA under verify-ca and
     // require.
-    let other = tempfile::tempdir().unwrap();
+    let other = temp_dir("pg-other-ca");
     let (other_ca, other_key) = (other.path().join("ca.crt"), other.path().join("ca.key"));
     common::pg::self_signed(
         "/CN=other CA",

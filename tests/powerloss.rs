@@ -11,7 +11,7 @@
 //! - a state with zeros or garbage before more data is never accepted silently: it is
 //!   a hard error with a line number, or an unterminated tail that repair removes.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,7 @@
 //! recover_jsonl's line rules (docs/contract.md §3): newline commits, blank lines count, a bad
 //! committed line fails with its physical line, a non-blank tail is a warning.
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::{Error, LineFault, Warning, recover_jsonl};

@@ -2,7 +2,7 @@
 //! 16 threads × 2,000 appends on one JSONL store. The file order is the commit (seq)
 //! order, every line parses, nothing is lost, duplicated or interleaved.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -15,7 +15,7 @@
 //! parent's reopen, an open that may use the index must answer exactly as one that may
 //! not (issue 15): after every cycle with `SOAK=1`, after every tenth in the PR tier.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -90,7 +90,8 @@ struct Cycle {
 fn one_cycle(path: &Path, delay: Duration, compare_index: bool) -> Result<Cycle, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
-        .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .arg(test_name(module_path!(), CHILD_TEST))
+        .args(["--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, path)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

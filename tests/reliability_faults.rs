@@ -3,7 +3,7 @@
 //! every fault, must taint the store with one shared error, stop all I/O, and leave a
 //! file that reopens to exactly the acknowledged entries.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -10,7 +10,7 @@
 //!     `LineFault::TooLong` at its line number; reading a longer one costs memory up to
 //!     the limit at most (an entry-like line) or none (a line of NULs).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -55,7 +55,8 @@ fn t18_measuring_helper() {
 fn verify(path: &std::path::Path) -> Verified {
     let exe = std::env::current_exe().expect("test binary");
     let out = std::process::Command::new(exe)
-        .args([MEASURE_TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .arg(test_name(module_path!(), MEASURE_TEST))
+        .args(["--exact", "--nocapture", "--test-threads=1"])
         .env(MEASURE_ENV, path)
         .output()
         .expect("helper");

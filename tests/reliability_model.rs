@@ -10,7 +10,7 @@
 //! minimal sequence and are kept in `tests/reliability_model.proptest-regressions`.
 //! PR: 512 cases; `SOAK=1`: 100,000 (or `PROPTEST_CASES=N`).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! single-byte corruption, and for each encoding edge case, always with the exact
 //! physical line. Each test prints its figure (run with `--nocapture`).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -2,7 +2,7 @@
 //! bytes go to a sidecar backup first; an interrupted repair never loses a committed
 //! line; a second repair is a no-op.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::io;

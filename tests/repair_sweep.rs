@@ -7,7 +7,7 @@
 //! The syncs of a repair are tested elsewhere (tests/repair.rs interrupts each of
 //! them); here they are skipped so that thousands of cases run in seconds.
 
-mod common;
+use crate::common;
 
 use std::fs::{File, OpenOptions};
 use std::io;

@@ -4,7 +4,7 @@
 //! metadata is appended; the command line's default LEAF is that leaf, `leaves` marks
 //! it, and another agent's file given to a reading verb says how to import it.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

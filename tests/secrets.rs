@@ -4,7 +4,7 @@
 //! Keys are built at run time from a fixed pseudo-random sequence, so that no source
 //! file holds a string that looks like a live credential.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;

@@ -4,7 +4,7 @@
 //! compaction summary, a metadata value) and the bytes written are searched for each.
 //! Redaction never changes an id, so the tree and the context keep their shape.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

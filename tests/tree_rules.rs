@@ -3,7 +3,7 @@
 //! only), and each rule named with every caller that runs it (the slice functions, the
 //! store's append, the replay of a file, build_context) failing alike.
 
-mod common;
+use crate::common;
 
 use common::*;
 use session::{

@@ -1,7 +1,7 @@
 //! One writer per file (issue 7): the advisory lock, read-only opens beside a writer,
 //! the file-identity check before each append, and salvage reads of damaged files.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -24,8 +24,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string
 
 start=$(date +%s)
 echo "== cargo build (staticlib, -Zsanitizer=address) -> $lib"
+# The library's features (search, postgres) without the command line's (`cli`): the same
+# library code, and none of the CLI's crates built a second time under ASan.
 RUSTC_BOOTSTRAP=1 RUSTFLAGS="${RUSTFLAGS:-} -Zsanitizer=address" \
-  cargo build --release --target "$triple" --lib
+  cargo build --release --target "$triple" --lib --no-default-features \
+  --features search,postgres
 [ -f "$lib" ] || { echo "FAIL: $lib was not built"; exit 1; }
 
 # program and arguments; the smaller configurations of the threaded tests (T8: 4 x 1,000)

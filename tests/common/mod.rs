@@ -3,7 +3,7 @@
 //! reliability harness's generator and measurements ([`harness`]), and the properties the
 //! fuzz targets share with the corpus replay ([`properties`]), and the byte-counting
 //! listing I/O ([`list_io`], which the navigation benchmark includes too). Each test
-//! binary uses its own subset.
+//! crate declares it once in its root (`mod common;`); its modules `use crate::common`.
 #![allow(dead_code, unused_imports)]
 
 pub mod export;
@@ -237,6 +237,17 @@ impl AsRef<Path> for TempDir {
 }
 
 impl TempDir {
+    /// The folder's path (as `tempfile::TempDir::path`).
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// The folder's path, no longer removed by this guard: for a folder that whoever
+    /// keeps it removes itself (a PostgreSQL cluster, stopped at the binary's exit).
+    pub fn keep(self) -> PathBuf {
+        self.0.keep()
+    }
+
     /// The path of `file_name` in this folder, keeping the folder as long as the path
     /// (for helpers that return a session file's path).
     pub fn file_path(self, file_name: &str) -> TempFile {
@@ -270,6 +281,16 @@ impl AsRef<Path> for TempFile {
 impl AsRef<std::ffi::OsStr> for TempFile {
     fn as_ref(&self) -> &std::ffi::OsStr {
         self.path.as_os_str()
+    }
+}
+
+/// The name libtest gives test `name` of the module `module` (pass `module_path!()`):
+/// the module's path without the crate's name, so that a test that runs its own binary
+/// again for one test (`--exact`) names it right whichever test crate holds the file.
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_, inner)) => format!("{inner}::{name}"),
+        None => name.to_owned(),
     }
 }
 

@@ -341,12 +341,8 @@ impl Cluster {
         let bin = bin_dir();
         // SAFETY: geteuid(2) has no preconditions.
         let as_user = (unsafe { libc::geteuid() } == 0).then(|| "postgres".to_owned());
-        let root = std::env::temp_dir().join(format!(
-            "libsession-pg-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&root).unwrap();
+        // Removed by `stop`, which runs at the binary's exit for the shared cluster.
+        let root = super::temp_dir("pg").keep();
         let data = root.join("data");
         let socket = root.join("sock");
         std::fs::create_dir_all(&socket).unwrap();

@@ -634,8 +634,6 @@ pub fn check_index_writer(data: &[u8]) {
 /// test can check that the seeds reach the writer).
 pub fn index_writer_rounds(data: &[u8]) -> bool {
     use session::{Store, index_path};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static RUN: AtomicU64 = AtomicU64::new(0);
     let [flags, rest @ ..] = data else {
         return false;
     };
@@ -652,13 +650,13 @@ pub fn index_writer_rounds(data: &[u8]) -> bool {
     if flags & 2 != 0 {
         file.pop();
     }
-    let dir = std::env::temp_dir().join(format!(
-        "libsession-index-writer-{}-{}",
-        std::process::id(),
-        RUN.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    let path = dir.join("s.jsonl");
+    // The fuzz targets include this file without `common`: the same tempfile guard as
+    // `common::temp_dir`, which removes the folder also when a check panics.
+    let dir = tempfile::Builder::new()
+        .prefix("libsession-test-index-writer-")
+        .tempdir()
+        .expect("scratch folder");
+    let path = dir.path().join("s.jsonl");
     std::fs::write(&path, &file).expect("write the session");
     let mut indexed = false;
     for (round, append) in [(1, flags & 4 != 0), (2, flags & 8 != 0)] {
@@ -676,10 +674,8 @@ pub fn index_writer_rounds(data: &[u8]) -> bool {
         indexed |= round == 1 && index_path(&path).exists();
         let (with, without) = (index_outcome(&path, true), index_outcome(&path, false));
         if with != without {
-            let _ = std::fs::remove_dir_all(&dir);
             panic!("round {round}: with the index:\n{with}\nwithout:\n{without}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     indexed
 }
