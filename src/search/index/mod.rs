@@ -7,13 +7,15 @@
 //!   entry count and the row of its last committed entry (its latest leaf);
 //! - `roles`: the roles met, each once (an entry holds its role's row);
 //! - `entries`: every committed entry of those files (id, seq, role, the row of its
-//!   parent, whether it is on the latest leaf's path, where its line is in the file and
-//!   whether it has text to search);
+//!   parent, whether it is on the latest leaf's path and whether it has text to
+//!   search), its row being its file's row and its line's offset in the file
+//!   ([`entry_key`]);
 //! - `texts`: the FTS5 table of the words of the text a person reads
 //!   ([`words`](super::text::words): folded, cut at ASCII separators, long ones as
-//!   windows), keyed by the entry's row. It keeps neither the text (contentless: a
-//!   candidate's text is read again from its line in the session file, to check the terms
-//!   and cut the snippet) nor positions (`detail=none`);
+//!   windows), keyed by the entry's row, so that the index alone says where each
+//!   candidate's line is. It keeps neither the text (contentless: a candidate's text is
+//!   read again from its line in the session file, to check the terms, count them for
+//!   the ranking and cut the snippet) nor positions (`detail=none`);
 //! - `vocabulary`: every word ever put in `texts`, in blocks of newline-separated words
 //!   (a query finds the words that hold each of its terms' [`runs`](super::text::runs) by
 //!   scanning them; a word may be in more than one block until they are merged:
@@ -59,8 +61,28 @@ use update::{fingerprint, update_all};
 /// folder's fingerprint. 3: `files` holds the change time and the last indexed
 /// block's hash. 4: words instead of trigrams, no text kept (entries say where their
 /// line is), and the vocabulary. 5: the text is indexed with its secrets redacted (an
-/// older sidecar may hold secrets: it is deleted and built again).
-const SCHEMA_VERSION: i64 = 5;
+/// older sidecar may hold secrets: it is deleted and built again). 6: an entry's row is
+/// its file's row and its line's offset ([`entry_key`]), so the full-text index alone
+/// says where a candidate's line is; `entries` keeps no offset, length or word count.
+const SCHEMA_VERSION: i64 = 6;
+/// The bits of an entry's row ([`entry_key`]) that hold its line's offset: a session
+/// file is indexed up to 1 TiB.
+const OFFSET_BITS: u32 = 40;
+/// File rows are below this (2^23), so that an entry's row fits in 63 bits.
+const MAX_FILE_ROW: i64 = 1 << (63 - OFFSET_BITS);
+
+/// The row of the entry whose line starts at byte `at` of file row `file`, in
+/// `entries` and in the full-text index: `file << 40 | at`. Rows of one file are
+/// ordered as its lines. `None` past 1 TiB.
+fn entry_key(file: i64, at: u64) -> Option<i64> {
+    let at = i64::try_from(at).ok().filter(|&at| at < 1 << OFFSET_BITS)?;
+    Some(file << OFFSET_BITS | at)
+}
+
+/// The file row and the line's offset of an entry's row ([`entry_key`]).
+fn key_parts(key: i64) -> (i64, u64) {
+    (key >> OFFSET_BITS, (key & ((1 << OFFSET_BITS) - 1)) as u64)
+}
 /// At most this many corrupt lines are reported in one result.
 const MAX_ERRORS: i64 = 1000;
 
@@ -76,8 +98,7 @@ CREATE TABLE files(
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
   seq INTEGER NOT NULL, role INTEGER, parent INTEGER,
-  on_latest INTEGER NOT NULL DEFAULT 0, line_at INTEGER NOT NULL,
-  line_len INTEGER NOT NULL, has_text INTEGER NOT NULL, words INTEGER NOT NULL);
+  on_latest INTEGER NOT NULL DEFAULT 0, has_text INTEGER NOT NULL);
 CREATE INDEX entries_by_id ON entries(file, entry_id);
 CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
@@ -324,4 +345,23 @@ fn run(
         result.errors.push(row?);
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_row_holds_its_file_row_and_line_offset_up_to_1_tib() {
+        let last = (1u64 << OFFSET_BITS) - 1;
+        for (file, at) in [(1, 0), (7, 4096), (MAX_FILE_ROW - 1, last)] {
+            let key = entry_key(file, at).expect("a row");
+            assert!(key > 0);
+            assert_eq!(key_parts(key), (file, at));
+        }
+        assert_eq!(entry_key(1, last + 1), None);
+        // The rows of one file are ordered as its lines, and after every earlier file's.
+        assert!(entry_key(2, 10) < entry_key(2, 11));
+        assert!(entry_key(1, last) < entry_key(2, 0));
+    }
 }

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, Statement, TransactionBehavior};
 use super::super::text::{readable, words};
 use super::super::{SearchError, SearchResult};
 use super::vocabulary::Vocabulary;
-use super::{Fail, Found, as_searched, io_error};
+use super::{Fail, Found, MAX_FILE_ROW, as_searched, entry_key, io_error};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoOp};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
@@ -261,14 +261,14 @@ pub(super) fn update(
         Some(k) => k,
         None => {
             tx.execute(
-                "INSERT INTO files(name, dev, ino, size, mtime_ns, ctime_ns, head_hash, head_len,
-                                   tail_hash, offset, lines, entries, last_row)
-                 VALUES(?1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL)
+                "INSERT INTO files(id, name, dev, ino, size, mtime_ns, ctime_ns, head_hash,
+                                   head_len, tail_hash, offset, lines, entries, last_row)
+                 VALUES(?2, ?1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL)
                  ON CONFLICT(name) DO UPDATE SET offset = 0, lines = 0, entries = 0,
                                                  last_row = NULL, head_len = 0,
                                                  text_bytes = 0, text_entries = 0,
                                                  words = 0",
-                [&found.name],
+                rusqlite::params![&found.name, free_file_row(tx, &path)?],
             )?;
             let id = tx.query_row("SELECT id FROM files WHERE name = ?1", [&found.name], |r| {
                 r.get(0)
@@ -378,9 +378,8 @@ pub(super) fn read_new(
     let mut find_parent =
         tx.prepare("SELECT id FROM entries WHERE file = ?1 AND entry_id = ?2 ORDER BY id LIMIT 1")?;
     let mut insert_entry = tx.prepare(
-        "INSERT INTO entries(file, entry_id, seq, role, parent, line_at, line_len, has_text,
-                             words)
-         VALUES(?1, ?2, ?3, NULLIF(?4, 0), NULLIF(?5, 0), ?6, ?7, ?8, ?9)",
+        "INSERT INTO entries(id, file, entry_id, seq, role, parent, has_text)
+         VALUES(?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0), ?7)",
     )?;
     let mut find_role = tx.prepare("SELECT id FROM roles WHERE name = ?1")?;
     let mut add_role = tx.prepare("INSERT INTO roles(name) VALUES(?1)")?;
@@ -429,7 +428,10 @@ pub(super) fn read_new(
                         fault.to_string()
                     ]),
                     Ok(text) => {
-                        let line_len = text.len() as i64;
+                        let line_at = line_end - 1 - text.len() as u64;
+                        let Some(key) = entry_key(state.id, line_at) else {
+                            return Err(too_far(path));
+                        };
                         match parser.parse(&as_searched(text, redactor)) {
                             Err(fault) => {
                                 let e = fault.at_line(line);
@@ -480,7 +482,6 @@ pub(super) fn read_new(
                                         }
                                     },
                                 };
-                                let line_at = line_end as i64 - 1 - line_len;
                                 // The words the index holds for the text, as one string.
                                 doc.clear();
                                 let mut count = 0i64;
@@ -502,17 +503,15 @@ pub(super) fn read_new(
                                     added_text.words += count;
                                 }
                                 insert_entry.execute(rusqlite::params![
+                                    key,
                                     state.id,
                                     facts.id.of(json),
                                     state.entries,
                                     role_row,
                                     row_or_zero(parent),
-                                    line_at,
-                                    line_len,
                                     text.is_some(),
-                                    count
                                 ])?;
-                                let row = tx.last_insert_rowid();
+                                let row = key;
                                 rows.entry(facts.id.of(json).as_bytes().to_vec())
                                     .or_insert(row);
                                 state.entries += 1;
@@ -540,6 +539,39 @@ pub(super) fn read_new(
     state.offset = scanner.committed_bytes() as i64;
     state.lines = scanner.lines() as i64;
     Ok(added_text)
+}
+
+/// A file row free for a new file: the one after the highest, or else the lowest free
+/// one; rows stay below [`MAX_FILE_ROW`] (an entry's row holds its file's).
+fn free_file_row(tx: &Connection, path: &Path) -> Result<i64, Fail> {
+    let next: i64 = tx.query_row("SELECT coalesce(max(id), 0) + 1 FROM files", [], |r| {
+        r.get(0)
+    })?;
+    if next < MAX_FILE_ROW {
+        return Ok(next);
+    }
+    let free: i64 = tx.query_row(
+        "SELECT coalesce(min(id), 0) FROM (
+           SELECT 1 AS id WHERE NOT EXISTS (SELECT 1 FROM files WHERE id = 1)
+           UNION ALL SELECT f.id + 1 FROM files f
+                     WHERE NOT EXISTS (SELECT 1 FROM files g WHERE g.id = f.id + 1))",
+        [],
+        |r| r.get(0),
+    )?;
+    if (1..MAX_FILE_ROW).contains(&free) {
+        return Ok(free);
+    }
+    let e = std::io::Error::other("the search index holds at most 8,388,607 files a folder");
+    Err(Fail::Core(io_error(IoOp::Read, path, &e)))
+}
+
+/// A line past the offsets an entry's row can hold ([`entry_key`]: 1 TiB).
+fn too_far(path: &Path) -> Error {
+    let e = std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        "the search index holds lines of a session file up to 1 TiB",
+    );
+    io_error(IoOp::Read, path, &e)
 }
 
 /// What one [`read_new`] added to a file's index.
