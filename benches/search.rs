@@ -15,7 +15,16 @@
 //! ```text
 //! cargo bench --bench search                         100 sessions, about 100 MB
 //! cargo bench --bench search -- --sessions 1000 --mb 1000
+//! cargo bench --bench search -- --sessions 200 --mb 200 --redaction 5
 //! ```
+//!
+//! `--redaction N` adds redaction's cost on building the index (issue 36): N pairs of
+//! builds of the whole folder, one with redaction (the default) and one without, in
+//! alternation, first on the generated folder and then on the real corpus
+//! (tests/interop/corpus/, each file imported to a libsession file, 3N pairs). Both
+//! builds of a pair use a temporary index (a directory stands at the sidecar's name, so
+//! no sidecar can be used and every search builds its index anew): the same storage,
+//! only the redaction differs.
 //!
 //! ripgrep is Debian's package `ripgrep` (`apt-get install ripgrep`); without it the rg
 //! column says so; pi's scan needs node and `npm ci` in bench/peer (else its row says
@@ -34,6 +43,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use session::json::push_string;
+use session::search::IndexUse;
 use session::{SIDECAR, SearchQuery, search};
 use sessiongen::{Entry, Rng, answer_message, call_message, id_of, result_message, user_message};
 
@@ -243,6 +253,89 @@ fn rg(dir: &Path) -> Option<(Duration, u64)> {
     Some((median((0..5).map(|_| timed(run).1).collect()), lines))
 }
 
+/// Builds of the whole `dir` with redaction and without, `runs` pairs in alternation
+/// (which goes first alternates too), through a temporary index each (a directory at
+/// the sidecar's name); prints the medians and the median of the pairs' ratios.
+fn redaction_cost(dir: &Path, runs: usize, label: &str, bytes: u64) {
+    let sidecar = dir.join(SIDECAR);
+    let _ = fs::remove_file(&sidecar);
+    fs::create_dir(&sidecar).expect("a directory at the sidecar's name");
+    let build = |redact: bool| {
+        let (result, t) = timed(|| {
+            search(
+                dir,
+                &SearchQuery {
+                    redact,
+                    ..query(NEEDLE)
+                },
+            )
+            .expect("a build")
+        });
+        assert_eq!(result.index, IndexUse::Temporary, "every search builds");
+        t
+    };
+    let (mut on, mut off, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..runs {
+        let (a, b) = match run % 2 {
+            0 => {
+                let a = build(true);
+                (a, build(false))
+            }
+            _ => {
+                let b = build(false);
+                (build(true), b)
+            }
+        };
+        ratios.push(a.as_secs_f64() / b.as_secs_f64());
+        on.push(a);
+        off.push(b);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let (on, off) = (median(on), median(off));
+    let mbps = |t: Duration| bytes as f64 / 1e6 / t.as_secs_f64();
+    println!(
+        "redaction's cost on building, {label}: with {} ({:.1} MB/s), without {} ({:.1} MB/s); median of {runs} pairs' ratios {:.3} (+{:.1}%)",
+        ms(on),
+        mbps(on),
+        ms(off),
+        mbps(off),
+        ratios[ratios.len() / 2],
+        (ratios[ratios.len() / 2] - 1.0) * 100.0
+    );
+    fs::remove_dir(&sidecar).expect("remove the directory");
+}
+
+/// The real corpus (tests/interop/corpus/), each file imported to a libsession file in
+/// `dir`; returns the bytes written.
+fn corpus_folder(dir: &Path) -> u64 {
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).expect("corpus dir");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus");
+    let (mut stack, mut bytes, mut n) = (vec![root], 0u64, 0usize);
+    while let Some(d) = stack.pop() {
+        for item in fs::read_dir(&d).expect("the corpus folder") {
+            let path = item.expect("a corpus entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let text = fs::read(&path).expect("a corpus file");
+            let Ok(imported) = session::interop::import(None, &text) else {
+                continue;
+            };
+            let mut body = imported.lines.join("\n");
+            body.push('\n');
+            fs::write(dir.join(format!("c{n:04}.jsonl")), body.as_bytes()).expect("write");
+            bytes += body.len() as u64;
+            n += 1;
+        }
+    }
+    bytes
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bench = args.iter().any(|a| a == "--bench");
@@ -378,4 +471,12 @@ fn main() {
         index as f64 / text.max(1) as f64,
         text as f64 / 1e6
     );
+    let pairs = value("--redaction", 0) as usize;
+    if pairs > 0 {
+        redaction_cost(&dir, pairs, "generated sessions", total);
+        let corpus = target.join("bench-search-corpus");
+        let bytes = corpus_folder(&corpus);
+        redaction_cost(&corpus, pairs * 3, "the real corpus", bytes);
+        let _ = fs::remove_dir_all(&corpus);
+    }
 }

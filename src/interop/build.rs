@@ -10,12 +10,12 @@ use super::sink::Sink;
 use super::source::SourceLine;
 use super::written::Written;
 use super::{Format, time};
-use crate::tree::checks::{ToolFacts, ToolReader};
 use crate::entry::{Body, RESUME_LEAF_KEY, Role};
 use crate::error::{Error, LineFault};
 use crate::json::{Kind, MAX_DEPTH, Tape};
 use crate::recover::MAX_LINE_BYTES;
 use crate::tree::PathEntry;
+use crate::tree::checks::{ToolFacts, ToolReader};
 
 /// Why a source entry is not mapped: kept raw with a reason, or the import fails.
 pub(crate) enum Refusal {

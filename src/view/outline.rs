@@ -22,10 +22,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use crate::tree::checks::{Ancestor, ToolReader};
 use crate::entry::Body;
 use crate::json::{Object, array};
 use crate::tree::PathEntry;
+use crate::tree::checks::{Ancestor, ToolReader};
 
 /// The outline, built one entry at a time (in commit order, so a parent comes before
 /// its children).

@@ -1,0 +1,364 @@
+//! The sidecar index: a SQLite database in the searched folder (see the parent module for
+//! what it promises). Tables:
+//!
+//! - `files`: one row per session file indexed: its name, identity (device, inode), size,
+//!   modification and change times when last seen, the hash and length of its first block
+//!   and the hash of its last indexed block, the committed bytes and lines indexed, its
+//!   entry count and the row of its last committed entry (its latest leaf);
+//! - `roles`: the roles met, each once (an entry holds its role's row);
+//! - `entries`: every committed entry of those files (id, seq, role, the row of its
+//!   parent, whether it is on the latest leaf's path and whether it has text to
+//!   search), its row being its file's row and its line's offset in the file
+//!   ([`entry_key`]);
+//! - `texts`: the FTS5 table of the words of the text a person reads
+//!   ([`words`](super::text::words): folded, cut at ASCII separators, long ones as
+//!   windows), keyed by the entry's row, so that the index alone says where each
+//!   candidate's line is. It keeps neither the text (contentless: a candidate's text is
+//!   read again from its line in the session file, to check the terms, count them for
+//!   the ranking and cut the snippet) nor positions (`detail=none`);
+//! - `vocabulary`: every word ever put in `texts`, in blocks of newline-separated words
+//!   (a query finds the words that hold each of its terms' [`runs`](super::text::runs) by
+//!   scanning them; a word may be in more than one block until they are merged:
+//!   [`MAX_BLOCKS`](vocabulary::MAX_BLOCKS));
+//! - `errors`: the corrupt lines found in those files;
+//! - `state`: the folder's fingerprint when last brought up to date (see
+//!   [`fingerprint`](update::fingerprint)).
+//!
+//! A search first brings the index up to date in one `BEGIN IMMEDIATE` transaction (a
+//! second process waits on SQLite's lock, up to [`BUSY_TIMEOUT`](sidecar::BUSY_TIMEOUT)),
+//! then queries it. A sidecar that is corrupt, not a database, or of another schema
+//! version is deleted and built again: it holds nothing that the session files do not. A
+//! sidecar that cannot be used at all gives way to a temporary database
+//! ([`with_temporary`]).
+//!
+//! The rooms: `sidecar` (what may be at the sidecar's name, its owner and mode, the
+//! opening of the database), `update` (bringing each file's rows up to date),
+//! `vocabulary` (the words indexed, and the words that hold a query's pieces) and `query`
+//! (candidates, their check against the lines, the ranking).
+
+mod query;
+mod sidecar;
+mod update;
+mod vocabulary;
+
+use std::borrow::Cow;
+use std::fs::{self, Metadata};
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
+
+use super::{IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
+pub(super) use crate::error::io_error;
+use crate::error::{Error, IoFailure, IoOp};
+use crate::secrets::Redactor;
+use query::query_hits;
+use sidecar::{Like, SIDE_FILES, narrow_journal, open_index, prepare_sidecar, side_path, tune};
+use update::{fingerprint, update_all};
+
+/// The schema's version, in SQLite's `user_version`; another value means rebuild.
+/// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
+/// folder's fingerprint. 3: `files` holds the change time and the last indexed
+/// block's hash. 4: words instead of trigrams, no text kept (entries say where their
+/// line is), and the vocabulary. 5: the text is indexed with its secrets redacted (an
+/// older sidecar may hold secrets: it is deleted and built again). 6: an entry's row is
+/// its file's row and its line's offset ([`entry_key`]), so the full-text index alone
+/// says where a candidate's line is; `entries` keeps no offset, length or word count.
+const SCHEMA_VERSION: i64 = 6;
+/// The bits of an entry's row ([`entry_key`]) that hold its line's offset: a session
+/// file is indexed up to 1 TiB.
+const OFFSET_BITS: u32 = 40;
+/// File rows are below this (2^23), so that an entry's row fits in 63 bits.
+const MAX_FILE_ROW: i64 = 1 << (63 - OFFSET_BITS);
+
+/// The row of the entry whose line starts at byte `at` of file row `file`, in
+/// `entries` and in the full-text index: `file << 40 | at`. Rows of one file are
+/// ordered as its lines. `None` past 1 TiB.
+fn entry_key(file: i64, at: u64) -> Option<i64> {
+    let at = i64::try_from(at).ok().filter(|&at| at < 1 << OFFSET_BITS)?;
+    Some(file << OFFSET_BITS | at)
+}
+
+/// The file row and the line's offset of an entry's row ([`entry_key`]).
+fn key_parts(key: i64) -> (i64, u64) {
+    (key >> OFFSET_BITS, (key & ((1 << OFFSET_BITS) - 1)) as u64)
+}
+/// At most this many corrupt lines are reported in one result.
+const MAX_ERRORS: i64 = 1000;
+
+const SCHEMA: &str = "
+CREATE TABLE files(
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL, head_hash INTEGER NOT NULL, head_len INTEGER NOT NULL,
+  tail_hash INTEGER NOT NULL, offset INTEGER NOT NULL,
+  lines INTEGER NOT NULL, entries INTEGER NOT NULL, last_row INTEGER,
+  text_bytes INTEGER NOT NULL DEFAULT 0, text_entries INTEGER NOT NULL DEFAULT 0,
+  words INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE entries(
+  id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
+  seq INTEGER NOT NULL, role INTEGER, parent INTEGER,
+  on_latest INTEGER NOT NULL DEFAULT 0, has_text INTEGER NOT NULL);
+CREATE INDEX entries_by_id ON entries(file, entry_id);
+CREATE TABLE errors(
+  file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
+CREATE INDEX errors_by_file ON errors(file);
+CREATE TABLE state(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE roles(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE vocabulary(id INTEGER PRIMARY KEY, words TEXT NOT NULL);
+CREATE VIRTUAL TABLE texts USING fts5(words, tokenize = 'ascii', content = '',
+                                      contentless_delete = 1, detail = none);
+INSERT INTO texts(texts, rank) VALUES('hashsize', 16777216);
+";
+
+/// Why an update or query failed: the database, or the core.
+enum Fail {
+    Sql(rusqlite::Error),
+    Core(Error),
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Fail {
+        Fail::Sql(e)
+    }
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        Fail::Core(e)
+    }
+}
+
+/// A sidecar SQLite reports as damaged: delete it and build it again.
+fn is_damaged(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+fn index_error(e: &rusqlite::Error) -> Error {
+    Error::Io(Arc::new(IoFailure {
+        op: IoOp::Write,
+        kind: io::ErrorKind::Other,
+        os_error: None,
+        message: format!("the search index {SIDECAR}: {e}"),
+        change: None,
+    }))
+}
+
+/// A session file found in the folder, as `lstat` saw it.
+struct Found {
+    name: String,
+    meta: Metadata,
+}
+
+/// The session files directly in `dir`, and the names that could not be searched.
+fn walk(dir: &Path) -> Result<(Vec<Found>, Vec<SearchError>), Error> {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    let items = fs::read_dir(dir).map_err(|e| io_error(IoOp::Read, dir, &e))?;
+    for item in items {
+        let item = item.map_err(|e| io_error(IoOp::Read, dir, &e))?;
+        let os_name = item.file_name();
+        if !crate::list::is_jsonl(&os_name) {
+            continue;
+        }
+        let shown = os_name.to_string_lossy().into_owned();
+        let fail = |reason: &str, message: String| SearchError {
+            path: shown.clone(),
+            line: None,
+            reason: reason.to_owned(),
+            message,
+        };
+        let Some(name) = os_name.to_str() else {
+            errors.push(fail(
+                "invalid_argument",
+                "the file name is not UTF-8".into(),
+            ));
+            continue;
+        };
+        // `DirEntry::metadata` does not follow a symbolic link.
+        match item.metadata() {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                errors.push(fail("io", "a symbolic link; links are not followed".into()))
+            }
+            Ok(meta) if !meta.file_type().is_file() => {
+                errors.push(fail("io", "not a regular file".into()))
+            }
+            Ok(meta) => found.push(Found {
+                name: name.to_owned(),
+                meta,
+            }),
+            Err(e) => errors.push(fail("io", format!("cannot read its metadata: {e}"))),
+        }
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((found, errors))
+}
+
+/// `line` as the search sees it: with every secret `redactor` finds inside its JSON
+/// strings replaced by `[REDACTED:<rule>]` (`None`: as written). The one point where
+/// an entry enters the index, a candidate's check and a snippet, so the sidecar never
+/// holds a secret.
+fn as_searched<'a>(line: &'a [u8], redactor: Option<&Redactor>) -> Cow<'a, [u8]> {
+    match redactor {
+        Some(redactor) => redactor.redact_json_bytes(line),
+        None => Cow::Borrowed(line),
+    }
+}
+
+/// Searches `dir` (see the parent module): with the sidecar, or, when it cannot be
+/// used, with a temporary index built for this search alone.
+pub(super) fn search(dir: &Path, query: &SearchQuery) -> Result<SearchResult, Error> {
+    let (found, walk_errors) = walk(dir)?;
+    let mut result = if query.redact {
+        match with_sidecar(dir, &found, query) {
+            Ok(result) => result,
+            // The index is never required: whatever kept the sidecar from being
+            // created, opened, narrowed or written, the search is answered without it.
+            Err(_) => with_temporary(dir, &found, query)?,
+        }
+    } else {
+        // The sidecar holds redacted text only: a search of the text as written
+        // builds its own index.
+        with_temporary(dir, &found, query)?
+    };
+    let mut errors = walk_errors;
+    errors.append(&mut result.errors);
+    result.errors = errors;
+    Ok(result)
+}
+
+/// Searches with the sidecar, brought up to date (built again once when damaged).
+fn with_sidecar(dir: &Path, found: &[Found], query: &SearchQuery) -> Result<SearchResult, Fail> {
+    let path = dir.join(SIDECAR);
+    let like = Like::of(found);
+    let mut rebuilt = false;
+    loop {
+        prepare_sidecar(&path, &like)?;
+        let outcome = match open_index(&path) {
+            // SQLite creates the journal (with the first transaction of a new index)
+            // with the database's mode but the process's group: it is narrowed before
+            // this search writes anything of the conversation through it.
+            Ok(Some(mut conn)) => match narrow_journal(&path, &like) {
+                Ok(()) => run(&mut conn, dir, found, query),
+                Err(e) => Err(Fail::Core(e)),
+            },
+            Ok(None) => Err(Fail::Sql(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB),
+                Some("another schema version".into()),
+            ))),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Err(Fail::Sql(e)) if is_damaged(&e) && !rebuilt => {
+                rebuilt = true;
+                // Its journal too: it belongs to the database removed.
+                for remove in [path.clone(), side_path(&path, SIDE_FILES[0])] {
+                    match fs::remove_file(&remove) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                            return Err(Fail::Core(io_error(IoOp::Write, &remove, &e)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Searches with a private temporary database (SQLite's, in memory until it grows,
+/// then in a file of the temporary folder deleted when it closes): every session file
+/// is read.
+fn with_temporary(dir: &Path, found: &[Found], query: &SearchQuery) -> Result<SearchResult, Error> {
+    let fail = |e: Fail| match e {
+        Fail::Sql(e) => index_error(&e),
+        Fail::Core(e) => e,
+    };
+    let mut conn = Connection::open("").map_err(|e| index_error(&e))?;
+    tune(&conn).map_err(|e| index_error(&e))?;
+    conn.execute_batch(SCHEMA).map_err(|e| index_error(&e))?;
+    let mut result = run(&mut conn, dir, found, query).map_err(fail)?;
+    result.index = IndexUse::Temporary;
+    Ok(result)
+}
+
+fn run(
+    conn: &mut Connection,
+    dir: &Path,
+    found: &[Found],
+    query: &SearchQuery,
+) -> Result<SearchResult, Fail> {
+    let mut result = SearchResult::default();
+    let mut file_errors = Vec::new();
+    let print = fingerprint(found);
+    let seen: Option<i64> = conn
+        .query_row(
+            "SELECT value FROM state WHERE key = 'fingerprint'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let redactor = match query.redact {
+        true => Some(Redactor::standard().map_err(Fail::Core)?),
+        false => None,
+    };
+    if seen != Some(print) {
+        update_all(
+            conn,
+            dir,
+            found,
+            print,
+            redactor,
+            &mut result,
+            &mut file_errors,
+        )?;
+    }
+    result.hits = query_hits(conn, dir, query, redactor)?;
+    let (sessions, entries) = conn.query_row(
+        "SELECT count(*), coalesce(sum(entries), 0) FROM files",
+        [],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+    )?;
+    result.sessions = sessions.max(0) as u64;
+    result.entries = entries.max(0) as u64;
+    result.errors = file_errors;
+    let mut stmt = conn.prepare(
+        "SELECT f.name, e.line, e.reason, e.message FROM errors e JOIN files f ON f.id = e.file
+         ORDER BY f.name, e.line LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([MAX_ERRORS], |r| {
+        Ok(SearchError {
+            path: r.get(0)?,
+            line: r.get::<_, Option<i64>>(1)?.map(|l| l.max(0) as u64),
+            reason: r.get(2)?,
+            message: r.get(3)?,
+        })
+    })?;
+    for row in rows {
+        result.errors.push(row?);
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_row_holds_its_file_row_and_line_offset_up_to_1_tib() {
+        let last = (1u64 << OFFSET_BITS) - 1;
+        for (file, at) in [(1, 0), (7, 4096), (MAX_FILE_ROW - 1, last)] {
+            let key = entry_key(file, at).expect("a row");
+            assert!(key > 0);
+            assert_eq!(key_parts(key), (file, at));
+        }
+        assert_eq!(entry_key(1, last + 1), None);
+        // The rows of one file are ordered as its lines, and after every earlier file's.
+        assert!(entry_key(2, 10) < entry_key(2, 11));
+        assert!(entry_key(1, last) < entry_key(2, 0));
+    }
+}
