@@ -46,7 +46,7 @@
 //!   of their names.
 //! - floor 2: [`error`], the typed core errors, with the facts a caller needs as
 //!   fields.
-//! - floor 2: [`options`], the one parser of every `options_json`.
+//! - floor 3: [`options`], the one parser of every `options_json`.
 //! - floor 3: [`entry`], the entry types and `parse_entry`: the parsing boundary.
 //! - floor 4: [`tree`], `path_to` and `messages_on_path` over a slice of entries.
 //! - floor 4: [`recover`], what a JSONL byte string commits, and the line scanner.
@@ -61,14 +61,17 @@
 //! - floor 9: [`search`], search across the sessions of a folder, with its sidecar
 //!   index.
 //! - floor 9: [`view`], a store as one self-contained HTML page.
-//! - floor 10: [`interop`], import from and export to pi, Claude Code and Codex.
-//! - floor 11: [`ffi`], the C ABI (include/session.h): the only `extern "C"` and the
+//! - floor 9: [`interop`], import from and export to pi, Claude Code and Codex.
+//! - floor 10: [`copy`], a store's committed entries written whole into a new JSONL
+//!   file or PostgreSQL session, redacted on request: all of it or nothing.
+//! - floor 10: [`ffi`], the C ABI (include/session.h): the only `extern "C"` and the
 //!   only module with `unsafe`.
 
 #![deny(unsafe_code)]
 
-pub(crate) mod agent;
+pub mod agent;
 pub mod context;
+pub mod copy;
 pub mod entry;
 pub mod error;
 pub mod interop;
@@ -90,10 +93,12 @@ pub mod view;
 #[allow(unsafe_code, clippy::missing_safety_doc)]
 pub mod ffi;
 
+pub use agent::Format;
 pub use context::{
     Budget, BudgetReason, BudgetReport, CompactionUsed, Context, ContextOptions, Defect, Estimator,
     Interaction, OnDefect, Profile, build_context, build_context_with,
 };
+pub use copy::{CopyOptions, CopyProgress};
 pub use entry::{
     Entry, EntryKind, Message, ParseOptions, Role, parse_entries, parse_entries_with, parse_entry,
     parse_entry_with,
@@ -102,6 +107,7 @@ pub use error::{
     CompactionFault, EntryError, Error, FileChange, Hint, IoFailure, IoOp, LineFault,
     PairingDefect, Warning,
 };
+pub use interop::ImportProgress;
 pub use json::{JsonError, JsonErrorKind, MAX_DEPTH};
 pub use list::{ListOptions, SessionInfo, SortBy, list_sessions};
 pub use nav::{Label, Leaves, Node, TreeOptions, TreePage};
@@ -109,8 +115,8 @@ pub use recover::{MAX_LINE_BYTES, Recovered, recover_jsonl};
 pub use repair::{RealRepairIo, RepairIo, RepairReport, repair_jsonl, repair_jsonl_with_io};
 pub use search::{Hit, SIDECAR, SearchError, SearchQuery, SearchResult, search};
 pub use store::{
-    CopyOptions, CopyProgress, Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport,
-    PgListOptions, PgOptions, PgSessionInfo, Problem, Receipt, SessionFile, Snapshot, State, Store,
-    Verify, index_path, list_pg_sessions, pg_sessions_json,
+    Diagnostic, Durability, JsonlOptions, MemoryOptions, OpenReport, PgListOptions, PgOptions,
+    PgSessionInfo, Problem, Receipt, SessionFile, Snapshot, State, Store, Verify, index_path,
+    list_pg_sessions, pg_sessions_json,
 };
 pub use tree::{messages_on_path, path_to};

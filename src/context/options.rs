@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
+use crate::agent::Format;
 use crate::error::Error;
-use crate::interop::Format;
 /// A host's token estimator: given a message's normalised JSON, its cost in tokens,
 /// or a message saying why it cannot tell. A negative or non-finite cost, an `Err` or
 /// a panic fails the build with [`Error::Estimator`].

@@ -194,7 +194,11 @@ pub fn import_file_into(
 }
 
 /// [`export_pi`] into a new file at `out` (which must not exist), synced.
-pub fn export_pi_file(entries: &[crate::Entry], leaf: &str, out: &Path) -> Result<(), Error> {
+pub fn export_pi_file(
+    entries: &[crate::entry::Entry],
+    leaf: &str,
+    out: &Path,
+) -> Result<(), Error> {
     let text = export_pi(entries, leaf)?;
     write_new_file(out, |sink| {
         text.lines()

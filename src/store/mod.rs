@@ -15,7 +15,6 @@
 //! an unterminated tail opens as `needs_repair` and refuses appends until the caller
 //! runs [`crate::repair_jsonl`].
 
-mod copy;
 mod fifo;
 mod file;
 mod fuzz;
@@ -43,7 +42,6 @@ use crate::nav::Label;
 use crate::recover::MAX_LINE_BYTES;
 use crate::tree::checks;
 
-pub use copy::{CopyOptions, CopyProgress};
 pub use file::SessionFile;
 pub(crate) use file::io_error;
 #[cfg(feature = "search")]
@@ -62,6 +60,11 @@ pub(crate) use lock::lock;
 pub(crate) type MapEntry<'f> =
     dyn for<'a> Fn(crate::tree::PathEntry<'a>) -> std::borrow::Cow<'a, [u8]> + 'f;
 use pg::PgBackend;
+/// What `crate::copy` needs of the PostgreSQL store: the session id's check and the
+/// copy of a whole session in one transaction.
+pub(crate) mod pg_copy {
+    pub(crate) use super::pg::{check_session_id, copy_in};
+}
 pub use pg::{PgListOptions, PgOptions, PgSessionInfo, list_pg_sessions, pg_sessions_json};
 pub use replay::{Diagnostic, Problem};
 pub(crate) use replay::{Piece, Reader, Replay};

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
-use session::interop::Format;
+use session::Format;
 
 use crate::output::{DEFAULT_WIDTH, Mode, Settings, color_wanted};
 use crate::render::{Filter, Kind};

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use session::Error;
-use session::interop::{ExportOptions, Format, ImportOptions, export_file, import_file_with};
+use session::Format;
+use session::interop::{ExportOptions, ImportOptions, export_file, import_file_with};
 
 use crate::exit;
 use crate::output::{

@@ -45,7 +45,7 @@ use std::process::ExitCode;
 use args::{FileLeaf, FilterArgs, OnDefect, ShellArg, Sort, Verb};
 use location::{LsPlace, file_only, is_pg_uri, leaf_id, location, utf8};
 use output::{Out, Outcome};
-use session::interop::Format;
+use session::Format;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();

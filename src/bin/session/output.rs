@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Read, Stdout, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use session::interop::Format;
+use session::Format;
 use session::{Error, JsonlOptions, OpenReport, PgOptions, State, Store, Verify};
 
 use crate::location::Location;

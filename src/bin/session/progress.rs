@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use session::CopyProgress;
-use session::interop::ImportProgress;
+use session::ImportProgress;
 
 /// A progress line that clears itself when dropped; nothing when stderr is not a
 /// terminal.

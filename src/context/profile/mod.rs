@@ -6,8 +6,8 @@ pub(super) mod codex;
 pub(super) mod pi;
 
 use super::Profile;
+use crate::agent::Format;
 use crate::entry::Body;
-use crate::interop::Format;
 use crate::json::{self, MAX_DEPTH, Object, Tape};
 use crate::tree::PathEntry;
 /// The profile in force: the one given, or for `auto` the root's `importedFormat`;

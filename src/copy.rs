@@ -21,7 +21,7 @@ use crate::entry::Entry;
 use crate::error::Error;
 use crate::secrets::Redactor;
 
-use super::{MemoryOptions, PgOptions, Store, pg};
+use crate::store::{MemoryOptions, PgOptions, Store, pg_copy as pg};
 
 /// How far a copy is: `done` of `total` entries written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
