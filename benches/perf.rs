@@ -672,8 +672,9 @@ fn context_bench(o: &Options, index: &Index) {
     );
     // Whole-path reads of the deepest leaf through the session index (the store
     // above, opened on the index its close wrote) and without it (`{"index":false}`:
-    // the file replayed into memory), sampled alternately.
-    let no_index = CString::new(r#"{"index":false}"#).unwrap();
+    // the file replayed into memory; read-only, as the writer above holds the file),
+    // sampled alternately.
+    let no_index = CString::new(r#"{"readOnly":true,"index":false}"#).unwrap();
     let plain = CStore::open_with(&copy, Some(&no_index));
     println!("  whole-path reads of the deepest leaf, with the index ÷ without (medians):");
     for (name, (with, without)) in [

@@ -15,7 +15,7 @@
 use std::collections::HashSet;
 
 use super::message::{
-    Block, blocks, is_uuid, iso, raw_member, string_member, text_of, user_text, uuid_from,
+    Block, blocks, iso, raw_member, string_member, text_of, user_text, uuid_from,
 };
 use super::plan::{Item, Plan};
 use super::report::Tally;
@@ -86,14 +86,7 @@ impl Lines<'_> {
 }
 
 pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error> {
-    let session_id = plan
-        .session_id
-        .clone()
-        .filter(|id| is_uuid(id))
-        .unwrap_or_else(|| {
-            let seed = plan.items.first().and_then(|i| i.entry_id.clone());
-            uuid_from(&seed.unwrap_or_default())
-        });
+    let session_id = plan.session_uuid();
     let mut out = Lines {
         plan,
         session_id,

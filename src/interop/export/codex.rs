@@ -16,9 +16,7 @@
 //! the summary, that history's first item); the other items follow it, which is how
 //! Codex resumes: the replacement history, then what follows.
 
-use super::message::{
-    Block, blocks, is_uuid, iso, raw_member, string_member, user_text, uuid_from,
-};
+use super::message::{Block, blocks, iso, raw_member, string_member, user_text};
 use super::plan::{Item, Plan};
 use super::report::Tally;
 use crate::error::Error;
@@ -28,14 +26,7 @@ use crate::json::{Kind, Object, Tape};
 const CLI_VERSION: &str = "0.171.0";
 
 pub(super) fn write(plan: &Plan, tally: &mut Tally) -> Result<Vec<String>, Error> {
-    let id = plan
-        .session_id
-        .clone()
-        .filter(|id| is_uuid(id))
-        .unwrap_or_else(|| {
-            let seed = plan.items.first().and_then(|i| i.entry_id.clone());
-            uuid_from(&seed.unwrap_or_default())
-        });
+    let id = plan.session_uuid();
     let started = iso(plan.started);
     let meta = Object::new()
         .string("id", &id)

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::message::{Block, blocks, string_member, text_of};
+use super::message::{Block, blocks, is_uuid, string_member, text_of, uuid_from};
 use super::report::Tally;
 use crate::context::{ContextOptions, Profile, build_context};
 use crate::entry::{Entry, EntryKind};
@@ -46,6 +46,19 @@ pub(super) struct SummaryText {
 }
 
 impl Plan {
+    /// The exported session's id: the source's own when it is a UUID (as Claude Code
+    /// and Codex name sessions), else one derived from the first exported entry's id,
+    /// so that exporting the same session twice names it the same.
+    pub(super) fn session_uuid(&self) -> String {
+        self.session_id
+            .clone()
+            .filter(|id| is_uuid(id))
+            .unwrap_or_else(|| {
+                let seed = self.items.first().and_then(|i| i.entry_id.clone());
+                uuid_from(&seed.unwrap_or_default())
+            })
+    }
+
     pub(super) fn new(
         entries: &[Entry],
         leaf: &str,
