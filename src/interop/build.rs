@@ -331,24 +331,18 @@ impl<'s> Builder<'s> {
             entry.insert("parentId".into(), Value::String(root));
             entry.insert("importedParentId".into(), Value::String(parent.clone()));
         }
-        let id = string_member(&entry, "id");
-        let kind = string_member(&entry, "type");
-        let timestamp = timestamp_member(&entry);
-        let parent = entry
-            .get("parentId")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let head = Head::of(&entry);
         let text = self.lenient.write(&Value::Object(entry));
         let parsed = match crate::entry::parse_entry(&text) {
-            Ok(parsed) if !self.has_id(&id) => parsed,
-            Ok(_) => return self.raw(source.number, source.text, "duplicate_id", parent),
-            Err(_) => return self.raw(source.number, source.text, "invalid_entry", parent),
+            Ok(parsed) if !self.has_id(&head.id) => parsed,
+            Ok(_) => return self.raw(source.number, source.text, "duplicate_id", head.parent),
+            Err(_) => return self.raw(source.number, source.text, "invalid_entry", head.parent),
         };
         if let Some(parent_id) = missing_parent {
             reserve_one(&mut self.report.reparented, "the import report")?;
             self.report.reparented.push(Reparented {
                 line: source.number,
-                id: id.clone(),
+                id: head.id.clone(),
                 parent_id,
             });
         }
@@ -368,11 +362,11 @@ impl<'s> Builder<'s> {
         let role = facts.role();
         drop(parsed);
         let node = self.push_text(
-            &id,
-            parent.as_deref(),
-            kind,
+            &head.id,
+            head.parent.as_deref(),
+            head.kind,
             &[text.as_bytes()],
-            timestamp,
+            head.timestamp,
             role,
             tools,
         )?;
@@ -389,20 +383,14 @@ impl<'s> Builder<'s> {
 
     /// Writes an entry the import made up (a root, a raw line's metadata).
     fn push_entry(&mut self, entry: Map<String, Value>) -> Result<u32, Error> {
-        let id = string_member(&entry, "id");
-        let kind = string_member(&entry, "type");
-        let timestamp = timestamp_member(&entry);
-        let parent = entry
-            .get("parentId")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let head = Head::of(&entry);
         let text = self.lenient.write(&Value::Object(entry));
         self.push_text(
-            &id,
-            parent.as_deref(),
-            kind,
+            &head.id,
+            head.parent.as_deref(),
+            head.kind,
             &[text.as_bytes()],
-            timestamp,
+            head.timestamp,
             None,
             ToolFacts::default(),
         )
@@ -531,6 +519,29 @@ impl<'s> Builder<'s> {
             entry_id: id,
         });
         Ok(())
+    }
+}
+
+/// What the builder reads of an entry it writes: its `id`, `type`, `timestamp` and
+/// `parentId` (each empty, 0 or absent when the member is missing or not of its type).
+struct Head {
+    id: String,
+    kind: String,
+    timestamp: f64,
+    parent: Option<String>,
+}
+
+impl Head {
+    fn of(entry: &Map<String, Value>) -> Head {
+        Head {
+            id: string_member(entry, "id"),
+            kind: string_member(entry, "type"),
+            timestamp: timestamp_member(entry),
+            parent: entry
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }
     }
 }
 
