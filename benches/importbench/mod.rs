@@ -155,18 +155,7 @@ pub fn run(args: &[String]) {
 
 /// Runs this binary as `mode args…`; its output is three numbers.
 fn child3(mode: &str, args: &[&str]) -> (f64, f64, f64) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .arg(mode)
-        .args(args)
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        die(&format!("{mode}: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let v = child_numbers(mode, args);
     (v[0], v[1], v[2])
 }
 
@@ -295,6 +284,13 @@ fn medians(samples: &[(f64, f64)]) -> (f64, f64) {
 
 /// Runs this binary as `mode args…`; its output is `SECONDS PEAK_BYTES`.
 fn child(mode: &str, args: &[&str]) -> (f64, f64) {
+    let v = child_numbers(mode, args);
+    (v[0], v[1])
+}
+
+/// Runs this binary as `mode args…` and reads the numbers it prints, dying with its
+/// error output when it fails.
+fn child_numbers(mode: &str, args: &[&str]) -> Vec<f64> {
     let out = Command::new(std::env::current_exe().unwrap())
         .arg(mode)
         .args(args)
@@ -303,12 +299,10 @@ fn child(mode: &str, args: &[&str]) -> (f64, f64) {
     if !out.status.success() {
         die(&format!("{mode}: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let v: Vec<f64> = text
+    String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .filter_map(|x| x.parse().ok())
-        .collect();
-    (v[0], v[1])
+        .collect()
 }
 
 /// In the child: `import-child FORMAT SRC OUT` (`OUT` `-`: into `io::sink()`).
