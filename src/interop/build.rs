@@ -140,21 +140,20 @@ impl<'s> Builder<'s> {
     ) -> Result<(), Error> {
         // The line is UTF-8: the scanner checked its strings, the rest is ASCII.
         let timestamp = number(millis);
-        let quoted = |s: &str| serde_json::to_string(s).unwrap_or_default();
         let mut head = String::with_capacity(160);
         head.push_str("{\"id\":");
-        head.push_str(&quoted(id));
+        crate::json::push_string(&mut head, id);
         head.push_str(",\"parentId\":");
-        head.push_str(&quoted(parent));
+        crate::json::push_string(&mut head, parent);
         head.push_str(",\"timestamp\":");
         head.push_str(&timestamp.to_string());
         head.push_str(",\"type\":\"metadata\",\"key\":");
-        head.push_str(&quoted(key));
+        crate::json::push_string(&mut head, key);
         head.push_str(",\"value\":");
         let mut tail = String::with_capacity(48);
         if let Some(iso) = iso {
             tail.push_str(",\"isoTimestamp\":");
-            tail.push_str(&quoted(iso));
+            crate::json::push_string(&mut tail, iso);
         }
         tail.push('}');
         let millis = lenient::number_value(&timestamp).unwrap_or(0.0);

@@ -58,9 +58,8 @@ impl Lenient {
     /// Serialises a value to one line of JSON, marked lone surrogates written back as
     /// the escapes they came from.
     pub(crate) fn write(&self, value: &Value) -> String {
-        // Serialising a `Value` cannot fail: its keys are strings and its numbers
-        // finite.
-        let text = serde_json::to_string(value).unwrap_or_default();
+        let mut text = String::new();
+        crate::json::push_value(&mut text, value);
         match self.marker {
             Some(marker) if text.contains(marker) => {
                 unmark(marker, &restore_numbers(marker, &text))
@@ -76,8 +75,8 @@ impl Lenient {
     /// (which refuses duplicate keys and numbers that do not keep their value): then a
     /// line can be copied into an entry as it is, without building its value. It
     /// does when the text has no insignificant whitespace and every string escape is
-    /// one `serde_json` writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
-    /// `\u00xx` for the other control characters, lowercase) or a lone surrogate
+    /// one the library's writer writes ([`crate::json::push_string`]: `\"`, `\\`, `\n`,
+    /// `\r`, `\t`, `\u00xx` for the other control characters, lowercase) or a lone surrogate
     /// escape (kept as written); numbers always come back as written.
     pub(crate) fn writes_back(&self, text: &[u8], tape: &Tape) -> bool {
         self.marker.is_some()
@@ -90,14 +89,14 @@ impl Lenient {
     }
 }
 
-/// Whether every escape of a string token is one `serde_json` writes, or a lone
+/// Whether every escape of a string token is one the library's writer writes, or a lone
 /// surrogate escape (see [`Lenient::writes_back`]).
 fn escapes_written_back(token: &[u8]) -> bool {
     let mut i = 0;
     while let Some(found) = memchr::memchr(b'\\', &token[i..]) {
         let at = i + found;
         match token.get(at + 1) {
-            Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i = at + 2,
+            Some(b'"' | b'\\' | b'n' | b'r' | b't') => i = at + 2,
             Some(b'u') => {
                 let Some(hex) = token.get(at + 2..at + 6) else {
                     return false;
@@ -111,7 +110,7 @@ fn escapes_written_back(token: &[u8]) -> bool {
                     !(is_high(unit) && surrogate_at(token, at + 6).is_some_and(is_low))
                 } else {
                     unit < 0x20
-                        && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                        && !matches!(unit, 0x09 | 0x0A | 0x0D)
                         && !hex.iter().any(u8::is_ascii_uppercase)
                 };
                 if !kept {

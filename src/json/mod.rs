@@ -26,7 +26,7 @@ pub(crate) use scan::scan;
 use scan::{Frame, KeySpan};
 pub use text::push_string;
 pub(crate) use text::{decode_string, decode_string_mapped, push_pointer_segment};
-pub(crate) use write::{ArrayWriter, array, bytes_array, string_or_null_array};
+pub(crate) use write::{ArrayWriter, array, bytes_array, push_value, string_or_null_array};
 // The one JSON writer, for the `session` binary too (which can reach only the public
 // API); not part of the documented API.
 #[doc(hidden)]

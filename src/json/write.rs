@@ -1,5 +1,6 @@
 //! The one way the library writes JSON: result, report and error objects ([`Object`]),
-//! arrays of JSON texts, and arrays assembled from already-canonical pieces. Members come
+//! arrays of JSON texts, arrays assembled from already-canonical pieces, and the values
+//! the importers build ([`push_value`]). Members come
 //! out in the order they are added, keys and string values are escaped by one function
 //! ([`super::push_string`]), integers are written exactly and other numbers only as
 //! finite JSON numbers, so casing, order, escaping and number spelling are the same in
@@ -150,6 +151,49 @@ impl Object {
     }
 }
 
+/// A JSON value (a `serde_json::Value` the importers build) appended to `out`: members
+/// in the value's order, strings escaped by [`super::push_string`] as everywhere else,
+/// numbers as `serde_json` spells them (its shortest round-trip form). The depth is the
+/// value's, bounded by the parser that built it (128).
+pub(crate) fn push_value(out: &mut String, value: &serde_json::Value) {
+    use serde_json::Value;
+    use std::fmt::Write;
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        // `Display` of a number is `serde_json`'s own spelling of it (the test below
+        // holds it to the serialiser's), so imported files keep the numbers they have
+        // always had. Writing into a `String` cannot fail.
+        Value::Number(number) => {
+            let _ = write!(out, "{number}");
+        }
+        Value::String(text) => super::push_string(out, text),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(members) => {
+            out.push('{');
+            for (i, (key, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                super::push_string(out, key);
+                out.push(':');
+                push_value(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
 /// `[a,b,…]` from JSON texts (written by this module, or an entry's canonical text).
 pub(crate) fn array<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
     let mut out = String::from("[");
@@ -223,7 +267,37 @@ impl<'o> ArrayWriter<'o> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Object, array};
+    use super::{Object, array, push_value};
+
+    /// Rule: a value is written with the escapes of every other output (`push_string`:
+    /// backspace and form feed as `\u0008`, `\u000c`), members in the value's order,
+    /// numbers spelled as `serde_json` spells them; what it writes parses back equal.
+    #[test]
+    fn a_value_is_written_with_the_one_writers_escapes_and_reads_back_equal() {
+        let text = r#"{"z":[1,-0.5,1e300,12345678901234567890,null,true,false],"a":"\b\f\u0001\"\\/é😀","":{}}"#;
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut out = String::new();
+        push_value(&mut out, &value);
+        assert_eq!(
+            out,
+            r#"{"z":[1,-0.5,1e+300,12345678901234567890,null,true,false],"a":"\u0008\u000c\u0001\"\\/é😀","":{}}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            value
+        );
+    }
+
+    /// Rule: numbers come out exactly as `serde_json`'s serialiser writes them.
+    #[test]
+    fn numbers_are_spelled_as_serde_json_serialises_them() {
+        let numbers = "[0,-0,-0.0,1.0,0.1,1e5,1E-7,123456789012345678,18446744073709551615,\
+            -9223372036854775808,1.7976931348623157e308,5e-324,0.30000000000000004,1735689600000.5]";
+        let value: serde_json::Value = serde_json::from_str(numbers).unwrap();
+        let mut out = String::new();
+        push_value(&mut out, &value);
+        assert_eq!(out, serde_json::to_string(&value).unwrap());
+    }
 
     #[test]
     fn members_come_out_in_the_order_added() {
