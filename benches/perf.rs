@@ -45,7 +45,8 @@
 //! Floors, measured in the same run on the same bytes:
 //! - open: read the file and parse every line with `serde_json` into `IgnoredAny`;
 //! - path / messages: copy the same output bytes (allocate, memcpy, free);
-//! - append to JSONL: a bare `write(2)` of the same line to an `O_APPEND` fd;
+//! - append to JSONL: a bare `write(2)` of the same line to an `O_APPEND` fd, one at a
+//!   time and against bursts of 8 threads appending to one handle at once;
 //! - append to memory: `serde_json` into `IgnoredAny` plus keeping a copy of the line;
 //! - memory: the file's size.
 
@@ -73,6 +74,8 @@ use sessiongen::Shape;
 
 /// Appends per batch, for ours, the floor and pi.
 const APPEND_BATCH: usize = 1000;
+/// Threads appending to one handle at once in the burst figure.
+const BURST: usize = 8;
 
 // ---------------------------------------------------------------------------------
 // Options and files
@@ -852,6 +855,7 @@ struct Figures {
     append_jsonl_us: f64,
     append_ffi_us: f64,
     append_no_identity_us: f64,
+    append_burst_us: f64,
     append_floor_us: f64,
     append_mem_us: f64,
     append_mem_floor_us: f64,
@@ -977,6 +981,27 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
         parent = entries.last().unwrap().id.clone();
         batch_lines.push(entries.iter().map(|e| e.ours()).collect());
     }
+    // Bursts: BURST threads append to one handle at once, each its own chain of
+    // APPEND_BATCH / BURST entries branching from the deepest leaf (a chain's next entry
+    // waits for its parent's append; the chains never wait for each other), so the
+    // store's queue finds up to BURST appends waiting and may write them together.
+    let burst_chains: Vec<Vec<Vec<String>>> = (0..=batches)
+        .map(|b| {
+            (0..BURST)
+                .map(|t| {
+                    let per = APPEND_BATCH / BURST;
+                    sessiongen::continuation(
+                        0x6000_0000 + (b * APPEND_BATCH + t * per) as u32,
+                        deepest,
+                        per,
+                    )
+                    .iter()
+                    .map(|e| e.ours())
+                    .collect()
+                })
+                .collect()
+        })
+        .collect();
     let per_append = |d: Duration| d.as_secs_f64() * 1e6 / APPEND_BATCH as f64;
     let copy_of = |tag: &str| {
         let copy = dir.join(format!("append-{tag}-{}.jsonl", s.name));
@@ -998,6 +1023,8 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
         ..JsonlOptions::default()
     };
     let (plain, _) = Store::open_jsonl_with(&plain_copy, &no_identity).unwrap();
+    let burst_copy = copy_of("burst");
+    let (burst_store, _) = Store::open_jsonl(&burst_copy).unwrap();
     // The floor: a bare write(2) of the same line to an O_APPEND fd at the end of a copy.
     let floor_copy = copy_of("floor");
     let cpath = CString::new(floor_copy.as_os_str().as_bytes()).unwrap();
@@ -1028,6 +1055,7 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
         Vec::new(),
         Vec::new(),
     );
+    let mut burst_us = Vec::new();
     for (b, lines) in batch_lines.iter().enumerate() {
         let c: Vec<CString> = lines
             .iter()
@@ -1054,6 +1082,18 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
                 plain.append(line).unwrap();
             }
         });
+        let (_, burst) = timed(|| {
+            std::thread::scope(|scope| {
+                for chain in &burst_chains[b] {
+                    let store = &burst_store;
+                    scope.spawn(move || {
+                        for line in chain {
+                            store.append(line).unwrap();
+                        }
+                    });
+                }
+            })
+        });
         let (_, floor) = timed(|| {
             for buf in &bufs {
                 // SAFETY: fd is open; buf is valid for its length.
@@ -1078,6 +1118,7 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
             rust_us.push(per_append(rust));
             ffi_us.push(per_append(ffi));
             plain_us.push(per_append(no_identity));
+            burst_us.push(per_append(burst));
             floor_us.push(per_append(floor));
             mem_us.push(per_append(memory));
             mem_floor_us.push(per_append(memory_floor));
@@ -1086,6 +1127,7 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
     f.append_jsonl_us = median(rust_us);
     f.append_ffi_us = median(ffi_us);
     f.append_no_identity_us = median(plain_us);
+    f.append_burst_us = median(burst_us);
     f.append_floor_us = median(floor_us);
     f.append_mem_us = median(mem_us);
     f.append_mem_floor_us = median(mem_floor_us);
@@ -1093,10 +1135,11 @@ fn measure_appends(o: &Options, s: &SessionFiles, f: &mut Figures) {
     drop(store);
     drop(cs);
     drop(plain);
+    drop(burst_store);
     drop(mem);
     // SAFETY: fd is open.
     unsafe { libc::close(fd) };
-    for p in [rust_copy, ffi_copy, plain_copy, floor_copy] {
+    for p in [rust_copy, ffi_copy, plain_copy, burst_copy, floor_copy] {
         fs::remove_file(p).ok();
     }
 }
@@ -1491,6 +1534,13 @@ fn run(o: &Options, index: &Index) {
             f.append_no_identity_us,
             f.append_floor_us,
             f.append_no_identity_us / f.append_floor_us
+        );
+        let _ = writeln!(
+            out,
+            "| append to JSONL in bursts of {BURST} (threads on one handle), µs each | {:.2} | {:.2} (write(2)) | {:.2} | | | ≤ 2 × floor |",
+            f.append_burst_us,
+            f.append_floor_us,
+            f.append_burst_us / f.append_floor_us
         );
         let _ = writeln!(
             out,

@@ -343,48 +343,61 @@ function firstDifference(a, b) {
 async function main() {
   const [manifestPath, outPath] = process.argv.slice(2);
   const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
-  const results = [];
-  for (const entry of manifest) {
-    const { server, requests, port } = await startServer();
-    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'libsession-oracle-'));
-    const ours = JSON.parse(fs.readFileSync(entry.ours, 'utf8'));
-    let result = { name: entry.name, format: entry.format };
-    try {
-      if (entry.format === 'claude-code') {
-        const { code, out } = await resumeClaude(entry, port, scratch);
-        const req = claudeRequest(requests);
-        if (!req) result = { ...result, status: 'no_request', note: `exit ${code}: ${out.slice(-400)}` };
-        else {
-          const agentItems = dropAgentAdditions(claudeItems(req.json.messages));
-          // The probe is sent after the conversation, joined to a user text before it.
-          const ourList = dropAgentAdditions(ourItems([...ours.messages, { role: 'user', content: PROBE }]));
-          result = { ...result, agentItems, ourItems: ourList };
-        }
-      } else {
-        const { code, out } = await resumeCodex(entry, port, scratch);
-        const req = codexRequest(requests);
-        if (!req) result = { ...result, status: 'no_request', note: `exit ${code}: ${out.slice(-400)}` };
-        else {
-          const agentItems = dropCodexAdditions(codexItems(req.json.input), req.json.input).filter((it) => !(it.kind === 'text' && it.text === PROBE));
-          const ourList = ourCodexItems(ours.messages);
-          result = { ...result, agentItems, ourItems: ourList };
-        }
-      }
-      if (result.agentItems) {
-        const d = firstDifference(result.agentItems, result.ourItems);
-        result.status = d ? 'differs' : 'equal';
-        result.firstDifference = d;
-      }
-    } catch (e) {
-      result = { ...result, status: 'error', note: String(e?.stack ?? e) };
-    } finally {
-      server.close();
-      fs.rmSync(scratch, { recursive: true, force: true });
+  // Each entry has its own server, scratch folder and agent process, so a few run at
+  // once (AGENTS_JOBS, default 4): an agent spends much of its run waiting on its own
+  // start-up and on the local server. The results keep the manifest's order.
+  const jobs = Math.max(1, Number(process.env.AGENTS_JOBS) || 4);
+  const results = new Array(manifest.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < manifest.length) {
+      const i = next++;
+      results[i] = await check(manifest[i]);
     }
-    results.push(result);
-    process.stderr.write(`${entry.name}: ${result.status}\n`);
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, manifest.length) }, worker));
   fs.writeFileSync(outPath, JSON.stringify(results, null, 1));
+}
+
+async function check(entry) {
+  const { server, requests, port } = await startServer();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'libsession-oracle-'));
+  const ours = JSON.parse(fs.readFileSync(entry.ours, 'utf8'));
+  let result = { name: entry.name, format: entry.format };
+  try {
+    if (entry.format === 'claude-code') {
+      const { code, out } = await resumeClaude(entry, port, scratch);
+      const req = claudeRequest(requests);
+      if (!req) result = { ...result, status: 'no_request', note: `exit ${code}: ${out.slice(-400)}` };
+      else {
+        const agentItems = dropAgentAdditions(claudeItems(req.json.messages));
+        // The probe is sent after the conversation, joined to a user text before it.
+        const ourList = dropAgentAdditions(ourItems([...ours.messages, { role: 'user', content: PROBE }]));
+        result = { ...result, agentItems, ourItems: ourList };
+      }
+    } else {
+      const { code, out } = await resumeCodex(entry, port, scratch);
+      const req = codexRequest(requests);
+      if (!req) result = { ...result, status: 'no_request', note: `exit ${code}: ${out.slice(-400)}` };
+      else {
+        const agentItems = dropCodexAdditions(codexItems(req.json.input), req.json.input).filter((it) => !(it.kind === 'text' && it.text === PROBE));
+        const ourList = ourCodexItems(ours.messages);
+        result = { ...result, agentItems, ourItems: ourList };
+      }
+    }
+    if (result.agentItems) {
+      const d = firstDifference(result.agentItems, result.ourItems);
+      result.status = d ? 'differs' : 'equal';
+      result.firstDifference = d;
+    }
+  } catch (e) {
+    result = { ...result, status: 'error', note: String(e?.stack ?? e) };
+  } finally {
+    server.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  process.stderr.write(`${entry.name}: ${result.status}\n`);
+  return result;
 }
 
 main();
