@@ -34,7 +34,7 @@ pub fn ls(out: &mut Out, place: &LsPlace, args: &LsArgs) -> Outcome {
         exit::for_state(session::State::Ready)
     };
     if !out.readable() {
-        out.emit(&Doc::Many(sessions.iter().map(|s| s.to_json()).collect()))?;
+        out.emit_each(sessions.iter().map(|s| s.to_json()))?;
         return Ok(code);
     }
     writeln!(

@@ -171,17 +171,30 @@ impl Out {
         let mode = self.settings.mode;
         match doc {
             Doc::One(value) => writeln!(self, "{}", term::json(value)),
-            Doc::Many(items) if mode == Mode::Jsonl => {
-                for item in items {
-                    writeln!(self, "{}", term::json(item))?;
-                }
-                Ok(())
-            }
-            Doc::Many(items) => {
-                let safe: Vec<_> = items.iter().map(|i| term::json(i)).collect();
-                print_lines(self, safe.iter().map(|s| s.as_ref()))
-            }
+            Doc::Many(items) => self.emit_each(items.iter()),
         }
+    }
+
+    /// Prints a list as [`Doc::Many`] does (`--json`: an array, one item per line), each
+    /// item made as it is printed, so that a
+    /// long list (`ls` of 100,000 sessions) never holds all its texts at once.
+    pub fn emit_each<S: AsRef<str>>(
+        &mut self,
+        items: impl ExactSizeIterator<Item = S>,
+    ) -> io::Result<()> {
+        if self.settings.mode == Mode::Jsonl {
+            for item in items {
+                writeln!(self, "{}", term::json(item.as_ref()))?;
+            }
+            return Ok(());
+        }
+        writeln!(self, "[")?;
+        let count = items.len();
+        for (i, item) in items.enumerate() {
+            let comma = if i + 1 < count { "," } else { "" };
+            writeln!(self, "  {}{comma}", term::json(item.as_ref()))?;
+        }
+        writeln!(self, "]")
     }
 
     /// `text` in the ANSI style `sgr` (e.g. `"1;32"`) when colour is on, else as is.
@@ -314,20 +327,6 @@ pub fn leaf_or_default(store: &Store, leaf: Option<&str>) -> Result<String, Fail
             "the session has no entries, so it has no latest leaf",
         )),
     }
-}
-
-/// A JSON array, one item per line.
-pub fn print_lines<'a>(
-    out: &mut Out,
-    items: impl ExactSizeIterator<Item = &'a str>,
-) -> io::Result<()> {
-    writeln!(out, "[")?;
-    let count = items.len();
-    for (i, item) in items.enumerate() {
-        let comma = if i + 1 < count { "," } else { "" };
-        writeln!(out, "  {item}{comma}")?;
-    }
-    writeln!(out, "]")
 }
 
 /// A session opened at a [`Location`]: the store, its state (a database session is
