@@ -168,7 +168,6 @@ impl Out {
     /// Prints `doc` under `--json` / `--jsonl` (each value is JSON text, made safe for a
     /// terminal and still the same JSON).
     pub fn emit(&mut self, doc: &Doc) -> io::Result<()> {
-        let mode = self.settings.mode;
         match doc {
             Doc::One(value) => writeln!(self, "{}", term::json(value)),
             Doc::Many(items) => self.emit_each(items.iter()),
