@@ -20,8 +20,8 @@
 //!   (frequencies only, nearer FTS5's `detail=none`): time, MB/s of session bytes, index
 //!   size beside the session bytes and the text;
 //! - warm queries (median of 5) of `flamingo`, `项目名` and `the`, each as a word and as a
-//!   substring (every term of the dictionary that holds it, tantivy's `RegexQuery`, as
-//!   libsession matches), in process with the reader kept and as a fresh search would
+//!   substring (every term of the dictionary that holds it, found by a scan of the
+//!   terms as libsession scans its vocabulary, and ranked by BM25 over them), in process with the reader kept and as a fresh search would
 //!   (list and stat the folder, open the index, search): top 20 by BM25, their count,
 //!   and each hit's line read back from its file;
 //! - every query's hits against a substring scan of the extracted text (recall and
@@ -29,7 +29,11 @@
 //! - one entry added and committed, and the query after it.
 //!
 //! Index data goes to `--index` (default `target/tantivypeer-index`), deleted at the end
-//! unless `--keep`.
+//! unless `--keep`. `--search QUERY [--substring]` then makes one search of that kept
+//! index as a fresh process would (for timing the whole process beside
+//! `session search DIR QUERY`), and prints its count of hits. `--build` only builds the
+//! index with positions on one writer thread (for timing the whole process beside
+//! `session search DIR QUERY --no-redact`, which builds a temporary index each time).
 
 mod text;
 mod tokenizer;
@@ -43,7 +47,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tantivy::collector::{Count, DocSetCollector, TopDocs};
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
+use tantivy::query::{BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term, doc};
 
@@ -54,12 +58,22 @@ const OFFSET_BITS: u32 = 40;
 /// Each writer thread's memory arena.
 const ARENA: usize = 64 << 20;
 const LIMIT: usize = 20;
+/// The index built with positions on one writer thread, under `--index`.
+const ONE_THREAD: &str = "positions";
+/// The index built with positions on tantivy's default threads, under `--index`: the
+/// one `--search` opens.
+const DEFAULT_THREADS: &str = "positions-default-threads";
 
 struct Args {
     dir: PathBuf,
     index: PathBuf,
     runs: usize,
     keep: bool,
+    /// One search of a kept index (`--search QUERY`), and how its words match.
+    search: Option<String>,
+    substring: bool,
+    /// Only the build with positions on one writer thread (`--build`).
+    build_only: bool,
 }
 
 fn args() -> Res<Args> {
@@ -68,6 +82,9 @@ fn args() -> Res<Args> {
         index: PathBuf::from("target/tantivypeer-index"),
         runs: 1,
         keep: false,
+        search: None,
+        substring: false,
+        build_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -76,6 +93,9 @@ fn args() -> Res<Args> {
             "--index" => a.index = it.next().ok_or("--index DIR")?.into(),
             "--runs" => a.runs = it.next().ok_or("--runs N")?.parse()?,
             "--keep" => a.keep = true,
+            "--search" => a.search = Some(it.next().ok_or("--search QUERY")?),
+            "--substring" => a.substring = true,
+            "--build" => a.build_only = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -266,7 +286,37 @@ fn is_cjk_token(t: &str) -> bool {
     t.chars().next().is_some_and(tokenizer::is_cjk)
 }
 
-fn make_query(f: &Fields, query: &str, mode: Mode, positions: bool) -> Res<Box<dyn Query>> {
+/// Every term of the dictionary (of every segment) that holds `piece`: a scan of the
+/// terms, as libsession's vocabulary is scanned.
+fn holding(searcher: &Searcher, field: Field, piece: &str) -> Res<Vec<Term>> {
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    for segment in searcher.segment_readers() {
+        let index = segment.inverted_index(field)?;
+        let mut stream = index.terms().stream()?;
+        while stream.advance() {
+            let key = stream.key();
+            if std::str::from_utf8(key).is_ok_and(|k| k.contains(piece)) {
+                found.push(key.to_vec());
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    Ok(found
+        .iter()
+        .map(|k| Term::from_field_text(field, &String::from_utf8_lossy(k)))
+        .collect())
+}
+
+/// The query: every whitespace-separated term required. `Substring` takes each word
+/// token as the disjunction of the dictionary's terms that hold it, so BM25 still ranks.
+fn make_query(
+    searcher: &Searcher,
+    f: &Fields,
+    query: &str,
+    mode: Mode,
+    positions: bool,
+) -> Res<Box<dyn Query>> {
     let mut parts: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for term in text::terms(query) {
         let tokens = tokenizer::tokens(&term);
@@ -275,8 +325,13 @@ fn make_query(f: &Fields, query: &str, mode: Mode, positions: bool) -> Res<Box<d
             // character or a word may lie inside a longer term.
             let inside = mode == Mode::Substring && (!is_cjk_token(t) || t.chars().count() == 1);
             Ok(match inside {
-                // Tokens are alphanumeric, so nothing in them needs escaping.
-                true => Box::new(RegexQuery::from_pattern(&format!(".*{t}.*"), f.text)?),
+                true => {
+                    let terms = holding(searcher, f.text, t)?;
+                    match terms.is_empty() {
+                        true => Box::new(EmptyQuery),
+                        false => Box::new(BooleanQuery::new_multiterms_query(terms)),
+                    }
+                }
                 false => Box::new(TermQuery::new(
                     Term::from_field_text(f.text, t),
                     IndexRecordOption::WithFreqs,
@@ -285,16 +340,20 @@ fn make_query(f: &Fields, query: &str, mode: Mode, positions: bool) -> Res<Box<d
         };
         match tokens.len() {
             0 => {}
-            1 => parts.push((Occur::Must, one(&tokens[0])?)),
-            _ if positions && (mode == Mode::Word || tokens.iter().all(|t| is_cjk_token(t))) => {
+            1 => parts.push((Occur::Must, one(&tokens[0].1)?)),
+            _ if positions
+                && (mode == Mode::Word || tokens.iter().all(|(_, t)| is_cjk_token(t))) =>
+            {
+                // At the query's own positions: a separator in it is a gap in both.
+                let first = tokens[0].0;
                 let terms = tokens
                     .iter()
-                    .map(|t| Term::from_field_text(f.text, t))
+                    .map(|(p, t)| (p - first, Term::from_field_text(f.text, t)))
                     .collect();
-                parts.push((Occur::Must, Box::new(PhraseQuery::new(terms))));
+                parts.push((Occur::Must, Box::new(PhraseQuery::new_with_offset(terms))));
             }
             _ => {
-                for t in &tokens {
+                for (_, t) in &tokens {
                     parts.push((Occur::Must, one(t)?));
                 }
             }
@@ -360,8 +419,8 @@ fn fresh_search(
         fs::metadata(f)?;
     }
     let index = open(index_dir)?;
-    let q = make_query(&fields(&index)?, query, mode, positions)?;
     let searcher = reader(&index)?.searcher();
+    let q = make_query(&searcher, &fields(&index)?, query, mode, positions)?;
     Ok(search(&searcher, &files, q.as_ref())?.0)
 }
 
@@ -416,11 +475,18 @@ fn queries(
     let searcher = reader(&index)?.searcher();
     let mut warm = HashMap::new();
     for &(word, mode) in QUERIES {
-        let q = make_query(&f, word, mode, positions)?;
+        let q = make_query(&searcher, &f, word, mode, positions)?;
         search(&searcher, &corpus.files, q.as_ref())?;
+        // The query is made anew each time: a substring's automaton is built then.
         let kept = median(
             (0..5)
-                .map(|_| timed(|| search(&searcher, &corpus.files, q.as_ref())).1)
+                .map(|_| {
+                    timed(|| -> Res<usize> {
+                        let q = make_query(&searcher, &f, word, mode, positions)?;
+                        Ok(search(&searcher, &corpus.files, q.as_ref())?.0)
+                    })
+                    .1
+                })
                 .collect(),
         );
         let fresh = median(
@@ -458,6 +524,21 @@ fn queries(
 
 fn main() -> Res<()> {
     let a = args()?;
+    if let Some(query) = &a.search {
+        let mode = match a.substring {
+            true => Mode::Substring,
+            false => Mode::Word,
+        };
+        let index = a.index.join(DEFAULT_THREADS);
+        println!("{} hits", fresh_search(&a.dir, &index, query, mode, true)?);
+        return Ok(());
+    }
+    if a.build_only {
+        let files = text::session_files(&a.dir)?;
+        let built = build(&files, &a.index.join(ONE_THREAD), Some(1), true)?;
+        println!("{} docs in {}", built.docs, ms(built.time));
+        return Ok(());
+    }
     let cores = std::thread::available_parallelism()?.get();
     let (corpus, scan_time) = timed(|| scan(&a.dir));
     let corpus = corpus?;
@@ -483,8 +564,8 @@ fn main() -> Res<()> {
         mbps(scan_time)
     );
 
-    let with_pos = a.index.join("positions");
-    let with_pos_default = a.index.join("positions-default-threads");
+    let with_pos = a.index.join(ONE_THREAD);
+    let with_pos_default = a.index.join(DEFAULT_THREADS);
     let freqs = a.index.join("freqs-only");
     let (mut one, mut many, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let mut last = None;
@@ -561,10 +642,11 @@ fn main() -> Res<()> {
     let index = open(&with_pos_default)?;
     let f = fields(&index)?;
     let r = reader(&index)?;
+    let searcher = r.searcher();
     let before = search(
-        &r.searcher(),
+        &searcher,
         &corpus.files,
-        make_query(&f, "flamingo", Mode::Word, true)?.as_ref(),
+        make_query(&searcher, &f, "flamingo", Mode::Word, true)?.as_ref(),
     )?
     .0;
     let last_file = corpus.files.len() - 1;
@@ -580,8 +662,9 @@ fn main() -> Res<()> {
     added?;
     let (after, q) = timed(|| -> Res<usize> {
         r.reload()?;
-        let q = make_query(&f, "flamingo", Mode::Word, true)?;
-        Ok(search(&r.searcher(), &corpus.files, q.as_ref())?.0)
+        let searcher = r.searcher();
+        let q = make_query(&searcher, &f, "flamingo", Mode::Word, true)?;
+        Ok(search(&searcher, &corpus.files, q.as_ref())?.0)
     });
     let after = after?;
     println!(
@@ -593,4 +676,63 @@ fn main() -> Res<()> {
         fs::remove_dir_all(&a.index)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index in memory of `texts`, each keyed by its position.
+    fn index_of(texts: &[&str], positions: bool) -> Res<(Index, Fields)> {
+        let (schema, f) = schema(positions);
+        let index = Index::create_in_ram(schema);
+        index
+            .tokenizers()
+            .register(tokenizer::NAME, tokenizer::analyzer());
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, ARENA)?;
+        for (n, t) in texts.iter().enumerate() {
+            writer.add_document(doc!(f.text => *t, f.key => n as u64))?;
+        }
+        writer.commit()?;
+        Ok((index, f))
+    }
+
+    fn hits(index: &Index, f: &Fields, query: &str, mode: Mode, positions: bool) -> Res<Vec<u64>> {
+        let searcher = reader(index)?.searcher();
+        let q = make_query(&searcher, f, query, mode, positions)?;
+        let mut keys: Vec<u64> = searcher
+            .search(q.as_ref(), &DocSetCollector)?
+            .into_iter()
+            .map(|addr| key_of(&searcher, addr))
+            .collect::<Res<_>>()?;
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    #[test]
+    fn a_substring_query_finds_a_word_inside_words_and_a_word_query_does_not() -> Res<()> {
+        let (index, f) = index_of(&["whether The test", "the end", "flam ingo"], true)?;
+        assert_eq!(hits(&index, &f, "THE", Mode::Word, true)?, [0, 1]);
+        assert_eq!(hits(&index, &f, "he", Mode::Substring, true)?, [0, 1]);
+        assert_eq!(hits(&index, &f, "ethe", Mode::Substring, true)?, [0]);
+        assert_eq!(
+            hits(&index, &f, "flamingo", Mode::Substring, true)?,
+            Vec::<u64>::new()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_cjk_query_is_a_phrase_of_bigrams_with_positions_and_their_conjunction_without() -> Res<()>
+    {
+        let texts = ["告诉我项目名", "项目 目名", "名项目"];
+        let (index, f) = index_of(&texts, true)?;
+        assert_eq!(hits(&index, &f, "项目名", Mode::Word, true)?, [0]);
+        assert_eq!(hits(&index, &f, "项", Mode::Substring, true)?, [0, 1, 2]);
+        let (index, f) = index_of(&texts, false)?;
+        // Without positions the bigrams are only required together: a false match, which
+        // a check of the line would have to remove.
+        assert_eq!(hits(&index, &f, "项目名", Mode::Word, false)?, [0, 1]);
+        Ok(())
+    }
 }

@@ -36,6 +36,10 @@ pub struct Stream<'a> {
     at: usize,
     /// Inside a CJK run: whether a token of it was given yet.
     run: Option<bool>,
+    /// Whether a separator came since the last token: the next token's position then
+    /// skips one, so that a phrase never spans a separator the query does not hold
+    /// (`项目 目名` is not `项目名`).
+    gap: bool,
     token: &'a mut Token,
 }
 
@@ -47,6 +51,7 @@ impl Tokenizer for CjkBigrams {
             text,
             at: 0,
             run: None,
+            gap: false,
             token: &mut self.token,
         }
     }
@@ -58,7 +63,8 @@ impl Stream<'_> {
         self.token.text.push_str(&self.text[from..to]);
         self.token.offset_from = from;
         self.token.offset_to = to;
-        self.token.position = self.token.position.wrapping_add(1);
+        self.token.position = self.token.position.wrapping_add(1 + usize::from(self.gap));
+        self.gap = false;
         true
     }
 }
@@ -95,6 +101,7 @@ impl TokenStream for Stream<'_> {
                 continue;
             }
             if !c.is_alphanumeric() {
+                self.gap = true;
                 self.at = next;
                 continue;
             }
@@ -116,13 +123,13 @@ impl TokenStream for Stream<'_> {
     }
 }
 
-/// The tokens of `text` through [`analyzer`].
-pub fn tokens(text: &str) -> Vec<String> {
+/// The tokens of `text` through [`analyzer`], each with its position.
+pub fn tokens(text: &str) -> Vec<(usize, String)> {
     let mut analyzer = analyzer();
     let mut stream = analyzer.token_stream(text);
     let mut out = Vec::new();
     while let Some(t) = stream.next() {
-        out.push(t.text.clone());
+        out.push((t.position, t.text.clone()));
     }
     out
 }
@@ -133,12 +140,26 @@ mod tests {
 
     #[test]
     fn words_are_lowercased_and_cjk_runs_become_bigrams() {
+        let texts: Vec<String> = tokens("读取 README.md，告诉我项目名 会话12 Ünï 字")
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
         assert_eq!(
-            tokens("读取 README.md，告诉我项目名 会话12 Ünï 字"),
+            texts,
             [
                 "读取", "readme", "md", "告诉", "诉我", "我项", "项目", "目名", "会话", "12",
                 "ünï", "字"
             ]
         );
+    }
+
+    #[test]
+    fn a_separator_leaves_a_gap_in_the_positions_and_a_run_does_not() {
+        let positions =
+            |text: &str| -> Vec<usize> { tokens(text).into_iter().map(|(p, _)| p).collect() };
+        assert_eq!(positions("项目名"), [0, 1]);
+        assert_eq!(positions("项目 目名"), [0, 2]);
+        assert_eq!(positions("abc项目"), [0, 1]);
+        assert_eq!(positions("tiny-pi"), [0, 2]);
     }
 }
