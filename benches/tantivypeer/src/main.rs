@@ -2,6 +2,7 @@
 //! on-demand peer benchmark, its own crate and workspace, never built with libsession.
 //!
 //! ```text
+//! benches/tantivypeer/run.sh                     # both, alternated, on the same folder
 //! cargo bench --bench search -- --sessions 200 --mb 200        # writes target/bench-search/
 //! CARGO_TARGET_DIR=target/tantivypeer cargo run --release \
 //!     --manifest-path benches/tantivypeer/Cargo.toml -- --dir target/bench-search
@@ -21,9 +22,10 @@
 //!   size beside the session bytes and the text;
 //! - warm queries (median of 5) of `flamingo`, `项目名` and `the`, each as a word and as a
 //!   substring (every term of the dictionary that holds it, found by a scan of the
-//!   terms as libsession scans its vocabulary, and ranked by BM25 over them), in process with the reader kept and as a fresh search would
-//!   (list and stat the folder, open the index, search): top 20 by BM25, their count,
-//!   and each hit's line read back from its file;
+//!   terms as libsession scans its vocabulary, and ranked by BM25 over them), in
+//!   process with the reader kept and as a fresh search would (list and stat the
+//!   folder, open the index, search): top 20 by BM25, their count, and each hit's line
+//!   read back from its file;
 //! - every query's hits against a substring scan of the extracted text (recall and
 //!   precision), and `rg -F -c flamingo` over the files;
 //! - one entry added and committed, and the query after it.
