@@ -102,9 +102,10 @@ impl Lines {
 /// How many lines one read from the session file takes, so that a read costs about
 /// the lines that are wanted: only its own line for a line read alone (a context's
 /// kept messages far apart in a large file), and for a walk that goes on where the
-/// last read ended (a path walked up from its leaf, a list walked in order) twice as
-/// many at each read as at the one before, in the walk's direction, up to [`BLOCK`]
-/// lines and [`READ_BYTES`] (the wanted line is always read whole).
+/// last read ended (a path walked up from its leaf, a list walked in order; a side
+/// branch of up to a quarter of the last read's lines skipped) twice as many at each
+/// read as at the one before, in the walk's direction, up to [`BLOCK`] lines and
+/// [`READ_BYTES`] (the wanted line is always read whole).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Readahead {
     /// The positions the last read took, first and last.
@@ -119,10 +120,12 @@ impl Readahead {
     /// For a line not held at `position`: whether to read the lines before it (the
     /// walk goes down) and how many lines to read at most.
     pub(super) fn plan(&mut self, position: u32) -> (bool, u32) {
-        // The walk goes on where the last read ended (at most one line between).
+        // The walk goes on where the last read ended: at most one line between, or a
+        // quarter of the last read's lines (a side branch the path skips).
+        let reach = (self.lines / 4).max(2);
         let (down, near) = match self.last {
-            Some((first, _)) if position < first => (true, first - position <= 2),
-            Some((_, last)) if position > last => (false, position - last <= 2),
+            Some((first, _)) if position < first => (true, first - position <= reach),
+            Some((_, last)) if position > last => (false, position - last <= reach),
             _ => (false, false),
         };
         self.lines = if near {
@@ -415,8 +418,10 @@ impl Base {
 
     /// The lines to read for the line at `position` (record `raw`), not held: at most
     /// `count` positions from it, downwards when `down`, stopping before a position
-    /// `held` says is held already or where the bytes would pass [`READ_BYTES`]
-    /// beyond its own line. Returns the first and last position and the byte range.
+    /// `held` says is held already, and fewer while the bytes would pass
+    /// [`READ_BYTES`] beyond its own line. Returns the first and last position and the
+    /// byte range. Only the record at the far end is read: every line's own record
+    /// places it in the range when it is returned.
     pub(super) fn extent(
         &self,
         position: u32,
@@ -424,35 +429,46 @@ impl Base {
         (down, count): (bool, u32),
         held: impl Fn(u32) -> bool,
     ) -> Result<(u32, u32, u64, u64), Fault> {
-        let (mut first, mut last) = (position, position);
-        let mut bytes = u64::from(raw.len) + 1;
-        let mut extra = 0u64;
-        let (mut start, mut end) = (raw.offset, raw.offset + bytes);
-        for _ in 1..count {
-            let next = match down {
-                true => first.checked_sub(1),
-                false => last.checked_add(1).filter(|&n| n < self.entries),
-            };
-            let Some(next) = next.filter(|&n| !held(n)) else {
-                break;
-            };
-            let record = self.record(next)?;
-            let len = u64::from(record.len) + 1;
-            if extra + len > READ_BYTES {
-                break;
-            }
-            extra += len;
-            bytes += len;
-            match down {
-                true => (first, start) = (next, record.offset),
-                false => (last, end) = (next, record.offset + len),
+        let own = (raw.offset, raw.offset + u64::from(raw.len) + 1);
+        let step = |at: u32| match down {
+            true => at.checked_sub(1),
+            false => at.checked_add(1).filter(|&n| n < self.entries),
+        };
+        let mut reach = 0u32;
+        let mut at = position;
+        while reach + 1 < count {
+            match step(at).filter(|&n| !held(n)) {
+                Some(next) => (at, reach) = (next, reach + 1),
+                None => break,
             }
         }
-        // The lines are back to back in the file, as every index records them.
-        if end.checked_sub(start) != Some(bytes) || end > self.covered {
-            return Err(Fault::Index);
+        while reach > 0 {
+            let far = match down {
+                true => position - reach,
+                false => position + reach,
+            };
+            let record = self.record(far)?;
+            let (first, last, start, end) = match down {
+                true => (far, position, record.offset, own.1),
+                false => (
+                    position,
+                    far,
+                    own.0,
+                    record.offset + u64::from(record.len) + 1,
+                ),
+            };
+            // Back to back, as every index records them: at least 3 bytes a line.
+            let span = end.checked_sub(start).ok_or(Fault::Index)?;
+            let beyond = span.checked_sub(own.1 - own.0).ok_or(Fault::Index)?;
+            if beyond < 3 * u64::from(reach) || end > self.covered {
+                return Err(Fault::Index);
+            }
+            if beyond <= READ_BYTES {
+                return Ok((first, last, start, end));
+            }
+            reach /= 2;
         }
-        Ok((first, last, start, end))
+        Ok((position, position, own.0, own.1))
     }
 
     /// Reads the bytes `start..end` of the session file into `buf`, reusing its
@@ -812,12 +828,12 @@ mod tests {
         for i in 0..n {
             let parent = (i > 0).then(|| format!("m{}", i - 1));
             store
-                .append(&user(&format!("m{i}"), parent.as_deref(), "on the path"))
+                .append(user(&format!("m{i}"), parent.as_deref(), "on the path"))
                 .unwrap();
             for j in 0..50 {
                 let side = format!("s{i}-{j}");
                 store
-                    .append(&user(&side, Some(&format!("m{i}")), &"x".repeat(100)))
+                    .append(user(&side, Some(&format!("m{i}")), &"x".repeat(100)))
                     .unwrap();
             }
         }
@@ -905,6 +921,11 @@ mod tests {
             first -= n;
         }
         assert_eq!(lines, BLOCK as u32);
+        // A side branch of up to a quarter of that skipped: the walk goes on.
+        assert_eq!(ahead.plan(first - 16), (true, BLOCK as u32));
+        ahead.took(first - 16 - 63, first - 16);
+        // More is a jump: one line.
+        assert_eq!(ahead.plan(first - 16 - 63 - 18), (true, 1));
         // Then a jump away: one line again; a walk down the file reads ahead after it.
         assert_eq!(ahead.plan(5000), (false, 1));
         ahead.took(5000, 5000);
