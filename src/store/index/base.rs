@@ -2,6 +2,7 @@
 //! and checked on every read.
 
 use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self};
 use std::path::{Path, PathBuf};
@@ -20,11 +21,124 @@ pub(crate) enum Fault {
     Error(Error),
 }
 
-/// The lines of one block, read together, and the facts of those already validated.
-pub(super) struct Block {
+/// Bytes read from the session file in one read: one line, or a run of lines one after
+/// another, starting at `start` in the file.
+pub(super) struct Read {
     pub(super) start: u64,
     pub(super) bytes: Box<[u8]>,
-    pub(super) facts: Box<[OnceCell<Facts>]>,
+}
+
+/// A line kept in the cache: the read that holds it, and its facts once it was checked.
+pub(super) struct Line {
+    pub(super) read: u32,
+    pub(super) facts: OnceCell<Facts>,
+}
+
+/// The lines read from the session file and kept between reads (up to [`CACHE_BYTES`]
+/// between operations): which positions are held (per group of [`BLOCK`] positions,
+/// made at the first read in it: each position's line number plus one, 0 when not
+/// read), the lines, and the reads' bytes.
+pub(super) struct Lines {
+    pub(super) slots: Lazy<Box<[Cell<u32>]>>,
+    pub(super) lines: Arena<Line>,
+    pub(super) reads: Arena<Read>,
+    /// The id hash → position of each line checked since the cache was last dropped:
+    /// [`Base::find`] of an id already read needs no page of the hash table.
+    pub(super) ids: RefCell<HashMap<u64, u32>>,
+}
+
+impl Lines {
+    fn new(entries: u64) -> Lines {
+        Lines {
+            slots: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
+            lines: Arena::default(),
+            reads: Arena::default(),
+            ids: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The cached line of `position`, if read.
+    fn get(&self, position: u32) -> Option<&Line> {
+        let group = self.slots.get(position as usize / BLOCK)?;
+        let slot = group.get(position as usize % BLOCK)?.get();
+        self.lines.get(slot.checked_sub(1)? as usize)
+    }
+
+    /// Whether the line of `position` is cached (creates nothing).
+    fn has(&self, position: u32) -> bool {
+        self.slots
+            .get(position as usize / BLOCK)
+            .and_then(|group| group.get(position as usize % BLOCK))
+            .is_some_and(|slot| slot.get() != 0)
+    }
+
+    /// Keeps `read`, and the lines of `positions` as held by it (a position already
+    /// held keeps its line).
+    fn keep(&self, read: Read, positions: std::ops::RangeInclusive<u32>) -> Option<()> {
+        let read = u32::try_from(self.reads.push(read)?.0).ok()?;
+        for position in positions {
+            let group = self.slots.cell(position as usize / BLOCK)?;
+            let group = group.get_or_init(|| (0..BLOCK).map(|_| Cell::new(0)).collect());
+            let slot = group.get(position as usize % BLOCK)?;
+            if slot.get() == 0 {
+                let (line, _) = self.lines.push(Line {
+                    read,
+                    facts: OnceCell::new(),
+                })?;
+                slot.set(u32::try_from(line + 1).ok()?);
+            }
+        }
+        Some(())
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.lines.clear();
+        self.reads.clear();
+        self.ids.get_mut().clear();
+    }
+}
+
+/// How many lines one read from the session file takes, so that a read costs about
+/// the lines that are wanted: only its own line for a line read alone (a context's
+/// kept messages far apart in a large file), and for a walk that goes on where the
+/// last read ended (a path walked up from its leaf, a list walked in order; a side
+/// branch of up to a quarter of the last read's lines skipped) twice as many at each
+/// read as at the one before, in the walk's direction, up to [`BLOCK`] lines and
+/// [`READ_BYTES`] (the wanted line is always read whole).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Readahead {
+    /// The positions the last read took, first and last.
+    last: Option<(u32, u32)>,
+    lines: u32,
+}
+
+/// The bytes beyond its own line a read of lines takes at most.
+pub(super) const READ_BYTES: u64 = 256 << 10;
+
+impl Readahead {
+    /// For a line not held at `position`: whether to read the lines before it (the
+    /// walk goes down) and how many lines to read at most.
+    pub(super) fn plan(&mut self, position: u32) -> (bool, u32) {
+        // The walk goes on where the last read ended: at most one line between, or a
+        // quarter of the last read's lines (a side branch the path skips).
+        let reach = (self.lines / 4).max(2);
+        let (down, near) = match self.last {
+            Some((first, _)) if position < first => (true, first - position <= reach),
+            Some((_, last)) if position > last => (false, position - last <= reach),
+            _ => (false, false),
+        };
+        self.lines = if near {
+            self.lines.saturating_mul(2).clamp(2, BLOCK as u32)
+        } else {
+            1
+        };
+        (down, self.lines)
+    }
+
+    pub(super) fn took(&mut self, first: u32, last: u32) {
+        self.last = Some((first, last));
+    }
 }
 
 /// The committed prefix an index covers, read on demand: index pages are checked
@@ -42,7 +156,8 @@ pub(crate) struct Base {
     /// The page checksums, `u64` little-endian each.
     pub(super) sums: Vec<u8>,
     pub(super) pages: Lazy<Box<[u8]>>,
-    pub(super) blocks: Lazy<Block>,
+    pub(super) lines: Lines,
+    pub(super) readahead: Cell<Readahead>,
     pub(super) cached: Cell<usize>,
     pub(super) parser: RefCell<EntryParser>,
     /// The session file, to replay it when the index fails.
@@ -143,7 +258,8 @@ impl Base {
             table_page: 1 + record_pages,
             sums,
             pages: Lazy::new(pages as usize),
-            blocks: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
+            lines: Lines::new(entries),
+            readahead: Cell::new(Readahead::default()),
             cached: Cell::new(0),
             parser: RefCell::new(EntryParser::default()),
             file: None,
@@ -215,7 +331,7 @@ impl Base {
     pub(crate) fn trim(&mut self) {
         if self.cached.get() > CACHE_BYTES {
             self.pages.clear();
-            self.blocks.clear();
+            self.lines.clear();
             self.cached.set(0);
         }
     }
@@ -300,65 +416,103 @@ impl Base {
             && child_count < n
     }
 
-    /// The byte range of block `block`'s lines in the file.
-    pub(super) fn block_range(&self, block: usize) -> Result<(u64, u64), Fault> {
-        let first = u32::try_from(block * BLOCK).map_err(|_| Fault::Index)?;
-        if first >= self.entries {
-            return Err(Fault::Index);
-        }
-        let last = (first as usize + BLOCK).min(self.entries as usize) as u32 - 1;
-        let start = match first {
-            0 => 0,
-            _ => {
-                let before = self.record(first - 1)?;
-                before.offset + u64::from(before.len) + 1
+    /// The lines to read for the line at `position` (record `raw`), not held: at most
+    /// `count` positions from it, downwards when `down`, stopping before a position
+    /// `held` says is held already, and fewer while the bytes would pass
+    /// [`READ_BYTES`] beyond its own line. Returns the first and last position and the
+    /// byte range. Only the record at the far end is read: every line's own record
+    /// places it in the range when it is returned.
+    pub(super) fn extent(
+        &self,
+        position: u32,
+        raw: &Raw,
+        (down, count): (bool, u32),
+        held: impl Fn(u32) -> bool,
+    ) -> Result<(u32, u32, u64, u64), Fault> {
+        let own = (raw.offset, raw.offset + u64::from(raw.len) + 1);
+        let step = |at: u32| match down {
+            true => at.checked_sub(1),
+            false => at.checked_add(1).filter(|&n| n < self.entries),
+        };
+        let mut reach = 0u32;
+        let mut at = position;
+        while reach + 1 < count {
+            match step(at).filter(|&n| !held(n)) {
+                Some(next) => (at, reach) = (next, reach + 1),
+                None => break,
             }
-        };
-        let end = {
-            let last = self.record(last)?;
-            last.offset + u64::from(last.len) + 1
-        };
-        let lines = u64::from(last - first + 1);
-        if end <= start || end > self.covered || end - start > lines * (MAX_LINE_BYTES as u64 + 1) {
-            return Err(Fault::Index);
         }
-        Ok((start, end))
+        while reach > 0 {
+            let far = match down {
+                true => position - reach,
+                false => position + reach,
+            };
+            let record = self.record(far)?;
+            let (first, last, start, end) = match down {
+                true => (far, position, record.offset, own.1),
+                false => (
+                    position,
+                    far,
+                    own.0,
+                    record.offset + u64::from(record.len) + 1,
+                ),
+            };
+            // Back to back, as every index records them: at least 3 bytes a line.
+            let span = end.checked_sub(start).ok_or(Fault::Index)?;
+            let beyond = span.checked_sub(own.1 - own.0).ok_or(Fault::Index)?;
+            if beyond < 3 * u64::from(reach) || end > self.covered {
+                return Err(Fault::Index);
+            }
+            if beyond <= READ_BYTES {
+                return Ok((first, last, start, end));
+            }
+            reach /= 2;
+        }
+        Ok((position, position, own.0, own.1))
     }
 
-    /// Reads block `block`'s lines into `buf` (reusing its allocation); returns where
-    /// they start in the file.
-    pub(super) fn read_block(&self, block: usize, buf: &mut Vec<u8>) -> Result<u64, Fault> {
-        let (start, end) = self.block_range(block)?;
-        buf.clear();
-        buf.resize((end - start) as usize, 0);
-        match read_exact_at(self.jsonl.as_ref(), buf, start) {
-            Ok(true) => Ok(start),
+    /// Reads the bytes `start..end` of the session file into `buf`, reusing its
+    /// allocation (it is grown, never cleared, so that nothing is written twice); the
+    /// bytes are `buf[..end - start]`.
+    pub(super) fn read_into(&self, buf: &mut Vec<u8>, start: u64, end: u64) -> Result<(), Fault> {
+        let len = usize::try_from(end - start).map_err(|_| Fault::Index)?;
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        match read_exact_at(self.jsonl.as_ref(), &mut buf[..len], start) {
+            Ok(true) => Ok(()),
             // The file is shorter than when it was opened.
             Ok(false) => Err(Fault::Index),
             Err(e) => Err(self.io("reading a line", &e)),
         }
     }
 
-    /// The lines of block `block`, read at the first need and cached.
-    pub(super) fn block(&self, block: usize) -> Result<&Block, Fault> {
-        let cell = self.blocks.cell(block).ok_or(Fault::Index)?;
-        if let Some(b) = cell.get() {
-            return Ok(b);
+    /// The cached line of `position` (record `raw`), read from the file when not held
+    /// (with the lines [`Readahead`] adds to the read).
+    fn line(&self, position: u32, raw: &Raw) -> Result<&Line, Fault> {
+        if let Some(line) = self.lines.get(position) {
+            return Ok(line);
         }
+        let mut readahead = self.readahead.get();
+        let plan = readahead.plan(position);
+        let (first, last, start, end) = self.extent(position, raw, plan, |k| self.lines.has(k))?;
+        readahead.took(first, last);
+        self.readahead.set(readahead);
         let mut bytes = Vec::new();
-        let start = self.read_block(block, &mut bytes)?;
-        self.cached.set(self.cached.get() + bytes.len());
-        let lines = (self.entries as usize - block * BLOCK).min(BLOCK);
-        let _ = cell.set(Block {
+        self.read_into(&mut bytes, start, end)?;
+        let lines = (last - first + 1) as usize;
+        self.cached
+            .set(self.cached.get() + bytes.len() + lines * std::mem::size_of::<Line>());
+        let read = Read {
             start,
             bytes: bytes.into_boxed_slice(),
-            facts: (0..lines).map(|_| OnceCell::new()).collect(),
-        });
-        cell.get().ok_or(Fault::Index)
+        };
+        self.lines.keep(read, first..=last).ok_or(Fault::Index)?;
+        self.lines.get(position).ok_or(Fault::Index)
     }
 
     /// The line (with its last byte, `\n` when intact) of the entry of record `raw`
-    /// in a block read from `start`.
+    /// in bytes read from `start`.
     pub(super) fn line_in<'b>(raw: &Raw, start: u64, bytes: &'b [u8]) -> Result<&'b [u8], Fault> {
         let from = raw.offset.checked_sub(start).ok_or(Fault::Index)? as usize;
         bytes
@@ -366,33 +520,37 @@ impl Base {
             .ok_or(Fault::Index)
     }
 
-    /// The canonical JSON and facts of the entry at `position`, checked when its block
-    /// is read from the file (see [`Base::check`]) and then kept with the block: a line
-    /// that is not what was indexed is `corrupt_line` at its line number.
+    /// The canonical JSON and facts of the entry at `position`, checked when its line
+    /// is first returned after it was read from the file (see [`Base::check`]) and then
+    /// kept with it: a line that is not what was indexed is `corrupt_line` at its line
+    /// number.
     pub(crate) fn entry(&self, position: u32) -> Result<(&[u8], &Facts), Fault> {
         let raw = self.record(position)?;
-        let block = self.block(position as usize / BLOCK)?;
-        let line = Base::line_in(&raw, block.start, &block.bytes)?;
-        let json = &line[..line.len() - 1];
-        let cell = block
-            .facts
-            .get(position as usize % BLOCK)
+        let cached = self.line(position, &raw)?;
+        let read = self
+            .lines
+            .reads
+            .get(cached.read as usize)
             .ok_or(Fault::Index)?;
-        if let Some(facts) = cell.get() {
+        let line = Base::line_in(&raw, read.start, &read.bytes)?;
+        let json = &line[..line.len() - 1];
+        if let Some(facts) = cached.facts.get() {
             return Ok((json, facts));
         }
         let facts = self.check(position, &raw, line)?;
-        let _ = cell.set(facts);
-        cell.get().map(|f| (json, f)).ok_or(Fault::Index)
+        let _ = cached.facts.set(facts);
+        self.lines.ids.borrow_mut().insert(raw.id_hash, position);
+        cached.facts.get().map(|f| (json, f)).ok_or(Fault::Index)
     }
 
-    /// A reader of many lines through one reused block buffer instead of the cache:
-    /// a read of a whole path or of every entry costs one block of memory.
+    /// A reader of many lines through one reused buffer instead of the cache: a read
+    /// of a whole path or of every entry costs one read's memory.
     pub(crate) fn streamer(&self) -> Streamer<'_> {
         Streamer {
             base: self,
             buf: Vec::new(),
             loaded: None,
+            readahead: Readahead::default(),
         }
     }
 
@@ -449,9 +607,17 @@ impl Base {
         }
     }
 
-    /// The position of the entry with `id`, through the index's hash table.
+    /// The position of the entry with `id`: of a line read since the cache was last
+    /// dropped, from the lines read; else through the index's hash table.
     pub(crate) fn find(&self, id: &str) -> Result<Option<u32>, Fault> {
         let hash = id_hash(self.seed, id);
+        let known = self.lines.ids.borrow().get(&hash).copied();
+        if let Some(position) = known {
+            let (json, facts) = self.entry(position)?;
+            if facts.id(json) == id {
+                return Ok(Some(position));
+            }
+        }
         let mask = self.slots - 1;
         let mut slot = hash & mask;
         for _ in 0..self.slots {
@@ -509,13 +675,13 @@ impl<T> Lazy<T> {
         cells.get(i % LAZY_CHUNK)
     }
 
-    /// Whether cell `i` holds a value (creates nothing).
-    pub(super) fn loaded(&self, i: usize) -> bool {
+    /// The value of cell `i`, if any (creates nothing).
+    pub(super) fn get(&self, i: usize) -> Option<&T> {
         self.chunks
             .get(i / LAZY_CHUNK)
             .and_then(OnceCell::get)
             .and_then(|cells| cells.get(i % LAZY_CHUNK))
-            .is_some_and(|cell| cell.get().is_some())
+            .and_then(OnceCell::get)
     }
 
     /// Drops every value.
@@ -528,37 +694,241 @@ impl<T> Lazy<T> {
 pub(crate) struct Streamer<'b> {
     pub(super) base: &'b Base,
     pub(super) buf: Vec<u8>,
-    /// The block in `buf` and where its lines start in the file.
-    pub(super) loaded: Option<(usize, u64)>,
+    /// The positions whose lines `buf` holds (first, last), where they start in the
+    /// file and their bytes' length.
+    pub(super) loaded: Option<(u32, u32, u64, usize)>,
+    pub(super) readahead: Readahead,
 }
 
 impl Streamer<'_> {
     /// Calls `f` with the entry at `position`, checked as [`Base::entry`] checks it.
-    /// Reading positions in ascending order reads each block once.
+    /// Reading positions in ascending order reads each line once.
     pub(crate) fn read(
         &mut self,
         position: u32,
         f: &mut dyn FnMut(&[u8], &Facts),
     ) -> Result<(), Fault> {
         let base = self.base;
-        let block = position as usize / BLOCK;
-        if base.blocks.loaded(block) {
+        if base.lines.has(position) {
             let (json, facts) = base.entry(position)?;
             f(json, facts);
             return Ok(());
         }
-        let start = match self.loaded {
-            Some((at, start)) if at == block => start,
+        let raw = base.record(position)?;
+        let (start, len) = match self.loaded {
+            Some((first, last, start, len)) if (first..=last).contains(&position) => (start, len),
             _ => {
-                let start = base.read_block(block, &mut self.buf)?;
-                self.loaded = Some((block, start));
-                start
+                let plan = self.readahead.plan(position);
+                let (first, last, start, end) = base.extent(position, &raw, plan, |_| false)?;
+                self.readahead.took(first, last);
+                base.read_into(&mut self.buf, start, end)?;
+                let len = (end - start) as usize;
+                self.loaded = Some((first, last, start, len));
+                (start, len)
             }
         };
-        let raw = base.record(position)?;
-        let line = Base::line_in(&raw, start, &self.buf)?;
+        let line = Base::line_in(&raw, start, self.buf.get(..len).ok_or(Fault::Index)?)?;
         let facts = base.check(position, &raw, line)?;
         f(&line[..line.len() - 1], &facts);
         Ok(())
+    }
+}
+
+/// An append-only list whose items stay where they are while it grows through `&self`,
+/// so that what it holds can be lent out while more is added: chunks of 16, 32, 64, …
+/// items, each made at its first use.
+pub(super) struct Arena<T> {
+    chunks: [OnceCell<Box<[OnceCell<T>]>>; ARENA_CHUNKS],
+    len: Cell<usize>,
+}
+
+const ARENA_FIRST: usize = 16;
+/// Chunks of `ARENA_FIRST << k` items: 16 · (2^28 − 1) items in all, more than a
+/// base has positions.
+const ARENA_CHUNKS: usize = 28;
+
+impl<T> Default for Arena<T> {
+    fn default() -> Arena<T> {
+        Arena {
+            chunks: std::array::from_fn(|_| OnceCell::new()),
+            len: Cell::new(0),
+        }
+    }
+}
+
+impl<T> Arena<T> {
+    /// The chunk of item `i` and its place there.
+    fn locate(i: usize) -> (usize, usize) {
+        let j = i / ARENA_FIRST + 1;
+        let k = (usize::BITS - 1 - j.leading_zeros()) as usize;
+        (k, i - ARENA_FIRST * ((1 << k) - 1))
+    }
+
+    /// Adds `value`; returns its number and a reference to it (`None` when full).
+    pub(super) fn push(&self, value: T) -> Option<(usize, &T)> {
+        let i = self.len.get();
+        let (k, at) = Arena::<T>::locate(i);
+        let chunk = self
+            .chunks
+            .get(k)?
+            .get_or_init(|| (0..ARENA_FIRST << k).map(|_| OnceCell::new()).collect());
+        let cell = chunk.get(at)?;
+        cell.set(value).ok()?;
+        self.len.set(i + 1);
+        Some((i, cell.get()?))
+    }
+
+    /// Item `i`, if added.
+    pub(super) fn get(&self, i: usize) -> Option<&T> {
+        let (k, at) = Arena::<T>::locate(i);
+        self.chunks.get(k)?.get()?.get(at)?.get()
+    }
+
+    /// Drops every item.
+    pub(super) fn clear(&mut self) {
+        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
+        self.len.set(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// The session file in memory, counting the bytes read from it.
+    struct Counting(Vec<u8>, Arc<AtomicU64>);
+
+    impl Source for Counting {
+        fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize> {
+            let n = self.0.read_at(buf, at)?;
+            self.1.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    fn user(id: &str, parent: Option<&str>, text: &str) -> String {
+        let parent = parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"id":"{id}","parentId":{parent},"timestamp":1,"type":"message","message":{{"role":"user","content":"{text}"}}}}"#
+        )
+    }
+
+    /// The shape of a large import: a path of `n` messages, each followed in the file
+    /// by 50 entries hanging under it (so that no two path entries share a run of 64
+    /// lines). Returns the session's bytes and its index's.
+    fn far_apart(n: usize) -> (Vec<u8>, Vec<u8>) {
+        let dir =
+            std::env::temp_dir().join(format!("libsession-index-reads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let (store, _) = crate::Store::open_jsonl(&path).unwrap();
+        for i in 0..n {
+            let parent = (i > 0).then(|| format!("m{}", i - 1));
+            store
+                .append(user(&format!("m{i}"), parent.as_deref(), "on the path"))
+                .unwrap();
+            for j in 0..50 {
+                let side = format!("s{i}-{j}");
+                store
+                    .append(user(&side, Some(&format!("m{i}")), &"x".repeat(100)))
+                    .unwrap();
+            }
+        }
+        drop(store);
+        let bytes = (
+            std::fs::read(&path).unwrap(),
+            std::fs::read(super::super::index_path(&path)).unwrap(),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        bytes
+    }
+
+    #[test]
+    fn a_path_read_through_the_index_reads_its_own_lines_not_their_neighbours() {
+        let (jsonl, index) = far_apart(40);
+        let read = Arc::new(AtomicU64::new(0));
+        let len = index.len() as u64;
+        let base = Base::open(
+            Box::new(Counting(jsonl, read.clone())),
+            Box::new(index),
+            len,
+            None,
+            Path::new("s.jsonl"),
+        )
+        .unwrap()
+        .unwrap();
+        let leaf = base.find("m39").ok().flatten().unwrap();
+        // What open and the search of the leaf read: the samples, the last line, m39.
+        let before = read.load(Ordering::Relaxed);
+        let log = crate::store::log::Log::with_base(base);
+        let path: Vec<_> = log
+            .ancestors(leaf)
+            .map(|e| e.json.len() as u64 + 1)
+            .collect();
+        assert_eq!(path.len(), 40);
+        // m38 … m0: each read alone, its line's bytes and no more (a read of the 64
+        // lines around each would be about 40 times as much).
+        let lines: u64 = path[1..].iter().sum();
+        assert_eq!(read.load(Ordering::Relaxed) - before, lines);
+    }
+
+    #[test]
+    fn an_arena_keeps_every_item_at_its_number_across_its_chunks() {
+        let mut arena = Arena::default();
+        for i in 0..5000usize {
+            let (n, item) = arena.push(i * 3).unwrap();
+            assert_eq!((n, *item), (i, i * 3));
+        }
+        for i in 0..5000usize {
+            assert_eq!(arena.get(i), Some(&(i * 3)));
+        }
+        assert_eq!(arena.get(5000), None);
+        assert_eq!(Arena::<u8>::locate(15), (0, 15));
+        assert_eq!(Arena::<u8>::locate(16), (1, 0));
+        assert_eq!(Arena::<u8>::locate(47), (1, 31));
+        assert_eq!(Arena::<u8>::locate(48), (2, 0));
+        arena.clear();
+        assert_eq!(arena.get(0), None);
+        assert_eq!(arena.push(7).map(|(n, v)| (n, *v)), Some((0, 7)));
+    }
+
+    #[test]
+    fn a_read_takes_its_own_line_alone_and_more_only_for_a_walk_of_neighbours() {
+        let mut ahead = Readahead::default();
+        // A line far from the last read: itself alone.
+        assert_eq!(ahead.plan(1000), (false, 1));
+        ahead.took(1000, 1000);
+        assert_eq!(ahead.plan(500), (true, 1));
+        ahead.took(500, 500);
+        // Three lines away from the last read: still alone.
+        assert_eq!(ahead.plan(497), (true, 1));
+        ahead.took(497, 497);
+        // Its parent just above (or with one line between): a walk up the file, twice
+        // as many lines at each read.
+        assert_eq!(ahead.plan(496), (true, 2));
+        ahead.took(495, 496);
+        assert_eq!(ahead.plan(493), (true, 4));
+        ahead.took(490, 493);
+        let (mut first, mut lines) = (490u32, 4);
+        for _ in 0..6 {
+            let (down, n) = ahead.plan(first - 1);
+            assert!(down);
+            lines = n;
+            ahead.took(first - n, first - 1);
+            first -= n;
+        }
+        assert_eq!(lines, BLOCK as u32);
+        // A side branch of up to a quarter of that skipped: the walk goes on.
+        assert_eq!(ahead.plan(first - 16), (true, BLOCK as u32));
+        ahead.took(first - 16 - 63, first - 16);
+        // More is a jump: one line.
+        assert_eq!(ahead.plan(first - 16 - 63 - 18), (true, 1));
+        // Then a jump away: one line again; a walk down the file reads ahead after it.
+        assert_eq!(ahead.plan(5000), (false, 1));
+        ahead.took(5000, 5000);
+        assert_eq!(ahead.plan(5001), (false, 2));
     }
 }
