@@ -6,9 +6,13 @@
 //! after it are held in memory; this module only moves rows. Before every read the
 //! store catches up: it reads the rows committed after what it holds (`seq` > its last)
 //! and pushes them through the same admission as a replayed file. An append checks the
-//! tree rules against what the handle holds and inserts the line with `seq` = that count
-//! in one statement that commits by itself; the unique `seq` is the only lock (a lost
-//! race catches up, checks again and tries again). The stored form is the
+//! tree rules against what the handle holds and inserts the line in one statement that
+//! commits by itself, numbered by the session's row, which it updates: that row is the
+//! only lock, held for that statement; writers that come meanwhile wait for it and
+//! number their rows after (the handle then reads the rows it did not hold). The
+//! rules hold against rows the handle has not read: those rows can only add entries,
+//! and the one rule a new entry could break, a taken id, is the unique index's. The
+//! stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
 //! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
 //! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
@@ -209,13 +213,16 @@ mod enabled {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A row as read: its `seq`, its id column and its line.
+    pub(crate) type Row = (u64, Vec<u8>, String);
+
     /// What an insert found.
     pub(crate) enum Inserted {
-        /// The row is committed.
-        Committed,
-        /// Another store committed first (that seq or that id is taken): catch up and
-        /// check again.
-        Raced,
+        /// The row is committed at this `seq`.
+        Committed(u64),
+        /// The id is taken (by a row the caller may not have read yet), or the server
+        /// aborted the statement: nothing was written; catch up and check again.
+        Taken,
     }
 
     /// A connection bound to one session. The session index's sources ([`super::base`])
@@ -386,12 +393,12 @@ mod enabled {
             &self.session_id
         }
 
-        /// The session's rows from `from` on, in seq order: `(seq, line)`.
-        pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+        /// The session's rows from `from` on, in seq order: `(seq, id column, line)`.
+        pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<Row>, IoFailure> {
             let from = i64::try_from(from).unwrap_or(i64::MAX);
             let rows = lock(&self.client)
                 .query_typed(
-                    "SELECT seq, line FROM libsession_entries \
+                    "SELECT seq, line, id FROM libsession_entries \
                      WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
                     &[(&self.session_id, Type::TEXT), (&from, Type::INT8)],
                 )
@@ -404,62 +411,95 @@ mod enabled {
                 let line: String = row
                     .try_get(1)
                     .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
-                out.push((u64::try_from(seq).unwrap_or(u64::MAX), line));
+                let id: Vec<u8> = row
+                    .try_get(2)
+                    .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
+                out.push((u64::try_from(seq).unwrap_or(u64::MAX), id, line));
             }
             Ok(out)
         }
 
-        /// Inserts the entry at `seq` (its line starting at `off` in the session seen as a
-        /// JSONL file) and sets the session's count, in one statement that commits by
-        /// itself. A unique violation (the seq or the id taken since the caller caught
-        /// up) writes nothing: the caller finds the row it ran into
-        /// ([`PgSink::conflict`]) and tries again. Any other failure may have happened
-        /// at the commit, so it is ambiguous: the message says how to learn the outcome.
+        /// Inserts the entry after every row committed so far, in one statement that
+        /// commits by itself: it updates the session's row (count, size, latest entry),
+        /// taking from it the `seq` and `off` the row gets, and inserts the row. The
+        /// session's row is the lock: a writer that comes while another's statement runs
+        /// waits for that statement, then numbers its row after it (so `seq` is the
+        /// commit order), and no insert fails for being late. `held` is how many rows
+        /// the caller holds; the row's `seq` is at least that (more when other writers
+        /// committed since the caller last read). A taken id writes nothing
+        /// ([`Inserted::Taken`]). A session whose count is below `held`, or whose count
+        /// or size disagrees with its rows (written outside libsession), is refused,
+        /// nothing written. Any other failure may have happened at the commit, so it is
+        /// ambiguous: the message says how to learn the outcome.
         pub(crate) fn insert(
             &mut self,
-            seq: u64,
-            off: u64,
+            held: u64,
             id: &str,
             parent_id: Option<&str>,
             line: &str,
         ) -> Result<Inserted, IoFailure> {
-            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-            let off = i64::try_from(off).unwrap_or(i64::MAX);
+            let held = i64::try_from(held).unwrap_or(i64::MAX);
+            let bytes = i64::try_from(line.len()).map_or(i64::MAX, |n| n.saturating_add(1));
             let now = now_ms();
             let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
             let mut client = lock(&self.client);
             let insert = match &self.insert {
                 Some(insert) => insert.clone(),
                 None => {
-                    // One statement, one round trip, its own transaction: the row and
-                    // the session's count.
+                    // Prepared once: the one round trip of an append.
                     let insert = client
                         .prepare(
-                            "WITH added AS (INSERT INTO libsession_entries \
-                             (session_id, seq, id, parent_id, line, off) \
-                             VALUES ($1, $2, $3, $4, $5, $7)) \
-                             UPDATE libsession_sessions SET entries = $2 + 1, \
-                             latest_leaf_id = $3, modified_ms = $6 WHERE session_id = $1",
+                            "WITH s AS (UPDATE libsession_sessions SET entries = entries + 1, \
+                             bytes = bytes + $5, latest_leaf_id = $2, modified_ms = $6 \
+                             WHERE session_id = $1 AND entries >= $7 \
+                             RETURNING entries - 1 AS seq, bytes - $5 AS off) \
+                             INSERT INTO libsession_entries (session_id, seq, id, parent_id, line, off) \
+                             SELECT $1, seq, $2, $3, $4, off FROM s RETURNING seq",
                         )
                         .map_err(|e| failure(&self.secret, IoOp::Write, "preparing", &e))?;
                     self.insert = Some(insert.clone());
                     insert
                 }
             };
-            let inserted = client.execute(
+            let inserted = client.query_opt(
                 &insert,
-                &[&self.session_id, &seq, &id, &parent_id, &line, &now, &off],
+                &[
+                    &self.session_id,
+                    &id,
+                    &parent_id,
+                    &line,
+                    &bytes,
+                    &now,
+                    &held,
+                ],
             );
             drop(client);
+            let constraint = |e: &postgres::Error| {
+                e.as_db_error()
+                    .filter(|db| db.code() == &postgres::error::SqlState::UNIQUE_VIOLATION)
+                    .and_then(|db| db.constraint().map(str::to_owned))
+            };
             match inserted {
-                Ok(_) => Ok(Inserted::Committed),
-                // A deadlock: with a copy into the session, which holds the session's
-                // row while it writes seq 0 on; the server aborted this statement.
-                Err(e)
-                    if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
-                        || e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) =>
-                {
-                    Ok(Inserted::Raced)
+                Ok(Some(row)) => {
+                    let seq: i64 = row
+                        .try_get(0)
+                        .map_err(|e| self.fail(IoOp::Sync, "insert and commit", &e))?;
+                    Ok(Inserted::Committed(u64::try_from(seq).unwrap_or(u64::MAX)))
+                }
+                Ok(None) => Err(self.disagrees(
+                    "has fewer entries than this handle read (or is gone): it was changed \
+                     outside libsession",
+                )),
+                Err(e) if constraint(&e).as_deref() == Some("libsession_entries_id") => {
+                    Ok(Inserted::Taken)
+                }
+                Err(e) if constraint(&e).is_some() => Err(self.disagrees(
+                    "counts entries or bytes that its rows disagree with (written outside \
+                     libsession, or by an older library after the tables were upgraded)",
+                )),
+                // A deadlock (the server aborted the statement): nothing was written.
+                Err(e) if e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {
+                    Ok(Inserted::Taken)
                 }
                 Err(e) => {
                     let mut failure = self.fail(IoOp::Sync, "insert and commit", &e);
@@ -472,16 +512,32 @@ mod enabled {
             }
         }
 
-        /// The first row of the session that an insert of `id` at `seq` ran into: the
-        /// row at that seq, or one whose id column holds `id`. `None` when there is none
-        /// (any more). Outside a transaction.
-        pub(crate) fn conflict(&mut self, seq: u64, id: &str) -> Result<Option<u64>, IoFailure> {
-            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        /// The session's row in the database does not hold what its rows say: nothing
+        /// was written, and no retry mends it.
+        fn disagrees(&self, what: &str) -> IoFailure {
+            IoFailure {
+                op: IoOp::Write,
+                kind: io::ErrorKind::InvalidData,
+                os_error: None,
+                message: format!(
+                    "PostgreSQL: session {:?} {what}; nothing was written",
+                    self.session_id
+                ),
+                change: None,
+            }
+        }
+
+        /// The row of the session whose id column holds `id`, which an insert ran into;
+        /// `None` when there is none (any more). Outside a transaction.
+        pub(crate) fn conflict(&mut self, id: &str) -> Result<Option<u64>, IoFailure> {
             let row = lock(&self.client)
-                .query_opt(
+                .query_typed_opt(
                     "SELECT seq FROM libsession_entries WHERE session_id = $1 \
-                     AND (seq = $2 OR sha256(id) = sha256($3)) ORDER BY seq LIMIT 1",
-                    &[&self.session_id, &seq, &id.as_bytes()],
+                     AND sha256(id) = sha256($2) LIMIT 1",
+                    &[
+                        (&self.session_id, Type::TEXT),
+                        (&id.as_bytes(), Type::BYTEA),
+                    ],
                 )
                 .map_err(|e| self.fail(IoOp::Read, "finding the conflicting row", &e))?;
             match row {
@@ -559,8 +615,8 @@ mod disabled {
     /// Matched by the store; never made, as no connection exists.
     #[allow(dead_code)]
     pub(crate) enum Inserted {
-        Committed,
-        Raced,
+        Committed(u64),
+        Taken,
     }
 
     /// The one error of a function whose cargo feature this build lacks (as search's).
@@ -576,7 +632,10 @@ mod disabled {
             Err(unsupported())
         }
 
-        pub(crate) fn rows_from(&mut self, _: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+        pub(crate) fn rows_from(
+            &mut self,
+            _: u64,
+        ) -> Result<Vec<(u64, Vec<u8>, String)>, IoFailure> {
             match *self {}
         }
 
@@ -591,7 +650,6 @@ mod disabled {
         pub(crate) fn insert(
             &mut self,
             _: u64,
-            _: u64,
             _: &str,
             _: Option<&str>,
             _: &str,
@@ -599,7 +657,7 @@ mod disabled {
             match *self {}
         }
 
-        pub(crate) fn conflict(&mut self, _: u64, _: &str) -> Result<Option<u64>, IoFailure> {
+        pub(crate) fn conflict(&mut self, _: &str) -> Result<Option<u64>, IoFailure> {
             match *self {}
         }
     }
