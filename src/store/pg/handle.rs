@@ -176,8 +176,9 @@ impl Store {
     /// it ([`PgSink::insert`]). The session's row is the lock, held for that statement
     /// only: concurrent appends wait for each other's statement, never fail for being
     /// late, and commit in one order, `seq`. When other writers committed rows since
-    /// this handle last read, the append then reads them and its own row, as any read
-    /// would. The rules still hold against those rows: they only add entries (a parent,
+    /// this handle last read, the append leaves them and its own row to be read by the
+    /// next call that needs them (every read catches up first). The rules still hold
+    /// against those rows: they only add entries (a parent,
     /// a kept entry, a label's target that this handle found stays committed), and a
     /// taken id is refused by the unique index, which this check leaves the entries
     /// its session index covers to (so it reads no page of the index's id table). A
@@ -202,7 +203,7 @@ impl Store {
         let mut taken = false;
         // The first try inserts without reading the session first; a refusal, though,
         // is given only after reading every row committed (the parent may be one of
-        // them), and so is the check of ids over the indexed entries.
+        // them).
         let (mut read_first, mut read) = (false, false);
         loop {
             if read_first {
@@ -210,9 +211,11 @@ impl Store {
                 read = true;
             }
             read_first = true;
-            let admitted = match read {
-                true => inner.log.admit(id, parent_id, None),
-                false => inner.log.admit_over_base(id, parent_id, None),
+            // Once an insert found the id taken, the ids are checked over every
+            // entry, so the answer (a refusal, or this entry's receipt) is given here.
+            let admitted = match races {
+                0 => inner.log.admit_over_base(id, parent_id, None),
+                _ => inner.log.admit(id, parent_id, None),
             };
             let admitted = admitted.and_then(|admitted| {
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
@@ -269,13 +272,11 @@ impl Store {
             };
             if seq == held {
                 inner.log.push(json, pending.facts.clone(), admitted)?;
-            } else {
-                // Other writers committed first: their rows and this one are read as
-                // any read reads them. The entry is committed whatever this read
-                // finds; a failure shows again at the next call.
-                let _ = self.catch_up(inner);
+                self.index_pg(inner);
             }
-            self.index_pg(inner);
+            // Otherwise other writers committed first: their rows and this one are read
+            // when a call needs them (every read catches up first; an append whose
+            // checks fail on what this handle holds catches up and checks again).
             return Ok(receipt);
         }
     }
