@@ -35,7 +35,7 @@ pub(crate) const INDEX_EVERY: usize = 1024;
 pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
 /// Options of a PostgreSQL store, as JSON:
-/// `{"durability":…,"strictRoles":bool,"create":bool}`.
+/// `{"durability":…,"strictRoles":bool,"create":bool,"pool":bool}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PgOptions {
@@ -51,6 +51,12 @@ pub struct PgOptions {
     /// does not exist is [`Error::Io`] of kind `NotFound`, and nothing is created (a
     /// reader, such as the source of `session copy`).
     pub create: bool,
+    /// Keep the connection when the store closes, for the next open in this process
+    /// with the same conninfo and durability, which then skips the login (default).
+    /// At most 8 are kept per process; a kept one that turns out dead is replaced by
+    /// a new one, never an error. `false`: the store's connection is its own, closed
+    /// with it.
+    pub pool: bool,
 }
 
 impl Default for PgOptions {
@@ -59,6 +65,7 @@ impl Default for PgOptions {
             durability: None,
             strict_roles: false,
             create: true,
+            pool: true,
         }
     }
 }
@@ -238,6 +245,25 @@ mod enabled {
         /// The server was a standby, or took no writes, at open: the store refuses
         /// appends (and writes no session index).
         read_only: bool,
+        /// Under which the connection is kept for the next open when the store closes
+        /// (see [`idle`]); `None` with the option `pool` off.
+        key: Option<String>,
+    }
+
+    impl Drop for PgSink {
+        fn drop(&mut self) {
+            if let Some(key) = self.key.take()
+                && !lock(&self.client).is_closed()
+            {
+                idle::give(idle::Idle {
+                    key,
+                    pid: std::process::id(),
+                    client: self.client.clone(),
+                    insert: self.insert.take(),
+                    secret: self.secret.clone(),
+                });
+            }
+        }
     }
 
     /// A failed database operation as the store's I/O failure, with the password
@@ -299,6 +325,13 @@ mod enabled {
 
     /// Connects and makes sure the schema is there, at this library's version.
     pub(super) fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
+        let (mut client, secret) = login(conninfo)?;
+        super::schema::ensure(&mut client, &secret)?;
+        Ok((client, secret))
+    }
+
+    /// Connects (the login), nothing more.
+    fn login(conninfo: &str) -> Result<(Client, Secret), Error> {
         // `sslmode` and `sslrootcert` are read here: the client crate's parser knows
         // neither verify-ca/verify-full nor a root file.
         let (conninfo, tls) = tls::split(conninfo)?;
@@ -318,54 +351,203 @@ mod enabled {
                 .map(|p| String::from_utf8_lossy(p).into_owned()),
         );
         config.ssl_mode(tls::client_mode(&tls, config.get_hosts()));
-        let mut client = config
+        let client = config
             .connect(tls::connector(&tls, &secret)?)
             .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "connect", &e).into()))?;
-        super::schema::ensure(&mut client, &secret)?;
         Ok((client, secret))
     }
 
+    /// The connections of closed stores, kept in this process for the next open with
+    /// the same conninfo and durability (option `pool`, on by default), so that the
+    /// open skips the login. Each keeps its `synchronous_commit` and its prepared
+    /// insert, nothing else: a store runs no transaction across calls and sets nothing
+    /// more. At most [`MAX_IDLE`] are kept (the oldest is closed); one is taken only by
+    /// the process that made it (a forked child never touches its parent's socket),
+    /// and one that turns out dead or behind the schema is dropped and a new
+    /// connection made, so a kept connection never fails an open.
+    mod idle {
+        use super::{Secret, Shared, Statement};
+
+        /// The most idle connections a process keeps.
+        pub(super) const MAX_IDLE: usize = 8;
+
+        pub(super) struct Idle {
+            pub(super) key: String,
+            pub(super) pid: u32,
+            pub(super) client: Shared,
+            pub(super) insert: Option<Statement>,
+            pub(super) secret: Secret,
+        }
+
+        static IDLE: std::sync::Mutex<Vec<Idle>> = std::sync::Mutex::new(Vec::new());
+
+        fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+            IDLE.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+
+        /// The newest idle connection for `key` that nothing else holds.
+        pub(super) fn take(key: &str) -> Option<Idle> {
+            let pid = std::process::id();
+            let mut idle = idle();
+            // Another process's connections (this one was forked): forgotten, never
+            // closed (closing would end the parent's session on the shared socket).
+            for other in idle.extract_if(.., |i| i.pid != pid) {
+                std::mem::forget(other);
+            }
+            let at = idle
+                .iter()
+                .rposition(|i| i.key == key && std::sync::Arc::strong_count(&i.client) == 1)?;
+            Some(idle.remove(at))
+        }
+
+        /// Keeps `connection`, closing the oldest kept one beyond [`MAX_IDLE`].
+        pub(super) fn give(connection: Idle) {
+            let mut idle = idle();
+            idle.push(connection);
+            if idle.len() > MAX_IDLE {
+                let oldest = idle.remove(0);
+                drop(idle);
+                drop(oldest);
+            }
+        }
+    }
+
+    /// Where the open of [`PgSink::open_on`] failed.
+    enum OpenFailed {
+        /// A kept connection that is dead, or whose tables are no longer at this
+        /// library's version: make a new one.
+        Stale,
+        Error(Error),
+    }
+
+    /// Whether `e` came from the connection rather than from the server's answer.
+    fn lost(e: &postgres::Error) -> bool {
+        e.as_db_error().is_none()
+    }
+
     impl PgSink {
-        /// Connects, creates the schema on first use and the session's row if it is new
-        /// (or, with `create` off, fails when there is no such session).
+        /// Connects (or takes a kept connection, see [`idle`]), creates the schema on
+        /// first use and the session's row if it is new (or, with `create` off, fails
+        /// when there is no such session).
         pub(crate) fn open(
             conninfo: &str,
             session_id: &str,
             options: &PgOptions,
         ) -> Result<PgSink, Error> {
             check_session_id(session_id)?;
-            let (mut client, secret) = connect_with(conninfo, options)?;
-            let io =
-                |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
+            let key = options
+                .pool
+                .then(|| format!("{:?}\0{conninfo}", options.durability));
+            if let Some(kept) = key.as_deref().and_then(idle::take) {
+                let shared = kept.client.clone();
+                match Self::open_on(kept.client, kept.secret, kept.insert, session_id, options) {
+                    Ok(mut sink) => {
+                        sink.key = key;
+                        return Ok(sink);
+                    }
+                    Err(OpenFailed::Error(e)) if !lock(&shared).is_closed() => return Err(e),
+                    // Dead, or its tables changed: a new connection.
+                    Err(_) => {}
+                }
+            }
+            // A new connection: the login, then the open's query, which also reads the
+            // tables' version; only when they are missing or older is the schema made
+            // or upgraded ([`super::schema::ensure`]) and the query run again.
+            let (client, secret) = login(conninfo)?;
+            let client = std::sync::Arc::new(std::sync::Mutex::new(client));
+            let mut tries = 0;
+            loop {
+                match Self::open_on(client.clone(), secret.clone(), None, session_id, options) {
+                    Ok(mut sink) => {
+                        sink.key = key;
+                        return Ok(sink);
+                    }
+                    Err(OpenFailed::Error(e)) => return Err(e),
+                    Err(OpenFailed::Stale) if tries == 0 && !lock(&client).is_closed() => {
+                        super::schema::ensure(&mut lock(&client), &secret)?;
+                        tries += 1;
+                    }
+                    Err(OpenFailed::Stale) => {
+                        return Err(Error::Io(
+                            IoFailure {
+                                op: IoOp::Open,
+                                kind: io::ErrorKind::Other,
+                                os_error: None,
+                                message: "PostgreSQL: the connection was lost during the open, \
+                                          or the tables changed version meanwhile"
+                                    .to_owned(),
+                                change: None,
+                            }
+                            .into(),
+                        ));
+                    }
+                }
+            }
+        }
+
+        /// The open on a connection: whether the server takes writes and the session
+        /// exists (and the tables' version, which a kept connection checks here), in
+        /// one round trip; the session's row if it is new.
+        fn open_on(
+            client: Shared,
+            secret: Secret,
+            insert: Option<Statement>,
+            session_id: &str,
+            options: &PgOptions,
+        ) -> Result<PgSink, OpenFailed> {
+            let io = |e: &postgres::Error| {
+                if lost(e) || e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) {
+                    OpenFailed::Stale
+                } else {
+                    OpenFailed::Error(Error::Io(failure(&secret, IoOp::Open, "open", e).into()))
+                }
+            };
+            let mut c = lock(&client);
             // A standby (or a server that takes no writes) serves a read-only store: it
-            // reads a prefix of the session's commit order and creates nothing. One round
-            // trip answers that and whether the session exists.
-            let row = client
+            // reads a prefix of the session's commit order and creates nothing. The
+            // same round trip sets the durability (`synchronous_commit`, for this
+            // connection) and reads the tables' version.
+            let durability = match options.durability {
+                Some(Durability::None) => Some("off"),
+                Some(_) => Some("on"),
+                None => None,
+            };
+            let row = c
                 .query_typed_one(
                     "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', \
-                     EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1)",
-                    &[(&session_id, Type::TEXT)],
+                     EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1), \
+                     (SELECT max(version) FROM libsession_schema), \
+                     CASE WHEN $2::text IS NOT NULL THEN set_config('synchronous_commit', $2, false) END",
+                    &[(&session_id, Type::TEXT), (&durability, Type::TEXT)],
                 )
                 .map_err(|e| io(&e))?;
             let read_only: bool = row.try_get(0).map_err(|e| io(&e))?;
             let exists: bool = row.try_get(1).map_err(|e| io(&e))?;
+            let version: Option<i32> = row.try_get(2).map_err(|e| io(&e))?;
+            if version != Some(super::schema::SCHEMA_VERSION) {
+                return Err(OpenFailed::Stale);
+            }
             if !exists {
                 if !options.create || read_only {
-                    return Err(Error::Io(no_such_session(session_id).into()));
+                    return Err(OpenFailed::Error(Error::Io(
+                        no_such_session(session_id).into(),
+                    )));
                 }
-                client
-                    .query_typed(
-                        CREATE_SESSION,
-                        &[(&session_id, Type::TEXT), (&now_ms(), Type::INT8)],
-                    )
-                    .map_err(|e| io(&e))?;
+                c.query_typed(
+                    CREATE_SESSION,
+                    &[(&session_id, Type::TEXT), (&now_ms(), Type::INT8)],
+                )
+                .map_err(|e| io(&e))?;
             }
+            drop(c);
             Ok(PgSink {
-                client: std::sync::Arc::new(std::sync::Mutex::new(client)),
+                client,
                 session_id: session_id.to_owned(),
                 secret,
-                insert: None,
+                insert,
                 read_only,
+                key: None,
             })
         }
 
