@@ -659,10 +659,14 @@ fn an_open_through_the_session_index_is_three_statements_and_an_append_one_raced
             .build_context("c", &ContextOptions::default(), None)
             .unwrap();
     });
-    println!(
-        "build_context of 40 kept of 2,101: {} statements",
-        context.len()
-    );
+    // The catch-up, then the index's pages in windows of 32 KB (3 here, one round trip
+    // each, where each 4 KB page was one: 8 statements in all before) and 2 blocks of
+    // lines (the root's, the kept part's).
+    let windows = context
+        .iter()
+        .filter(|s| s.contains("FROM libsession_index"))
+        .count();
+    assert_eq!((context.len(), windows), (6, 3), "{context:#?}");
     store.append(user("a0", Some("c"), "first")).unwrap();
     let appends = statements_while(c, &db, || {
         for i in 1..=10 {
