@@ -128,7 +128,7 @@ struct Image {
 impl Image {
     /// Copies the bytes at `at` from a window that holds all of `buf` (or reaches the
     /// image's end); `None` when none does.
-    fn from_windows(&self, buf: &mut [u8], at: u64) -> Option<usize> {
+    fn read_windows(&self, buf: &mut [u8], at: u64) -> Option<usize> {
         let windows = self.windows.borrow();
         let (start, bytes) = windows.iter().rev().find(|(start, bytes)| {
             let end = start + bytes.len() as u64;
@@ -147,7 +147,7 @@ impl Source for Image {
         if filled > 0 {
             return Ok(filled);
         }
-        if let Some(n) = self.from_windows(buf, at) {
+        if let Some(n) = self.read_windows(buf, at) {
             return Ok(n);
         }
         // The window holding `at` (all of `buf`, when it reaches past that window).
@@ -179,7 +179,7 @@ impl Source for Image {
             }
             windows.push((start, bytes));
         }
-        Ok(self.from_windows(buf, at).unwrap_or(0))
+        Ok(self.read_windows(buf, at).unwrap_or(0))
     }
 }
 
