@@ -109,21 +109,22 @@ fn chain(count: usize) -> Vec<String> {
 }
 
 /// What the database holds of session `session` (in database `db`): its row in
-/// `libsession_sessions` (without the times, but whether it exists) and its rows in
+/// `libsession_sessions` (count, size, latest entry; not the times, but whether it
+/// exists) and its rows in
 /// `libsession_entries`, as text.
 fn stored(db: &str, session: &str) -> (String, String) {
     let c = cluster();
     let row = c.sql(
         db,
         &format!(
-            "SELECT entries, encode(latest_leaf_id, 'hex') FROM libsession_sessions \
+            "SELECT entries, bytes, encode(latest_leaf_id, 'hex') FROM libsession_sessions \
              WHERE session_id = '{session}'"
         ),
     );
     let rows = c.sql(
         db,
         &format!(
-            "SELECT seq, encode(id, 'hex'), encode(parent_id, 'hex'), line \
+            "SELECT seq, off, encode(id, 'hex'), encode(parent_id, 'hex'), line \
              FROM libsession_entries WHERE session_id = '{session}' ORDER BY seq"
         ),
     );

@@ -18,9 +18,9 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 ///
 /// An open reads the version of the database's libsession tables (libsession_schema,
 /// libsession_sessions, libsession_entries, libsession_index) and runs no DDL when
-/// they are at this library's version (3). Only when they are missing or older does it
-/// take an advisory lock and create them, or upgrade version 1 or 2 in place keeping
-/// every row; a
+/// they are at this library's version (4). Only when they are missing or older does it
+/// take an advisory lock and create them, or upgrade version 1, 2 or 3 in place
+/// keeping every row; a
 /// version newer than this library's is refused (SESSION_ERR_IO), never written. A
 /// role that only uses the tables therefore needs no CREATE on the schema (which
 /// PostgreSQL 15 gives no role but the schema's owner): USAGE on the schema, SELECT
@@ -56,13 +56,18 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// Any number of stores in any number of processes and machines may append to one
 /// session. Before each read a store reads what the others committed since its last
 /// call. An append checks the id, the parent and the compaction and label rules
-/// against the entries the store holds, then inserts the line with seq = that count in
-/// one statement that commits by itself (one round trip); when another writer took
-/// that seq (or the id) meanwhile, it reads what was committed, checks again and tries
-/// again, and a refusal is given only after that read. seq is
-/// therefore the session's commit order, the same for every reader, and no lock is
-/// held longer than the insert. A failed append (refused, or the statement aborted, or
-/// the client killed) changes nothing.
+/// against the entries the store holds (the id over the entries a session index
+/// covers is left to the unique index), then one statement that commits by itself
+/// (one round trip) updates the session's row, which gives the row its seq (the next
+/// one) and its offset, and inserts the line. That row is the only lock, held for that
+/// statement: a concurrent append waits for it and is numbered after it, never fails
+/// for being late; rows other writers committed first are read by the store's next
+/// call that needs them. The rules still hold against them, as they only add entries;
+/// an id another writer took meanwhile makes the append read what was committed and
+/// check again, and a refusal is given only after that read. seq is therefore the
+/// session's commit order, the same for every reader, and no lock is held longer than
+/// the insert. A failed append (refused, or the statement aborted, or the client
+/// killed) changes nothing.
 ///
 /// Faults: a lost connection (the server stopped, crashed or failed over) is
 /// SESSION_ERR_IO for the call that met it, and the store's next call connects again
@@ -92,6 +97,15 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// - "strictRoles" (default false): as for session_jsonl_store_open_with.
 /// - "create" (default true): false opens only a session that exists; one that does
 ///   not is SESSION_ERR_IO (op open) and nothing is created (for a reader).
+/// - "pool" (default true): session_store_close keeps the store's connection in this
+///   process (at most 8; the oldest is closed first) for the next open with the same
+///   conninfo and durability, which then skips the login: a worker that opens and
+///   closes a store per turn logs in once. Kept: the connection, its
+///   synchronous_commit and its prepared insert; nothing else (a store runs no
+///   transaction across calls). A kept connection is only used by the process that
+///   made it, and one that died meanwhile (a server restart, an idle timeout) or whose
+///   tables changed version is dropped and a new one made, never an error. false: the
+///   store's connection is its own, closed by session_store_close.
 ///
 /// Returns SESSION_OK; SESSION_ERR_INVALID_ARGUMENT (a NULL or non-UTF-8 string,
 /// bad options, a conninfo that does not parse, a session_id that is empty, longer
@@ -108,7 +122,8 @@ use crate::store::{PgListOptions, PgOptions, Store, list_pg_sessions, pg_session
 /// (when out_store is not NULL).
 ///
 /// Ownership: the strings are borrowed for the call; close the store with
-/// session_store_close (which closes its connection); out_json as
+/// session_store_close (which keeps its connection for the next open, or closes it
+/// under "pool":false); out_json as
 /// session_parse_entry. Thread-safe.
 ///
 /// Safety: conninfo and session_id are NULL or NUL-terminated, options_json NULL or

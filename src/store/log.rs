@@ -167,6 +167,15 @@ impl Log {
     /// The position of the entry with `id`, whose hash (in this log's hasher) is
     /// `hash`.
     fn find_hashed(&self, id: &str, hash: u64) -> Option<u32> {
+        if let Some(at) = self.find_after_base(id, hash) {
+            return Some(at);
+        }
+        let base = self.base.as_ref()?;
+        self.noted(base.find(id)).flatten()
+    }
+
+    /// The position of the entry with `id` among the entries after the base.
+    fn find_after_base(&self, id: &str, hash: u64) -> Option<u32> {
         let mut at = self.by_hash.get(&hash).copied().unwrap_or(NONE);
         while let Some(record) = self.overlay(at) {
             if record.facts.id(self.json_at(record)) == id {
@@ -174,8 +183,7 @@ impl Log {
             }
             at = record.same_hash;
         }
-        let base = self.base.as_ref()?;
-        self.noted(base.find(id)).flatten()
+        None
     }
 
     /// The position of the entry with `id`.
@@ -211,6 +219,28 @@ impl Log {
     ) -> Result<Admitted, Error> {
         let hash = hashes.id;
         checks::id_is_new(id, self.find_hashed(id, hash).is_some(), line)?;
+        let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
+            return Ok(Admitted { hash, parent: NONE });
+        };
+        let found = self.find_hashed(parent_id, parent_hash);
+        let parent = checks::parent_is_committed(id, parent_id, found, line)?;
+        Ok(Admitted { hash, parent })
+    }
+
+    /// [`Log::admit`] for a medium that refuses a taken id itself (PostgreSQL's unique
+    /// index on the id): the id is looked up only among the entries after the base, so
+    /// the check reads no page of the session index's id table; the parent is found as
+    /// by [`Log::admit`]. The caller must treat the medium's refusal of the id as the
+    /// id check's answer (or know that the medium holds the id only once).
+    pub(crate) fn admit_over_base(
+        &self,
+        id: &str,
+        parent_id: Option<&str>,
+        line: Option<u64>,
+    ) -> Result<Admitted, Error> {
+        let hashes = IdHashes::new(&self.hasher, id, parent_id);
+        let hash = hashes.id;
+        checks::id_is_new(id, self.find_after_base(id, hash).is_some(), line)?;
         let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
             return Ok(Admitted { hash, parent: NONE });
         };

@@ -6,9 +6,13 @@
 //! after it are held in memory; this module only moves rows. Before every read the
 //! store catches up: it reads the rows committed after what it holds (`seq` > its last)
 //! and pushes them through the same admission as a replayed file. An append checks the
-//! tree rules against what the handle holds and inserts the line with `seq` = that count
-//! in one statement that commits by itself; the unique `seq` is the only lock (a lost
-//! race catches up, checks again and tries again). The stored form is the
+//! tree rules against what the handle holds and inserts the line in one statement that
+//! commits by itself, numbered by the session's row, which it updates: that row is the
+//! only lock, held for that statement; writers that come meanwhile wait for it and
+//! number their rows after (the handle then reads the rows it did not hold). The
+//! rules hold against rows the handle has not read: those rows can only add entries,
+//! and the one rule a new entry could break, a taken id, is the unique index's. The
+//! stored form is the
 //! entry's canonical line as `text`, byte for byte (never `jsonb`, which reorders
 //! keys); its id and parent id are kept beside it as bytes (`bytea`: an id may hold
 //! NUL), unique per session through their SHA-256. Session ids, ids and lines are bound
@@ -31,7 +35,7 @@ pub(crate) const INDEX_EVERY: usize = 1024;
 pub(crate) const MAX_SESSION_ID_BYTES: usize = 1024;
 
 /// Options of a PostgreSQL store, as JSON:
-/// `{"durability":…,"strictRoles":bool,"create":bool}`.
+/// `{"durability":…,"strictRoles":bool,"create":bool,"pool":bool}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct PgOptions {
@@ -47,6 +51,12 @@ pub struct PgOptions {
     /// does not exist is [`Error::Io`] of kind `NotFound`, and nothing is created (a
     /// reader, such as the source of `session copy`).
     pub create: bool,
+    /// Keep the connection when the store closes, for the next open in this process
+    /// with the same conninfo and durability, which then skips the login (default).
+    /// At most 8 are kept per process; a kept one that turns out dead is replaced by
+    /// a new one, never an error. `false`: the store's connection is its own, closed
+    /// with it.
+    pub pool: bool,
 }
 
 impl Default for PgOptions {
@@ -55,6 +65,7 @@ impl Default for PgOptions {
             durability: None,
             strict_roles: false,
             create: true,
+            pool: true,
         }
     }
 }
@@ -209,13 +220,16 @@ mod enabled {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// A row as read: its `seq`, its id column and its line.
+    pub(crate) type Row = (u64, Vec<u8>, String);
+
     /// What an insert found.
     pub(crate) enum Inserted {
-        /// The row is committed.
-        Committed,
-        /// Another store committed first (that seq or that id is taken): catch up and
-        /// check again.
-        Raced,
+        /// The row is committed at this `seq`.
+        Committed(u64),
+        /// The id is taken (by a row the caller may not have read yet), or the server
+        /// aborted the statement: nothing was written; catch up and check again.
+        Taken,
     }
 
     /// A connection bound to one session. The session index's sources ([`super::base`])
@@ -231,6 +245,25 @@ mod enabled {
         /// The server was a standby, or took no writes, at open: the store refuses
         /// appends (and writes no session index).
         read_only: bool,
+        /// Under which the connection is kept for the next open when the store closes
+        /// (see [`idle`]); `None` with the option `pool` off.
+        key: Option<String>,
+    }
+
+    impl Drop for PgSink {
+        fn drop(&mut self) {
+            if let Some(key) = self.key.take()
+                && !lock(&self.client).is_closed()
+            {
+                idle::give(idle::Idle {
+                    key,
+                    pid: std::process::id(),
+                    client: self.client.clone(),
+                    insert: self.insert.take(),
+                    secret: self.secret.clone(),
+                });
+            }
+        }
     }
 
     /// A failed database operation as the store's I/O failure, with the password
@@ -292,6 +325,13 @@ mod enabled {
 
     /// Connects and makes sure the schema is there, at this library's version.
     pub(super) fn connect(conninfo: &str) -> Result<(Client, Secret), Error> {
+        let (mut client, secret) = login(conninfo)?;
+        super::schema::ensure(&mut client, &secret)?;
+        Ok((client, secret))
+    }
+
+    /// Connects (the login), nothing more.
+    fn login(conninfo: &str) -> Result<(Client, Secret), Error> {
         // `sslmode` and `sslrootcert` are read here: the client crate's parser knows
         // neither verify-ca/verify-full nor a root file.
         let (conninfo, tls) = tls::split(conninfo)?;
@@ -311,54 +351,203 @@ mod enabled {
                 .map(|p| String::from_utf8_lossy(p).into_owned()),
         );
         config.ssl_mode(tls::client_mode(&tls, config.get_hosts()));
-        let mut client = config
+        let client = config
             .connect(tls::connector(&tls, &secret)?)
             .map_err(|e| Error::Io(failure(&secret, IoOp::Open, "connect", &e).into()))?;
-        super::schema::ensure(&mut client, &secret)?;
         Ok((client, secret))
     }
 
+    /// The connections of closed stores, kept in this process for the next open with
+    /// the same conninfo and durability (option `pool`, on by default), so that the
+    /// open skips the login. Each keeps its `synchronous_commit` and its prepared
+    /// insert, nothing else: a store runs no transaction across calls and sets nothing
+    /// more. At most [`MAX_IDLE`] are kept (the oldest is closed); one is taken only by
+    /// the process that made it (a forked child never touches its parent's socket),
+    /// and one that turns out dead or behind the schema is dropped and a new
+    /// connection made, so a kept connection never fails an open.
+    mod idle {
+        use super::{Secret, Shared, Statement};
+
+        /// The most idle connections a process keeps.
+        pub(super) const MAX_IDLE: usize = 8;
+
+        pub(super) struct Idle {
+            pub(super) key: String,
+            pub(super) pid: u32,
+            pub(super) client: Shared,
+            pub(super) insert: Option<Statement>,
+            pub(super) secret: Secret,
+        }
+
+        static IDLE: std::sync::Mutex<Vec<Idle>> = std::sync::Mutex::new(Vec::new());
+
+        fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+            IDLE.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+
+        /// The newest idle connection for `key` that nothing else holds.
+        pub(super) fn take(key: &str) -> Option<Idle> {
+            let pid = std::process::id();
+            let mut idle = idle();
+            // Another process's connections (this one was forked): forgotten, never
+            // closed (closing would end the parent's session on the shared socket).
+            for other in idle.extract_if(.., |i| i.pid != pid) {
+                std::mem::forget(other);
+            }
+            let at = idle
+                .iter()
+                .rposition(|i| i.key == key && std::sync::Arc::strong_count(&i.client) == 1)?;
+            Some(idle.remove(at))
+        }
+
+        /// Keeps `connection`, closing the oldest kept one beyond [`MAX_IDLE`].
+        pub(super) fn give(connection: Idle) {
+            let mut idle = idle();
+            idle.push(connection);
+            if idle.len() > MAX_IDLE {
+                let oldest = idle.remove(0);
+                drop(idle);
+                drop(oldest);
+            }
+        }
+    }
+
+    /// Where the open of [`PgSink::open_on`] failed.
+    enum OpenFailed {
+        /// A kept connection that is dead, or whose tables are no longer at this
+        /// library's version: make a new one.
+        Stale,
+        Error(Error),
+    }
+
+    /// Whether `e` came from the connection rather than from the server's answer.
+    fn lost(e: &postgres::Error) -> bool {
+        e.as_db_error().is_none()
+    }
+
     impl PgSink {
-        /// Connects, creates the schema on first use and the session's row if it is new
-        /// (or, with `create` off, fails when there is no such session).
+        /// Connects (or takes a kept connection, see [`idle`]), creates the schema on
+        /// first use and the session's row if it is new (or, with `create` off, fails
+        /// when there is no such session).
         pub(crate) fn open(
             conninfo: &str,
             session_id: &str,
             options: &PgOptions,
         ) -> Result<PgSink, Error> {
             check_session_id(session_id)?;
-            let (mut client, secret) = connect_with(conninfo, options)?;
-            let io =
-                |e: &postgres::Error| Error::Io(failure(&secret, IoOp::Open, "open", e).into());
+            let key = options
+                .pool
+                .then(|| format!("{:?}\0{conninfo}", options.durability));
+            if let Some(kept) = key.as_deref().and_then(idle::take) {
+                let shared = kept.client.clone();
+                match Self::open_on(kept.client, kept.secret, kept.insert, session_id, options) {
+                    Ok(mut sink) => {
+                        sink.key = key;
+                        return Ok(sink);
+                    }
+                    Err(OpenFailed::Error(e)) if !lock(&shared).is_closed() => return Err(e),
+                    // Dead, or its tables changed: a new connection.
+                    Err(_) => {}
+                }
+            }
+            // A new connection: the login, then the open's query, which also reads the
+            // tables' version; only when they are missing or older is the schema made
+            // or upgraded ([`super::schema::ensure`]) and the query run again.
+            let (client, secret) = login(conninfo)?;
+            let client = std::sync::Arc::new(std::sync::Mutex::new(client));
+            let mut tries = 0;
+            loop {
+                match Self::open_on(client.clone(), secret.clone(), None, session_id, options) {
+                    Ok(mut sink) => {
+                        sink.key = key;
+                        return Ok(sink);
+                    }
+                    Err(OpenFailed::Error(e)) => return Err(e),
+                    Err(OpenFailed::Stale) if tries == 0 && !lock(&client).is_closed() => {
+                        super::schema::ensure(&mut lock(&client), &secret)?;
+                        tries += 1;
+                    }
+                    Err(OpenFailed::Stale) => {
+                        return Err(Error::Io(
+                            IoFailure {
+                                op: IoOp::Open,
+                                kind: io::ErrorKind::Other,
+                                os_error: None,
+                                message: "PostgreSQL: the connection was lost during the open, \
+                                          or the tables changed version meanwhile"
+                                    .to_owned(),
+                                change: None,
+                            }
+                            .into(),
+                        ));
+                    }
+                }
+            }
+        }
+
+        /// The open on a connection: whether the server takes writes and the session
+        /// exists (and the tables' version, which a kept connection checks here), in
+        /// one round trip; the session's row if it is new.
+        fn open_on(
+            client: Shared,
+            secret: Secret,
+            insert: Option<Statement>,
+            session_id: &str,
+            options: &PgOptions,
+        ) -> Result<PgSink, OpenFailed> {
+            let io = |e: &postgres::Error| {
+                if lost(e) || e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) {
+                    OpenFailed::Stale
+                } else {
+                    OpenFailed::Error(Error::Io(failure(&secret, IoOp::Open, "open", e).into()))
+                }
+            };
+            let mut c = lock(&client);
             // A standby (or a server that takes no writes) serves a read-only store: it
-            // reads a prefix of the session's commit order and creates nothing. One round
-            // trip answers that and whether the session exists.
-            let row = client
+            // reads a prefix of the session's commit order and creates nothing. The
+            // same round trip sets the durability (`synchronous_commit`, for this
+            // connection) and reads the tables' version.
+            let durability = match options.durability {
+                Some(Durability::None) => Some("off"),
+                Some(_) => Some("on"),
+                None => None,
+            };
+            let row = c
                 .query_typed_one(
                     "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', \
-                     EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1)",
-                    &[(&session_id, Type::TEXT)],
+                     EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1), \
+                     (SELECT max(version) FROM libsession_schema), \
+                     CASE WHEN $2::text IS NOT NULL THEN set_config('synchronous_commit', $2, false) END",
+                    &[(&session_id, Type::TEXT), (&durability, Type::TEXT)],
                 )
                 .map_err(|e| io(&e))?;
             let read_only: bool = row.try_get(0).map_err(|e| io(&e))?;
             let exists: bool = row.try_get(1).map_err(|e| io(&e))?;
+            let version: Option<i32> = row.try_get(2).map_err(|e| io(&e))?;
+            if version != Some(super::schema::SCHEMA_VERSION) {
+                return Err(OpenFailed::Stale);
+            }
             if !exists {
                 if !options.create || read_only {
-                    return Err(Error::Io(no_such_session(session_id).into()));
+                    return Err(OpenFailed::Error(Error::Io(
+                        no_such_session(session_id).into(),
+                    )));
                 }
-                client
-                    .query_typed(
-                        CREATE_SESSION,
-                        &[(&session_id, Type::TEXT), (&now_ms(), Type::INT8)],
-                    )
-                    .map_err(|e| io(&e))?;
+                c.query_typed(
+                    CREATE_SESSION,
+                    &[(&session_id, Type::TEXT), (&now_ms(), Type::INT8)],
+                )
+                .map_err(|e| io(&e))?;
             }
+            drop(c);
             Ok(PgSink {
-                client: std::sync::Arc::new(std::sync::Mutex::new(client)),
+                client,
                 session_id: session_id.to_owned(),
                 secret,
-                insert: None,
+                insert,
                 read_only,
+                key: None,
             })
         }
 
@@ -386,12 +575,12 @@ mod enabled {
             &self.session_id
         }
 
-        /// The session's rows from `from` on, in seq order: `(seq, line)`.
-        pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+        /// The session's rows from `from` on, in seq order: `(seq, id column, line)`.
+        pub(crate) fn rows_from(&mut self, from: u64) -> Result<Vec<Row>, IoFailure> {
             let from = i64::try_from(from).unwrap_or(i64::MAX);
             let rows = lock(&self.client)
                 .query_typed(
-                    "SELECT seq, line FROM libsession_entries \
+                    "SELECT seq, line, id FROM libsession_entries \
                      WHERE session_id = $1 AND seq >= $2 ORDER BY seq",
                     &[(&self.session_id, Type::TEXT), (&from, Type::INT8)],
                 )
@@ -404,62 +593,95 @@ mod enabled {
                 let line: String = row
                     .try_get(1)
                     .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
-                out.push((u64::try_from(seq).unwrap_or(u64::MAX), line));
+                let id: Vec<u8> = row
+                    .try_get(2)
+                    .map_err(|e| self.fail(IoOp::Read, "reading the session", &e))?;
+                out.push((u64::try_from(seq).unwrap_or(u64::MAX), id, line));
             }
             Ok(out)
         }
 
-        /// Inserts the entry at `seq` (its line starting at `off` in the session seen as a
-        /// JSONL file) and sets the session's count, in one statement that commits by
-        /// itself. A unique violation (the seq or the id taken since the caller caught
-        /// up) writes nothing: the caller finds the row it ran into
-        /// ([`PgSink::conflict`]) and tries again. Any other failure may have happened
-        /// at the commit, so it is ambiguous: the message says how to learn the outcome.
+        /// Inserts the entry after every row committed so far, in one statement that
+        /// commits by itself: it updates the session's row (count, size, latest entry),
+        /// taking from it the `seq` and `off` the row gets, and inserts the row. The
+        /// session's row is the lock: a writer that comes while another's statement runs
+        /// waits for that statement, then numbers its row after it (so `seq` is the
+        /// commit order), and no insert fails for being late. `held` is how many rows
+        /// the caller holds; the row's `seq` is at least that (more when other writers
+        /// committed since the caller last read). A taken id writes nothing
+        /// ([`Inserted::Taken`]). A session whose count is below `held`, or whose count
+        /// or size disagrees with its rows (written outside libsession), is refused,
+        /// nothing written. Any other failure may have happened at the commit, so it is
+        /// ambiguous: the message says how to learn the outcome.
         pub(crate) fn insert(
             &mut self,
-            seq: u64,
-            off: u64,
+            held: u64,
             id: &str,
             parent_id: Option<&str>,
             line: &str,
         ) -> Result<Inserted, IoFailure> {
-            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-            let off = i64::try_from(off).unwrap_or(i64::MAX);
+            let held = i64::try_from(held).unwrap_or(i64::MAX);
+            let bytes = i64::try_from(line.len()).map_or(i64::MAX, |n| n.saturating_add(1));
             let now = now_ms();
             let (id, parent_id) = (id.as_bytes(), parent_id.map(str::as_bytes));
             let mut client = lock(&self.client);
             let insert = match &self.insert {
                 Some(insert) => insert.clone(),
                 None => {
-                    // One statement, one round trip, its own transaction: the row and
-                    // the session's count.
+                    // Prepared once: the one round trip of an append.
                     let insert = client
                         .prepare(
-                            "WITH added AS (INSERT INTO libsession_entries \
-                             (session_id, seq, id, parent_id, line, off) \
-                             VALUES ($1, $2, $3, $4, $5, $7)) \
-                             UPDATE libsession_sessions SET entries = $2 + 1, \
-                             latest_leaf_id = $3, modified_ms = $6 WHERE session_id = $1",
+                            "WITH s AS (UPDATE libsession_sessions SET entries = entries + 1, \
+                             bytes = bytes + $5, latest_leaf_id = $2, modified_ms = $6 \
+                             WHERE session_id = $1 AND entries >= $7 \
+                             RETURNING entries - 1 AS seq, bytes - $5 AS off) \
+                             INSERT INTO libsession_entries (session_id, seq, id, parent_id, line, off) \
+                             SELECT $1, seq, $2, $3, $4, off FROM s RETURNING seq",
                         )
                         .map_err(|e| failure(&self.secret, IoOp::Write, "preparing", &e))?;
                     self.insert = Some(insert.clone());
                     insert
                 }
             };
-            let inserted = client.execute(
+            let inserted = client.query_opt(
                 &insert,
-                &[&self.session_id, &seq, &id, &parent_id, &line, &now, &off],
+                &[
+                    &self.session_id,
+                    &id,
+                    &parent_id,
+                    &line,
+                    &bytes,
+                    &now,
+                    &held,
+                ],
             );
             drop(client);
+            let constraint = |e: &postgres::Error| {
+                e.as_db_error()
+                    .filter(|db| db.code() == &postgres::error::SqlState::UNIQUE_VIOLATION)
+                    .and_then(|db| db.constraint().map(str::to_owned))
+            };
             match inserted {
-                Ok(_) => Ok(Inserted::Committed),
-                // A deadlock: with a copy into the session, which holds the session's
-                // row while it writes seq 0 on; the server aborted this statement.
-                Err(e)
-                    if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION)
-                        || e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) =>
-                {
-                    Ok(Inserted::Raced)
+                Ok(Some(row)) => {
+                    let seq: i64 = row
+                        .try_get(0)
+                        .map_err(|e| self.fail(IoOp::Sync, "insert and commit", &e))?;
+                    Ok(Inserted::Committed(u64::try_from(seq).unwrap_or(u64::MAX)))
+                }
+                Ok(None) => Err(self.disagrees(
+                    "has fewer entries than this handle read (or is gone): it was changed \
+                     outside libsession",
+                )),
+                Err(e) if constraint(&e).as_deref() == Some("libsession_entries_id") => {
+                    Ok(Inserted::Taken)
+                }
+                Err(e) if constraint(&e).is_some() => Err(self.disagrees(
+                    "counts entries or bytes that its rows disagree with (written outside \
+                     libsession, or by an older library after the tables were upgraded)",
+                )),
+                // A deadlock (the server aborted the statement): nothing was written.
+                Err(e) if e.code() == Some(&postgres::error::SqlState::T_R_DEADLOCK_DETECTED) => {
+                    Ok(Inserted::Taken)
                 }
                 Err(e) => {
                     let mut failure = self.fail(IoOp::Sync, "insert and commit", &e);
@@ -472,16 +694,32 @@ mod enabled {
             }
         }
 
-        /// The first row of the session that an insert of `id` at `seq` ran into: the
-        /// row at that seq, or one whose id column holds `id`. `None` when there is none
-        /// (any more). Outside a transaction.
-        pub(crate) fn conflict(&mut self, seq: u64, id: &str) -> Result<Option<u64>, IoFailure> {
-            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+        /// The session's row in the database does not hold what its rows say: nothing
+        /// was written, and no retry mends it.
+        fn disagrees(&self, what: &str) -> IoFailure {
+            IoFailure {
+                op: IoOp::Write,
+                kind: io::ErrorKind::InvalidData,
+                os_error: None,
+                message: format!(
+                    "PostgreSQL: session {:?} {what}; nothing was written",
+                    self.session_id
+                ),
+                change: None,
+            }
+        }
+
+        /// The row of the session whose id column holds `id`, which an insert ran into;
+        /// `None` when there is none (any more). Outside a transaction.
+        pub(crate) fn conflict(&mut self, id: &str) -> Result<Option<u64>, IoFailure> {
             let row = lock(&self.client)
-                .query_opt(
+                .query_typed_opt(
                     "SELECT seq FROM libsession_entries WHERE session_id = $1 \
-                     AND (seq = $2 OR sha256(id) = sha256($3)) ORDER BY seq LIMIT 1",
-                    &[&self.session_id, &seq, &id.as_bytes()],
+                     AND sha256(id) = sha256($2) LIMIT 1",
+                    &[
+                        (&self.session_id, Type::TEXT),
+                        (&id.as_bytes(), Type::BYTEA),
+                    ],
                 )
                 .map_err(|e| self.fail(IoOp::Read, "finding the conflicting row", &e))?;
             match row {
@@ -559,8 +797,8 @@ mod disabled {
     /// Matched by the store; never made, as no connection exists.
     #[allow(dead_code)]
     pub(crate) enum Inserted {
-        Committed,
-        Raced,
+        Committed(u64),
+        Taken,
     }
 
     /// The one error of a function whose cargo feature this build lacks (as search's).
@@ -576,7 +814,10 @@ mod disabled {
             Err(unsupported())
         }
 
-        pub(crate) fn rows_from(&mut self, _: u64) -> Result<Vec<(u64, String)>, IoFailure> {
+        pub(crate) fn rows_from(
+            &mut self,
+            _: u64,
+        ) -> Result<Vec<(u64, Vec<u8>, String)>, IoFailure> {
             match *self {}
         }
 
@@ -591,7 +832,6 @@ mod disabled {
         pub(crate) fn insert(
             &mut self,
             _: u64,
-            _: u64,
             _: &str,
             _: Option<&str>,
             _: &str,
@@ -599,7 +839,7 @@ mod disabled {
             match *self {}
         }
 
-        pub(crate) fn conflict(&mut self, _: u64, _: &str) -> Result<Option<u64>, IoFailure> {
+        pub(crate) fn conflict(&mut self, _: &str) -> Result<Option<u64>, IoFailure> {
             match *self {}
         }
     }

@@ -10,7 +10,9 @@
 //! queries. An open reads the index's header and page checksums, its last record, its
 //! roots and labels and the rows of its sampled regions and last line in one query
 //! ([`OPEN_INDEX`]), then the rows committed after what the index covers; a query
-//! reads the pages and lines of what it returns, one statement each, nothing prepared.
+//! reads the pages of what it returns in windows of [`WINDOW`] bytes (one statement
+//! serves the pages that lie close together) and its lines, one statement each,
+//! nothing prepared.
 //!
 //! The index is a cache the handles write themselves ([`write_index`]): once the rows
 //! after the newest index reach [`super::INDEX_EVERY`], the handle holding them all
@@ -102,6 +104,15 @@ impl Source for Lines {
     }
 }
 
+/// The bytes of a stored index read in one round trip when a read finds them in no
+/// window read before: the pages a query needs lie close together (the records of a
+/// path's entries, their id-table pages), so one window serves several.
+const WINDOW: u64 = 32 * 1024;
+
+/// The windows an [`Image`] keeps (the oldest is dropped): at most this × [`WINDOW`]
+/// bytes per open store, on top of the index's own page cache.
+const WINDOWS: usize = 4;
+
 /// One stored session index, by the number of entries it covers.
 struct Image {
     client: Shared,
@@ -110,6 +121,24 @@ struct Image {
     /// Byte ranges the open read ahead: the header's page, the last record's page, and
     /// the tail (roots, labels and the page checksums).
     ahead: Ahead<Vec<u8>>,
+    /// Windows read since ([`WINDOW`]), by where they start, the newest last.
+    windows: std::cell::RefCell<Ahead<Vec<u8>>>,
+}
+
+impl Image {
+    /// Copies the bytes at `at` from a window that holds all of `buf` (or reaches the
+    /// image's end); `None` when none does.
+    fn read_windows(&self, buf: &mut [u8], at: u64) -> Option<usize> {
+        let windows = self.windows.borrow();
+        let (start, bytes) = windows.iter().rev().find(|(start, bytes)| {
+            let end = start + bytes.len() as u64;
+            *start <= at && (at + buf.len() as u64 <= end || (bytes.len() as u64) < WINDOW)
+        })?;
+        let from = usize::try_from(at - start).ok()?;
+        let n = bytes.len().saturating_sub(from).min(buf.len());
+        buf[..n].copy_from_slice(&bytes[from..from + n]);
+        Some(n)
+    }
 }
 
 impl Source for Image {
@@ -118,7 +147,13 @@ impl Source for Image {
         if filled > 0 {
             return Ok(filled);
         }
-        let (Ok(from), Ok(len)) = (i32::try_from(at + 1), i32::try_from(buf.len())) else {
+        if let Some(n) = self.read_windows(buf, at) {
+            return Ok(n);
+        }
+        // The window holding `at` (all of `buf`, when it reaches past that window).
+        let start = at / WINDOW * WINDOW;
+        let want = (at + buf.len() as u64).max(start + WINDOW) - start;
+        let (Ok(from), Ok(len)) = (i32::try_from(start + 1), i32::try_from(want)) else {
             return Ok(0);
         };
         let rows = lock(&self.client)
@@ -136,10 +171,15 @@ impl Source for Image {
         let Some(row) = rows.first() else {
             return Ok(0);
         };
-        let bytes: &[u8] = row.try_get(0).map_err(io::Error::other)?;
-        let n = bytes.len().min(buf.len());
-        buf[..n].copy_from_slice(&bytes[..n]);
-        Ok(n)
+        let bytes: Vec<u8> = row.try_get(0).map_err(io::Error::other)?;
+        {
+            let mut windows = self.windows.borrow_mut();
+            if windows.len() == WINDOWS {
+                windows.remove(0);
+            }
+            windows.push((start, bytes));
+        }
+        Ok(self.read_windows(buf, at).unwrap_or(0))
     }
 }
 
@@ -223,6 +263,7 @@ pub(crate) fn load_base(sink: &PgSink) -> Option<Log> {
         session_id: session_id.clone(),
         entries,
         ahead: image_ahead,
+        windows: Default::default(),
     };
     let lines = Lines {
         client,

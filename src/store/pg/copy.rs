@@ -4,8 +4,8 @@
 //! The transaction creates the session's row if it is new and locks it as an append
 //! does, so a copy and appends to that session run one at a time; it refuses a session
 //! that already has entries before writing a row; it streams the rows with the `COPY`
-//! protocol (binary), at `seq` 0, 1, … in the order given, and sets the session's count
-//! and latest entry as that many appends would; then it commits. Any failure on the way
+//! protocol (binary), at `seq` 0, 1, … in the order given, and sets the session's count,
+//! size and latest entry as that many appends would; then it commits. Any failure on the way
 //! (an entry the tree rules refuse, a row the server refuses, a lost connection, a
 //! server that stops) rolls all of it back, the session's new row included.
 
@@ -108,9 +108,9 @@ pub(crate) fn copy_in(
     let total = i64::try_from(entries.len()).unwrap_or(i64::MAX);
     let latest = entries.last().map(|entry| entry.id().as_bytes());
     tx.execute(
-        "UPDATE libsession_sessions SET entries = $2, latest_leaf_id = $3, modified_ms = $4 \
-         WHERE session_id = $1",
-        &[&session_id, &total, &latest, &now_ms()],
+        "UPDATE libsession_sessions SET entries = $2, latest_leaf_id = $3, modified_ms = $4, \
+         bytes = $5 WHERE session_id = $1",
+        &[&session_id, &total, &latest, &now_ms(), &off],
     )
     .map_err(write("updating the session"))?;
     tx.commit().map_err(|e| {

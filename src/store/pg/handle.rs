@@ -1,5 +1,5 @@
 //! The PostgreSQL side of [`Store`]: the open, the catch-up before every call, the
-//! append (insert at the next `seq`, retried on a lost race), the reconnect after a
+//! append (one statement that numbers and inserts the row), the reconnect after a
 //! lost connection, and the upkeep of the session index. The rows themselves move
 //! through [`super::PgSink`]; the tree rules are the ones the JSONL store applies.
 
@@ -15,9 +15,9 @@ use crate::store::{
 
 use super::{PgOptions, PgSink};
 
-/// The most inserts in a row one PostgreSQL append tries after running into rows that
-/// other writers committed meanwhile (each try first reads them): every lost race is
-/// another writer's progress; the bound only ends a starvation.
+/// The most inserts in a row one PostgreSQL append tries after finding its id taken
+/// (each try first reads what was committed): the bound ends a loop on rows changed
+/// outside libsession.
 const MAX_RACES: u32 = 1024;
 
 /// A PostgreSQL store's connection and what it reconnects with after losing it.
@@ -54,7 +54,7 @@ impl Store {
     /// meaning of a JSONL store; any number of stores in any number of processes may
     /// append to one session, and `seq` is that session's commit order, the same for
     /// every reader. Every read first reads what other stores committed since its last
-    /// call; an append reads them when its insert finds its seq taken.
+    /// call; an append reads them when its insert was numbered after them.
     ///
     /// Fails with [`Error::InvalidArgument`] (a bad `conninfo` or `session_id`),
     /// [`Error::Io`] (the server cannot be reached, refuses the login, holds a newer
@@ -140,7 +140,7 @@ impl Store {
                 }
             };
             parser.set_options(self.parse);
-            for (seq, line) in rows {
+            for (seq, id_column, line) in rows {
                 let number = seq.saturating_add(1);
                 if seq != inner.log.len() as u64 {
                     return Err(Error::internal(
@@ -157,10 +157,13 @@ impl Store {
                                 ParseFault::Entry(e) => crate::error::LineFault::Entry(e),
                             },
                         })?;
-                let admitted =
-                    inner
-                        .log
-                        .admit(facts.id(json), facts.parent_id(json), Some(number))?;
+                // The unique index holds each id column once: a line whose id is its
+                // row's id column is not looked up among the indexed entries.
+                let (id, parent_id) = (facts.id(json), facts.parent_id(json));
+                let admitted = match id.as_bytes() == id_column.as_slice() {
+                    true => inner.log.admit_over_base(id, parent_id, Some(number))?,
+                    false => inner.log.admit(id, parent_id, Some(number))?,
+                };
                 inner.log.push(json, facts, admitted)?;
             }
             Ok(())
@@ -168,17 +171,22 @@ impl Store {
     }
 
     /// An append to a PostgreSQL store: check the tree rules against the rows this
-    /// handle holds, then one statement (its own transaction, one round trip) inserts
-    /// the row at seq = the count and updates the session's row. The seq's uniqueness
-    /// is the only lock: an insert that finds its seq (or its id) taken lost a race
-    /// with another writer; the append then catches up, checks again and tries again.
-    /// A refusal is only given after catching up. Appends to
-    /// one session thus commit in one order, holding the session's row only for the
-    /// insert itself. The identical entry (same id, same bytes) already committed is
-    /// that entry: its receipt is returned, so a host can learn the outcome of an
-    /// ambiguous failure. A refused entry writes nothing; a failed statement taints
-    /// the store, or, when the connection is gone, waits for the next call to
-    /// reconnect.
+    /// handle holds, then one statement (its own transaction, one round trip) numbers
+    /// the row after every committed one as it updates the session's row, and inserts
+    /// it ([`PgSink::insert`]). The session's row is the lock, held for that statement
+    /// only: concurrent appends wait for each other's statement, never fail for being
+    /// late, and commit in one order, `seq`. When other writers committed rows since
+    /// this handle last read, the append leaves them and its own row to be read by the
+    /// next call that needs them (every read catches up first). The rules still hold
+    /// against those rows: they only add entries (a parent,
+    /// a kept entry, a label's target that this handle found stays committed), and a
+    /// taken id is refused by the unique index, which this check leaves the entries
+    /// its session index covers to (so it reads no page of the index's id table). A
+    /// refusal is only given after catching up. The identical entry (same id, same
+    /// bytes) already committed is that entry: its receipt is returned, so a host can
+    /// learn the outcome of an ambiguous failure. A refused entry writes nothing; a
+    /// failed statement taints the store, or, when the connection is gone, waits for
+    /// the next call to reconnect.
     pub(in crate::store) fn commit_pg(
         &self,
         inner: &mut Inner,
@@ -191,13 +199,11 @@ impl Store {
             self.reconnect(inner)?;
         }
         let mut races = 0;
-        // The seq of the last insert that ran into a row.
-        let mut raced: Option<u64> = None;
-        // The first try inserts at the next seq without reading the session first: a
-        // row committed meanwhile holds that seq, so the insert fails and only then is
-        // the session read. A success at the next seq proves this handle held every
-        // row before it. A refusal, though, is given only after reading every row
-        // committed (the parent may be one of them).
+        // The last insert found the id taken.
+        let mut taken = false;
+        // The first try inserts without reading the session first; a refusal, though,
+        // is given only after reading every row committed (the parent may be one of
+        // them).
         let (mut read_first, mut read) = (false, false);
         loop {
             if read_first {
@@ -205,22 +211,13 @@ impl Store {
                 read = true;
             }
             read_first = true;
-            if let Some(seq) = raced.take()
-                && inner.log.len() as u64 == seq
-            {
-                // No row at that seq to catch up: what did the insert run into?
-                let found = match sink(&mut inner.backend) {
-                    Some(sink) => sink.conflict(seq, id),
-                    None => {
-                        return Err(Error::internal("a PostgreSQL store without its connection"));
-                    }
-                };
-                match found {
-                    Ok(found) => Self::unexplained(found, seq, races)?,
-                    Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
-                }
-            }
-            let admitted = inner.log.admit(id, parent_id, None).and_then(|admitted| {
+            // Once an insert found the id taken, the ids are checked over every
+            // entry, so the answer (a refusal, or this entry's receipt) is given here.
+            let admitted = match races {
+                0 => inner.log.admit_over_base(id, parent_id, None),
+                _ => inner.log.admit(id, parent_id, None),
+            };
+            let admitted = admitted.and_then(|admitted| {
                 check_against_tree(&inner.log, json, &pending.facts, admitted.parent)?;
                 Ok(admitted)
             });
@@ -246,44 +243,54 @@ impl Store {
                     };
                 }
             };
-            let (seq, off) = (inner.log.len() as u64, inner.log.line_bytes());
+            let held = inner.log.len() as u64;
             let Some(sink) = sink(&mut inner.backend) else {
                 return Err(Error::internal("a PostgreSQL store without its connection"));
             };
-            let written = match sink.insert(seq, off, id, parent_id, text) {
-                Ok(super::Inserted::Committed) => Ok(()),
-                Ok(super::Inserted::Raced) => {
-                    // Another writer took the seq (the usual case: the next catch-up
-                    // reads its row) or the id.
+            if std::mem::take(&mut taken) {
+                // The id was taken, yet no row read since holds it: which row does?
+                match sink.conflict(id) {
+                    Ok(found) => Self::unexplained(found, held, races)?,
+                    Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
+                }
+            }
+            let seq = match sink.insert(held, id, parent_id, text) {
+                Ok(super::Inserted::Committed(seq)) => seq,
+                Ok(super::Inserted::Taken) => {
                     races += 1;
                     if races >= MAX_RACES {
-                        Self::unexplained(None, seq, races)?;
+                        Self::unexplained(None, held, races)?;
                     }
-                    raced = Some(seq);
+                    taken = true;
                     continue;
                 }
-                Err(failure) => Err(failure),
+                Err(failure) => return Err(Error::Io(self.pg_failed(inner, failure))),
             };
-            if let Err(failure) = written {
-                return Err(Error::Io(self.pg_failed(inner, failure)));
+            let receipt = Receipt {
+                id: id.to_owned(),
+                seq,
+            };
+            if seq == held {
+                inner.log.push(json, pending.facts.clone(), admitted)?;
+                self.index_pg(inner);
             }
-            let id = id.to_owned();
-            let seq = inner.log.push(json, pending.facts.clone(), admitted)?;
-            self.index_pg(inner);
-            return Ok(Receipt { id, seq });
+            // Otherwise other writers committed first: their rows and this one are read
+            // when a call needs them (every read catches up first; an append whose
+            // checks fail on what this handle holds catches up and checks again).
+            return Ok(receipt);
         }
     }
 
-    /// [`Store::commit_pg`]'s answer to an insert that ran into a row: `found`, the row
-    /// at the insert's `seq` or one whose id column holds the entry's id. A row before
-    /// `seq` was caught up, and its line's id is not the entry's (the tree rules would
-    /// have refused the entry): its id column disagrees with its line, which no retry
-    /// mends, so it is named as a corrupt line. A row at or after `seq` (or none any
-    /// more) came from another writer since the catch-up: catching up explains it, so
-    /// the append tries again, at most [`MAX_RACES`] times in a row.
-    fn unexplained(found: Option<u64>, seq: u64, races: u32) -> Result<(), Error> {
+    /// [`Store::commit_pg`]'s answer to an insert that found the entry's id taken
+    /// although no row read since holds it: `found`, the row whose id column holds the
+    /// id. A row before `held` (the rows this handle holds) was read, and its line's id
+    /// is not the entry's: its id column disagrees with its line, which no retry
+    /// mends, so it is named as a corrupt line. A row at or after `held` (or none any
+    /// more) came from another writer since: catching up explains it, so the append
+    /// tries again, at most [`MAX_RACES`] times in a row.
+    fn unexplained(found: Option<u64>, held: u64, races: u32) -> Result<(), Error> {
         match found {
-            Some(row) if row < seq => Err(Error::CorruptLine {
+            Some(row) if row < held => Err(Error::CorruptLine {
                 line: row.saturating_add(1),
                 fault: crate::error::LineFault::Entry(EntryError {
                     pointer: "/id".to_owned(),
@@ -297,8 +304,8 @@ impl Store {
                 kind: std::io::ErrorKind::Other,
                 os_error: None,
                 message: format!(
-                    "PostgreSQL: {races} inserts in a row ran into rows written without the \
-                     session's lock; nothing was written"
+                    "PostgreSQL: {races} inserts in a row found the entry's id taken by rows \
+                     that do not hold it; nothing was written"
                 ),
                 change: None,
             }))),

@@ -11,7 +11,8 @@
 //!
 //! To add version N + 1: append to [`MIGRATIONS`] the statements that turn version N
 //! into N + 1 in place, keeping every row ([`SCHEMA_VERSION`] follows from the list), and
-//! test it on a database written by version N (`tests/pg_store.rs` does so for 1 → 2).
+//! test it on a database written by version N (`tests/pg_store.rs` does so for 1, 2
+//! and 3).
 //! A library never writes to a database whose version is newer than its own.
 
 use std::io;
@@ -52,7 +53,7 @@ const VERSION_1: &str = "
     );";
 
 /// `MIGRATIONS[k]` turns version k + 1 into version k + 2.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // 1 → 2: entry ids as bytes. A `text` value cannot hold NUL, which a JSON id may
     // (`"a\u0000b"`), and a B-tree row holds at most about 2.7 KB, which an id may
     // exceed: ids (and parent ids, and a session's latest leaf id) become `bytea`, the
@@ -90,6 +91,20 @@ const MIGRATIONS: [&str; 2] = [
         PRIMARY KEY (session_id, entries)
     );
     ALTER TABLE libsession_index ALTER COLUMN image SET STORAGE EXTERNAL;",
+    // 3 → 4: the server numbers an append. The session's row keeps, beside its count
+    // (the next `seq`), `bytes`: the session's size seen as a JSONL file (the next
+    // `off`). An append takes both from that row as it updates it, so writers that
+    // raced wait for each other's one statement instead of failing and retrying. Both
+    // are set here from the rows. A handle of an older library still writing after the
+    // upgrade cannot make them lie unseen: the unique `off` then refuses the next
+    // append at the stale offset.
+    "
+    ALTER TABLE libsession_sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
+    UPDATE libsession_sessions s SET entries = e.entries, bytes = e.bytes FROM (
+        SELECT DISTINCT ON (session_id) session_id, seq + 1 AS entries,
+            off + octet_length(convert_to(line, 'UTF8')) + 1 AS bytes
+        FROM libsession_entries ORDER BY session_id, seq DESC) e
+        WHERE s.session_id = e.session_id;",
 ];
 
 /// Makes sure the tables are there at [`SCHEMA_VERSION`]: reads the version and, only
