@@ -393,3 +393,199 @@ fn the_outlines_sizes_cut_the_deflated_entries_into_each_entry_as_written() {
         }
     }
 }
+
+#[path = "../../tests/common/random.rs"]
+mod random;
+use random::{ALNUM, B64, UPPER32, random};
+
+/// Redaction on this thread only.
+const SEQUENTIAL: Pipeline = Pipeline {
+    from: usize::MAX,
+    chunk: usize::MAX,
+};
+
+/// The page with redaction on a second thread whatever the session's size, `chunk`
+/// bytes of entries at a time.
+fn pipelined(chunk: usize) -> Pipeline {
+    Pipeline { from: 0, chunk }
+}
+
+fn render_with(store: &Store, options: &str, pipeline: Pipeline) -> String {
+    let options = ViewOptions::from_json(options).expect("options");
+    render_html_with(store, &options, pipeline).expect("render")
+}
+
+/// The entries a page carries, plain or deflated, as their JSON text.
+fn carried_entries(html: &str) -> String {
+    let data: serde_json::Value = serde_json::from_str(data(html)).expect("data is JSON");
+    match data["entriesDeflate"].as_str() {
+        Some(deflated) => String::from_utf8(
+            miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(deflated)).expect("zlib"),
+        )
+        .expect("UTF-8"),
+        None => data["entries"].to_string(),
+    }
+}
+
+#[test]
+fn a_deflate_stream_fed_in_pieces_writes_what_one_call_writes() {
+    let corpus = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/corpus/pi/pimono-before-compaction.jsonl"
+    ))
+    .expect("a corpus file");
+    let noise = random(B64, 300_000, 1).into_bytes();
+    for text in [&corpus[..], &noise[..], b"", b"x"] {
+        let whole = miniz_oxide::deflate::compress_to_vec_zlib(text, DEFLATE_LEVEL);
+        for piece in [1, 7, 4096, 65_536, usize::MAX] {
+            let mut deflater = Deflater::new();
+            for part in text.chunks(piece.min(text.len().max(1))) {
+                deflater.push(part).expect("push");
+            }
+            assert_eq!(
+                deflater.finish().expect("finish"),
+                whole,
+                "{} bytes in pieces of {piece}",
+                text.len()
+            );
+        }
+    }
+}
+
+/// A secret of several kinds, built at run time (no source file holds one), with how
+/// each is planted in a JSON string: as written, with an escape in its keyword, or in
+/// a JSON text held in a string (a Codex tool call's arguments).
+fn planted_secrets() -> Vec<(String, String)> {
+    let github = format!("ghp_{}", random(ALNUM, 36, 21));
+    let aws = format!("AKIA{}", random(UPPER32, 16, 22));
+    let escaped = format!("AKIA{}", random(UPPER32, 16, 23));
+    let nested = format!("ghp_{}", random(ALNUM, 36, 24));
+    let body: Vec<String> = (0..4).map(|i| random(B64, 64, 30 + i)).collect();
+    let pem = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+        body.join("\n")
+    );
+    vec![
+        (github.clone(), format!("my token is {github} keep it")),
+        (aws.clone(), format!("export KEY={aws}")),
+        // `\u0041` spells the `A` of AKIA.
+        (escaped.clone(), format!("key \\u0041{}", &escaped[1..])),
+        (
+            nested.clone(),
+            format!("{{\\\"command\\\":\\\"push {nested}\\\"}}"),
+        ),
+        (pem.clone(), pem.replace('\n', "\\n")),
+    ]
+}
+
+/// A session of `filler` messages of about `size` bytes each, with the planted secrets'
+/// raw JSON string contents in messages at `at` (positions, in order).
+fn planted_store(filler: usize, size: usize, at: &[usize]) -> Store {
+    let store = Store::memory();
+    let secrets = planted_secrets();
+    let mut planted = secrets.iter().cycle();
+    for i in 0..filler {
+        let parent = match i {
+            0 => "null".to_owned(),
+            _ => format!("\"e-{}\"", i - 1),
+        };
+        let content = match at.contains(&i) {
+            true => planted
+                .next()
+                .map(|(_, raw)| raw.clone())
+                .unwrap_or_default(),
+            false => format!("filler {i} {}", random(ALNUM, size, 1000 + i as u64)),
+        };
+        store
+            .append(format!(
+                r#"{{"id":"e-{i}","parentId":{parent},"timestamp":{i},"type":"message","message":{{"role":"user","content":"{content}"}}}}"#
+            ))
+            .expect("append");
+    }
+    store
+}
+
+#[test]
+fn pipelined_pages_are_the_sequential_pages_wherever_the_chunks_end() {
+    let store = planted_store(600, 700, &[0, 1, 2, 3, 4, 150, 299, 300, 301, 599]);
+    let sequential = render_with(&store, "{}", SEQUENTIAL);
+    let entries = carried_entries(&sequential);
+    for (secret, _) in planted_secrets() {
+        assert!(
+            !entries.contains(&secret[4..]),
+            "a secret in the page: {}",
+            &secret[..4]
+        );
+    }
+    assert_eq!(entries.matches("[REDACTED:").count(), 10);
+    for chunk in [1, 700, 2000, 64 * 1024, 400_000, usize::MAX] {
+        assert_eq!(
+            render_with(&store, "{}", pipelined(chunk)),
+            sequential,
+            "chunks of {chunk} bytes"
+        );
+    }
+    assert_eq!(render_with(&store, "{}", Pipeline::DEFAULT), sequential);
+    assert_eq!(render(&store, "{}"), sequential);
+}
+
+#[test]
+fn pipelined_pages_are_the_sequential_pages_on_the_corpus() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus");
+    let mut stack = vec![root];
+    let mut sessions = 0;
+    let temp = tempfile::tempdir().expect("a temporary folder");
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("the corpus") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read(&path).expect("a corpus file");
+            let Ok(imported) = crate::interop::import(None, &text) else {
+                continue;
+            };
+            // Opened as `session view` opens a file: read-only, each entry as written
+            // (an import may keep what an append would refuse).
+            let file = temp.path().join(format!("{sessions}.jsonl"));
+            std::fs::write(&file, imported.lines.join("\n") + "\n").expect("write");
+            let options = crate::JsonlOptions {
+                read_only: true,
+                ..crate::JsonlOptions::default()
+            };
+            let (store, _) = Store::open_jsonl_with(&file, &options).expect("open");
+            let sequential = render_with(&store, "{}", SEQUENTIAL);
+            let pipelined = render_with(&store, "{}", pipelined(4096));
+            assert!(pipelined == sequential, "{}", path.display());
+            sessions += 1;
+        }
+    }
+    assert!(sessions >= 40, "{sessions} sessions");
+}
+
+#[test]
+fn a_session_redaction_takes_across_the_deflate_size_is_carried_as_its_redacted_size_says() {
+    // A private key of ~300 bytes becomes `[REDACTED:private-key]`: from just above the
+    // deflate size to below it; ten AWS key ids grow by 8 bytes each: from just below it
+    // to above.
+    let pem = planted_secrets().pop().expect("the private key").1;
+    let aws: Vec<String> = (0..10)
+        .map(|i| format!("AKIA{}", random(UPPER32, 16, 40 + i)))
+        .collect();
+    for (content, shrinks) in [(pem, true), (aws.join(" "), false)] {
+        let (_, overhead) = store_of_one(content.len());
+        let filler = match shrinks {
+            true => DEFLATE_FROM + 10 - overhead,
+            false => DEFLATE_FROM - 10 - overhead,
+        };
+        let store = store_with(&["x".repeat(filler).as_str(), content.as_str()]);
+        let sequential = render_with(&store, "{}", SEQUENTIAL);
+        let data: serde_json::Value = serde_json::from_str(data(&sequential)).expect("JSON");
+        assert_eq!(data.get("entries").is_some(), shrinks, "shrinks: {shrinks}");
+        assert_eq!(data.get("entriesDeflate").is_none(), shrinks);
+        for chunk in [1, usize::MAX] {
+            assert_eq!(render_with(&store, "{}", pipelined(chunk)), sequential);
+        }
+    }
+}
