@@ -18,7 +18,9 @@
 //!
 //! Secrets in the entries (API keys, tokens, private keys, passwords: the default
 //! rules of [`crate::secrets`]) are replaced by `[REDACTED:<rule>]` unless the options
-//! say `"redact": false`; the labels and the title are the caller's and are kept.
+//! say `"redact": false`; the labels and the title are the caller's and are kept. A
+//! large session is redacted on a second thread while this one deflates it
+//! (`redaction.rs`).
 //!
 //! The script renders lazily (the tree as a virtual list, the branch a chunk at a
 //! time) from an outline of the tree carried beside the entries (`outline.rs`), parsing
@@ -110,7 +112,7 @@ pub(crate) fn render_html_with(
         Some(redactor) => {
             let (carried, changes) = redact_entries(
                 redactor,
-                &snapshot.entries_json,
+                snapshot.entries_json,
                 &lengths.into_inner(),
                 pipeline,
             )?;

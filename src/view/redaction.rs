@@ -66,20 +66,23 @@ pub(super) type Change = (usize, Vec<u8>);
 /// changed (for the outline's sizes).
 pub(super) fn redact_entries(
     redactor: &Redactor,
-    array: &[u8],
+    array: Vec<u8>,
     lengths: &[usize],
     pipeline: Pipeline,
 ) -> Result<(Carried, Vec<Change>), Error> {
     let spans = spans(lengths);
     if array.len() >= pipeline.from {
         let chunks = chunks(&spans, pipeline.chunk);
-        if let Some(done) = pipelined(redactor, array, &spans, &chunks) {
+        if let Some(done) = pipelined(redactor, &array, &spans, &chunks) {
             return done;
         }
     }
     // Below the pipeline's size, or when no thread could be started.
-    let changes = redact_span(redactor, array, &spans, 0..spans.len());
-    let json = apply(array, &spans, &changes);
+    let changes = redact_span(redactor, &array, &spans, 0..spans.len());
+    let json = match changes.is_empty() {
+        true => array,
+        false => apply(&array, &spans, &changes),
+    };
     Ok((Carried::of(json)?, changes))
 }
 
