@@ -394,10 +394,6 @@ fn the_outlines_sizes_cut_the_deflated_entries_into_each_entry_as_written() {
     }
 }
 
-#[path = "../../tests/common/random.rs"]
-mod random;
-use random::{ALNUM, B64, UPPER32, random};
-
 /// Redaction on this thread only.
 const SEQUENTIAL: Pipeline = Pipeline {
     from: usize::MAX,
@@ -434,7 +430,10 @@ fn a_deflate_stream_fed_in_pieces_writes_what_one_call_writes() {
         "/tests/interop/corpus/pi/pimono-before-compaction.jsonl"
     ))
     .expect("a corpus file");
-    let noise = random(B64, 300_000, 1).into_bytes();
+    // Text that deflates poorly: every block a new run of digits.
+    let noise: Vec<u8> = (0..40_000u64)
+        .flat_map(|i| (i * 2_654_435_761 % 1_000_003).to_string().into_bytes())
+        .collect();
     for text in [&corpus[..], &noise[..], b"", b"x"] {
         let whole = miniz_oxide::deflate::compress_to_vec_zlib(text, DEFLATE_LEVEL);
         for piece in [1, 7, 4096, 65_536, usize::MAX] {
@@ -452,29 +451,40 @@ fn a_deflate_stream_fed_in_pieces_writes_what_one_call_writes() {
     }
 }
 
-/// A secret of several kinds, built at run time (no source file holds one), with how
-/// each is planted in a JSON string: as written, with an escape in its keyword, or in
-/// a JSON text held in a string (a Codex tool call's arguments).
-fn planted_secrets() -> Vec<(String, String)> {
-    let github = format!("ghp_{}", random(ALNUM, 36, 21));
-    let aws = format!("AKIA{}", random(UPPER32, 16, 22));
-    let escaped = format!("AKIA{}", random(UPPER32, 16, 23));
-    let nested = format!("ghp_{}", random(ALNUM, 36, 24));
-    let body: Vec<String> = (0..4).map(|i| random(B64, 64, 30 + i)).collect();
-    let pem = format!(
+/// A private key block (PEM) of four lines.
+fn pem() -> String {
+    let body: Vec<String> = (0..4)
+        .map(|i| format!("MIIEow{i}AKCAQEA7xQ2vR9kL3mN8pT1wZ5yB6cD0fG4hJ2sU7eK9qX3aV1nM5rW8tYo"))
+        .collect();
+    format!(
         "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
         body.join("\n")
-    );
+    )
+}
+
+/// Secrets of several kinds (each prefix apart from its body, so that no line of this
+/// file looks like a credential): for each, a part of it that must not be in a page,
+/// and how it is planted in a JSON string (the raw JSON of the string's content): as
+/// written, with an escape in its keyword, in a JSON text held in a string (a Codex
+/// tool call's arguments), or with escaped newlines.
+fn planted_secrets() -> Vec<(&'static str, String)> {
+    let github = "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6";
+    let aws = "QW3ER7TY2UI5OP4A";
+    let escaped = "ZX6CV2BN7ML3KJ4H";
+    let nested = "Zq7Xw3Er9Ty5Ui1Op8As4Df6Gh2Jk0Lz5Xc7";
     vec![
-        (github.clone(), format!("my token is {github} keep it")),
-        (aws.clone(), format!("export KEY={aws}")),
+        (github, format!("my token is ghp_{github} keep it")),
+        (aws, format!("export KEY=AKIA{aws}")),
         // `\u0041` spells the `A` of AKIA.
-        (escaped.clone(), format!("key \\u0041{}", &escaped[1..])),
+        (escaped, format!("key \\u0041KIA{escaped}")),
         (
-            nested.clone(),
-            format!("{{\\\"command\\\":\\\"push {nested}\\\"}}"),
+            nested,
+            format!("{{\\\"command\\\":\\\"push ghp_{nested}\\\"}}"),
         ),
-        (pem.clone(), pem.replace('\n', "\\n")),
+        (
+            "AKCAQEA7xQ2vR9kL3mN8pT1wZ5yB6cD0fG4hJ2sU7eK9qX3aV1nM5rW8tYo",
+            pem().replace('\n', "\\n"),
+        ),
     ]
 }
 
@@ -494,7 +504,7 @@ fn planted_store(filler: usize, size: usize, at: &[usize]) -> Store {
                 .next()
                 .map(|(_, raw)| raw.clone())
                 .unwrap_or_default(),
-            false => format!("filler {i} {}", random(ALNUM, size, 1000 + i as u64)),
+            false => format!("filler {i} {}", "lorem ipsum ".repeat(size / 12)),
         };
         store
             .append(format!(
@@ -510,12 +520,8 @@ fn pipelined_pages_are_the_sequential_pages_wherever_the_chunks_end() {
     let store = planted_store(600, 700, &[0, 1, 2, 3, 4, 150, 299, 300, 301, 599]);
     let sequential = render_with(&store, "{}", SEQUENTIAL);
     let entries = carried_entries(&sequential);
-    for (secret, _) in planted_secrets() {
-        assert!(
-            !entries.contains(&secret[4..]),
-            "a secret in the page: {}",
-            &secret[..4]
-        );
+    for (secret, raw) in planted_secrets() {
+        assert!(!entries.contains(secret), "a secret in the page: {raw}");
     }
     assert_eq!(entries.matches("[REDACTED:").count(), 10);
     for chunk in [1, 700, 2000, 64 * 1024, 400_000, usize::MAX] {
@@ -569,11 +575,10 @@ fn a_session_redaction_takes_across_the_deflate_size_is_carried_as_its_redacted_
     // A private key of ~300 bytes becomes `[REDACTED:private-key]`: from just above the
     // deflate size to below it; ten AWS key ids grow by 8 bytes each: from just below it
     // to above.
-    let pem = planted_secrets().pop().expect("the private key").1;
-    let aws: Vec<String> = (0..10)
-        .map(|i| format!("AKIA{}", random(UPPER32, 16, 40 + i)))
+    let aws: Vec<String> = (b'A'..b'K')
+        .map(|c| format!("AKIA{}{}", "QW3ER7TY2UI5OP4", char::from(c)))
         .collect();
-    for (content, shrinks) in [(pem, true), (aws.join(" "), false)] {
+    for (content, shrinks) in [(pem(), true), (aws.join(" "), false)] {
         let (_, overhead) = store_of_one(content.len());
         let filler = match shrinks {
             true => DEFLATE_FROM + 10 - overhead,
