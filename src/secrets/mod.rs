@@ -205,6 +205,7 @@ impl Redactor {
         let mut keywords: Vec<(String, usize)> = Vec::new();
         // The keywords for the quick test: as written, and lowercase (ASCII case ignored).
         let (mut exact, mut folded): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut escapes: Vec<&'static str> = Vec::new();
         let mut unconditional = Vec::new();
         let custom = match &options.rules {
             None => None,
@@ -269,7 +270,7 @@ impl Redactor {
                 .any(|b| b.is_ascii_alphabetic() && b != b'u')
             {
                 true => folded.push(trigger.to_ascii_lowercase()),
-                false => exact.push((*trigger).to_owned()),
+                false => escapes.push(trigger),
             }
         }
         let prefilter = AhoCorasickBuilder::new()
@@ -290,7 +291,7 @@ impl Redactor {
         };
         Ok(Redactor {
             rules,
-            quick: QuickTest::new(&exact, &folded).map(Box::new),
+            quick: QuickTest::new(&exact, &folded, &escapes).map(Box::new),
             prefilter,
             triggers,
             unconditional,
@@ -413,18 +414,39 @@ impl Redactor {
 ///
 /// It says no for a text with a keyword only in a case no match of its rule can have
 /// (`akia…`), where the prefilter says yes: such a text has no secret either way.
+///
+/// The escapes of [`LINE_TRIGGERS`] (`\u002`…, `\/`) are not in the exact set but
+/// found by their two-byte start (`memchr`'s SIMD substring search): in the set they
+/// made it too large (more than 32 keywords) and its shortest keyword two bytes, which
+/// sent Teddy to its slowest form (fat, two-byte fingerprints); without them it is slim
+/// with three-byte fingerprints.
 #[derive(Debug)]
 struct QuickTest {
     /// `None` when there are no such keywords.
     exact: Option<packed::Searcher>,
     folded: Option<packed::Searcher>,
+    /// The escapes, by their two-byte start: each start's searcher and the escapes
+    /// that begin with it.
+    escapes: Vec<(memchr::memmem::Finder<'static>, Vec<&'static [u8]>)>,
     /// The longest lowercase keyword: consecutive blocks overlap by one byte less.
     folded_longest: usize,
 }
 
 impl QuickTest {
     /// `None` when a set of keywords is too large for the packed searcher.
-    fn new(exact: &[String], folded: &[String]) -> Option<QuickTest> {
+    fn new(exact: &[String], folded: &[String], escapes: &[&'static str]) -> Option<QuickTest> {
+        let mut by_start: Vec<(memchr::memmem::Finder<'static>, Vec<&'static [u8]>)> = Vec::new();
+        for escape in escapes {
+            let escape = escape.as_bytes();
+            let start = &escape[..escape.len().min(2)];
+            match by_start.iter_mut().find(|(f, _)| f.needle() == start) {
+                Some((_, list)) => list.push(escape),
+                None => by_start.push((
+                    memchr::memmem::Finder::new(start).into_owned(),
+                    vec![escape],
+                )),
+            }
+        }
         let searcher = |keywords: &[String]| -> Option<Option<packed::Searcher>> {
             if keywords.is_empty() {
                 return Some(None);
@@ -440,6 +462,7 @@ impl QuickTest {
             exact: searcher(exact)?,
             folded: searcher(folded)?,
             folded_longest: folded.iter().map(String::len).max().unwrap_or(0),
+            escapes: by_start,
         })
     }
 
@@ -447,6 +470,14 @@ impl QuickTest {
     fn any(&self, text: &[u8]) -> bool {
         if self.exact.as_ref().is_some_and(|s| s.find(text).is_some()) {
             return true;
+        }
+        for (start, escapes) in &self.escapes {
+            if start
+                .find_iter(text)
+                .any(|at| escapes.iter().any(|e| text[at..].starts_with(e)))
+            {
+                return true;
+            }
         }
         let Some(folded) = &self.folded else {
             return false;

@@ -594,3 +594,18 @@ fn a_session_redaction_takes_across_the_deflate_size_is_carried_as_its_redacted_
         }
     }
 }
+
+#[test]
+fn a_key_spelled_with_an_escape_after_other_escapes_is_still_redacted() {
+    // Terminal colours (`\u001b`) come first: the quick test must look past every `\u`
+    // to the one that spells the key's `A`.
+    let key = "QW3ER7TY2UI5OP4B";
+    let line = format!(
+        r#"{{"id":"a","parentId":null,"timestamp":1,"type":"message","message":{{"role":"user","content":"\u001b[31mred\u001b[0m \u0041KIA{key}"}}}}"#
+    );
+    let redactor = crate::secrets::Redactor::standard().expect("the default rules");
+    let redacted = redactor.redact_json_bytes(line.as_bytes());
+    let text = String::from_utf8_lossy(&redacted);
+    assert!(!text.contains(key), "{text}");
+    assert!(text.contains(r"[0m [REDACTED:aws-access-key-id]"), "{text}");
+}
