@@ -36,7 +36,7 @@ pub(crate) use files::{RedactorRef, redactor_for};
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind, packed};
 use serde::Deserialize;
@@ -193,8 +193,7 @@ pub struct Redactor {
 }
 
 /// The default rule set, compiled on first use.
-static STANDARD: LazyLock<Result<Redactor, Error>> =
-    LazyLock::new(|| Redactor::new(&SecretsOptions::default()));
+static STANDARD: OnceLock<Result<Redactor, Error>> = OnceLock::new();
 
 impl Redactor {
     /// The rule set the options ask for. Fails with [`Error::InvalidOption`] naming a
@@ -306,7 +305,17 @@ impl Redactor {
 
     /// The default rules with no allow-list, compiled once per process.
     pub fn standard() -> Result<&'static Redactor, Error> {
-        STANDARD.as_ref().map_err(Clone::clone)
+        STANDARD
+            .get_or_init(|| Redactor::new(&SecretsOptions::default()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Whether [`Redactor::standard`] has been compiled in this process (it takes
+    /// milliseconds, so a caller may start it on another thread meanwhile; a call
+    /// while it is being compiled waits for it).
+    pub fn standard_is_compiled() -> bool {
+        STANDARD.get().is_some()
     }
 
     /// The names of the rules, in order.
