@@ -161,15 +161,25 @@ struct Rule {
     name: String,
     /// `[REDACTED:<name>]`.
     replacement: Vec<u8>,
-    regex: regex::bytes::Regex,
-    /// The index of the group named `secret`, if the pattern has one.
-    secret: Option<usize>,
+    /// The pattern, compiled: a user's when the rule set is built (an invalid one is
+    /// refused then), a default rule's when a text first triggers it ([`Rule::regex`]).
+    compiled: OnceLock<Result<Compiled, Error>>,
+    /// A default rule's pattern, compiled on first use; `None` for a user's.
+    deferred: Option<&'static str>,
     /// A byte that must occur in the text too (see [`rules::DefaultRule::also`]).
     also: Option<u8>,
     /// What must follow a keyword for it to count (see
     /// [`rules::DefaultRule::suffixes`]); empty: anything.
     suffixes: &'static [&'static str],
     check: Check,
+}
+
+/// A rule's compiled pattern.
+#[derive(Debug)]
+struct Compiled {
+    regex: regex::bytes::Regex,
+    /// The index of the group named `secret`, if the pattern has one.
+    secret: Option<usize>,
 }
 
 /// A compiled rule set with its prefilter and allow-list: finds and redacts secrets.
@@ -219,10 +229,18 @@ impl Redactor {
         if custom.is_none() {
             for rule in DEFAULT_RULES {
                 let index = rules.len();
-                let mut compiled = compile(rule.name, rule.pattern, rule.check, usize::MAX)?;
-                compiled.also = rule.also;
-                compiled.suffixes = rule.suffixes;
-                rules.push(compiled);
+                // Compiled on first use: a text triggers few rules, and compiling all
+                // of them took about 6 ms of every process that redacts (a
+                // `{0,128}` of a Unicode class is large); a test compiles each.
+                rules.push(Rule {
+                    name: rule.name.to_owned(),
+                    replacement: format!("[REDACTED:{}]", rule.name).into_bytes(),
+                    compiled: OnceLock::new(),
+                    deferred: Some(rule.pattern),
+                    also: rule.also,
+                    suffixes: rule.suffixes,
+                    check: rule.check,
+                });
                 keywords.extend(rule.keywords.iter().map(|k| (k.to_string(), index)));
                 for keyword in rule.keywords {
                     match rule.exact_case {
@@ -512,6 +530,19 @@ impl QuickTest {
 }
 
 impl Rule {
+    /// The rule's compiled pattern; `None` only if a default rule's pattern failed to
+    /// compile (a test compiles each, so never in a release).
+    fn regex(&self) -> Option<&Compiled> {
+        let compiled = self.compiled.get_or_init(|| match self.deferred {
+            Some(pattern) => compile_pattern(&self.name, pattern, usize::MAX),
+            // A user's rule is compiled when it is built; not reached.
+            None => Err(Error::Internal {
+                message: format!("rule {:?} was not compiled", self.name),
+            }),
+        });
+        compiled.as_ref().ok()
+    }
+
     /// Whether a keyword of this rule ending at `end` in `text` counts: the rule's
     /// extra byte occurs in `text`, and one of its suffixes follows the keyword.
     fn keyword_counts(&self, text: &[u8], end: usize) -> bool {
@@ -540,6 +571,21 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
             "rule {name:?}: the pattern is longer than {MAX_PATTERN_BYTES} bytes"
         )));
     }
+    let compiled = compile_pattern(name, pattern, size_limit)?;
+    Ok(Rule {
+        name: name.to_owned(),
+        replacement: format!("[REDACTED:{name}]").into_bytes(),
+        compiled: OnceLock::from(Ok(compiled)),
+        deferred: None,
+        also: None,
+        suffixes: &[],
+        check,
+    })
+}
+
+/// `pattern` compiled, with its `secret` group; an invalid one is an invalid option
+/// naming the rule (never quoting the pattern).
+fn compile_pattern(name: &str, pattern: &str, size_limit: usize) -> Result<Compiled, Error> {
     let mut builder = regex::bytes::RegexBuilder::new(pattern);
     if size_limit != usize::MAX {
         builder.size_limit(size_limit).dfa_size_limit(size_limit);
@@ -552,15 +598,7 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
         ))
     })?;
     let secret = regex.capture_names().position(|n| n == Some("secret"));
-    Ok(Rule {
-        name: name.to_owned(),
-        replacement: format!("[REDACTED:{name}]").into_bytes(),
-        regex,
-        secret,
-        also: None,
-        suffixes: &[],
-        check,
-    })
+    Ok(Compiled { regex, secret })
 }
 
 /// The first 12 hex digits of the SHA-256 of `secret`.
