@@ -329,13 +329,6 @@ impl Redactor {
             .map_err(Clone::clone)
     }
 
-    /// Whether [`Redactor::standard`] has been compiled in this process (it takes
-    /// milliseconds, so a caller may start it on another thread meanwhile; a call
-    /// while it is being compiled waits for it).
-    pub fn standard_is_compiled() -> bool {
-        STANDARD.get().is_some()
-    }
-
     /// The names of the rules, in order.
     pub fn rule_names(&self) -> impl Iterator<Item = &str> {
         self.rules.iter().map(|r| r.name.as_str())

@@ -95,27 +95,10 @@ pub(crate) fn render_html_with(
     options: &ViewOptions,
     pipeline: Pipeline,
 ) -> Result<String, Error> {
-    let redact = options.redact != Some(false);
-    std::thread::scope(|scope| {
-        // The default rules are compiled once per process, in about as long as a
-        // session of megabytes takes to redact: on a second thread while this one reads
-        // the store. `Redactor::standard` below waits for it.
-        if redact && !Redactor::standard_is_compiled() {
-            let _ = std::thread::Builder::new()
-                .name("session-view-rules".to_owned())
-                .spawn_scoped(scope, || Redactor::standard().map(|_| ()));
-        }
-        render_with_rules(store, options, redact, pipeline)
-    })
-}
-
-/// [`render_html_with`] once the rules are being compiled (when `redact`).
-fn render_with_rules(
-    store: &Store,
-    options: &ViewOptions,
-    redact: bool,
-    pipeline: Pipeline,
-) -> Result<String, Error> {
+    let redactor = match options.redact {
+        Some(false) => None,
+        _ => Some(Redactor::standard()?),
+    };
     let outline = SharedOutline::default();
     let lengths = RefCell::new(Vec::new());
     let write = per_entry(|entry: PathEntry<'_>| {
@@ -124,10 +107,6 @@ fn render_with_rules(
         Cow::Borrowed(entry.json)
     });
     let snapshot = store.view_snapshot(options.leaf.as_deref(), Some(&write))?;
-    let redactor = match redact {
-        true => Some(Redactor::standard()?),
-        false => None,
-    };
     let mut outline = outline.into_inner();
     let entries = match redactor {
         Some(redactor) => {

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::Path;
 
 use session::json::Object;
-use session::secrets::Redactor;
 use session::view::{ViewOptions, render_html, write_html_file};
 
 use crate::exit;
@@ -22,12 +21,6 @@ pub fn view(
     to: Option<&Path>,
     redact: bool,
 ) -> Outcome {
-    if redact {
-        // The default rules take milliseconds to compile, once per process: on another
-        // thread while the file is opened (the page waits for them). A thread that
-        // cannot start leaves the compiling to the page.
-        let _ = std::thread::Builder::new().spawn(|| Redactor::standard().map(|_| ()));
-    }
     let opened = open_at(at)?;
     let store = &opened.store;
     let options = ViewOptions {
