@@ -157,9 +157,9 @@ pub(crate) fn deflated_base64(json: &[u8]) -> Result<String, Error> {
 }
 
 /// A zlib stream at [`DEFLATE_LEVEL`] fed a piece at a time: the same bytes as
-/// [`deflated_base64`]'s one call over the whole text (before the base64), however the
-/// text is cut, since the compressor keeps every byte it is given until it has enough to
-/// decide on; only `finish` flushes.
+/// `miniz_oxide`'s `compress_to_vec_zlib` over the whole text, however the text is cut
+/// (the compressor keeps every byte it is given until it has enough to decide on; only
+/// `finish` flushes; `a_deflate_stream_fed_in_pieces_writes_what_one_call_writes`).
 pub(crate) struct Deflater {
     compressor: Box<CompressorOxide>,
     out: Vec<u8>,

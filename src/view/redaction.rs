@@ -8,7 +8,8 @@
 //! work, so the redaction's cost mostly disappears behind it on a machine with two
 //! cores. The page is the same bytes either way: the same entries, redacted by the same
 //! function, deflated by one stream that writes what one call over the whole text
-//! writes (`pipelined_pages_are_the_sequential_pages` in the tests).
+//! writes (the tests `pipelined_pages_are_the_sequential_pages_on_the_corpus` and
+//! `…_wherever_the_chunks_end`).
 
 use std::sync::mpsc;
 use std::thread;
