@@ -1386,8 +1386,11 @@ SessionStatus session_search(const char *dir, const char *query_json, char **out
  * the latest leaf, the last committed entry), the page's title (default
  * "Session"), and whether secrets in the entries are replaced by
  * [REDACTED:<rule>] as session_redact does with its default rules (default true: a
- * page is made to be shared; false shows them). The
- * entries, labels and latest leaf are read in one turn (one snapshot). Cost: the
+ * page is made to be shared; false shows them). From 256 KiB of entries on, the
+ * call redacts them on a second thread that it starts and joins before it returns,
+ * while the calling thread deflates what is redacted; the page is the same bytes as
+ * on one thread, and if no thread can be started the calling thread redacts alone.
+ * The entries, labels and latest leaf are read in one turn (one snapshot). Cost: the
  * size of the store.
  *
  * Returns SESSION_OK; SESSION_ERR_UNKNOWN_LEAF (id) for an unknown leaf;

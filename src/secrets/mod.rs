@@ -36,7 +36,7 @@ pub(crate) use files::{RedactorRef, redactor_for};
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind, packed};
 use serde::Deserialize;
@@ -161,15 +161,25 @@ struct Rule {
     name: String,
     /// `[REDACTED:<name>]`.
     replacement: Vec<u8>,
-    regex: regex::bytes::Regex,
-    /// The index of the group named `secret`, if the pattern has one.
-    secret: Option<usize>,
+    /// The pattern, compiled: a user's when the rule set is built (an invalid one is
+    /// refused then), a default rule's when a text first triggers it ([`Rule::regex`]).
+    compiled: OnceLock<Result<Compiled, Error>>,
+    /// A default rule's pattern, compiled on first use; `None` for a user's.
+    deferred: Option<&'static str>,
     /// A byte that must occur in the text too (see [`rules::DefaultRule::also`]).
     also: Option<u8>,
     /// What must follow a keyword for it to count (see
     /// [`rules::DefaultRule::suffixes`]); empty: anything.
     suffixes: &'static [&'static str],
     check: Check,
+}
+
+/// A rule's compiled pattern.
+#[derive(Debug)]
+struct Compiled {
+    regex: regex::bytes::Regex,
+    /// The index of the group named `secret`, if the pattern has one.
+    secret: Option<usize>,
 }
 
 /// A compiled rule set with its prefilter and allow-list: finds and redacts secrets.
@@ -193,8 +203,7 @@ pub struct Redactor {
 }
 
 /// The default rule set, compiled on first use.
-static STANDARD: LazyLock<Result<Redactor, Error>> =
-    LazyLock::new(|| Redactor::new(&SecretsOptions::default()));
+static STANDARD: OnceLock<Result<Redactor, Error>> = OnceLock::new();
 
 impl Redactor {
     /// The rule set the options ask for. Fails with [`Error::InvalidOption`] naming a
@@ -205,6 +214,7 @@ impl Redactor {
         let mut keywords: Vec<(String, usize)> = Vec::new();
         // The keywords for the quick test: as written, and lowercase (ASCII case ignored).
         let (mut exact, mut folded): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut escapes: Vec<&'static str> = Vec::new();
         let mut unconditional = Vec::new();
         let custom = match &options.rules {
             None => None,
@@ -219,10 +229,18 @@ impl Redactor {
         if custom.is_none() {
             for rule in DEFAULT_RULES {
                 let index = rules.len();
-                let mut compiled = compile(rule.name, rule.pattern, rule.check, usize::MAX)?;
-                compiled.also = rule.also;
-                compiled.suffixes = rule.suffixes;
-                rules.push(compiled);
+                // Compiled on first use: a text triggers few rules, and compiling all
+                // of them took about 6 ms of every process that redacts (a
+                // `{0,128}` of a Unicode class is large); a test compiles each.
+                rules.push(Rule {
+                    name: rule.name.to_owned(),
+                    replacement: format!("[REDACTED:{}]", rule.name).into_bytes(),
+                    compiled: OnceLock::new(),
+                    deferred: Some(rule.pattern),
+                    also: rule.also,
+                    suffixes: rule.suffixes,
+                    check: rule.check,
+                });
                 keywords.extend(rule.keywords.iter().map(|k| (k.to_string(), index)));
                 for keyword in rule.keywords {
                     match rule.exact_case {
@@ -269,7 +287,7 @@ impl Redactor {
                 .any(|b| b.is_ascii_alphabetic() && b != b'u')
             {
                 true => folded.push(trigger.to_ascii_lowercase()),
-                false => exact.push((*trigger).to_owned()),
+                false => escapes.push(trigger),
             }
         }
         let prefilter = AhoCorasickBuilder::new()
@@ -290,7 +308,7 @@ impl Redactor {
         };
         Ok(Redactor {
             rules,
-            quick: QuickTest::new(&exact, &folded).map(Box::new),
+            quick: QuickTest::new(&exact, &folded, &escapes).map(Box::new),
             prefilter,
             triggers,
             unconditional,
@@ -305,7 +323,10 @@ impl Redactor {
 
     /// The default rules with no allow-list, compiled once per process.
     pub fn standard() -> Result<&'static Redactor, Error> {
-        STANDARD.as_ref().map_err(Clone::clone)
+        STANDARD
+            .get_or_init(|| Redactor::new(&SecretsOptions::default()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The names of the rules, in order.
@@ -413,18 +434,39 @@ impl Redactor {
 ///
 /// It says no for a text with a keyword only in a case no match of its rule can have
 /// (`akia…`), where the prefilter says yes: such a text has no secret either way.
+///
+/// The escapes of [`LINE_TRIGGERS`] (`\u002`…, `\/`) are not in the exact set but
+/// found by their two-byte start (`memchr`'s SIMD substring search): in the set they
+/// made it too large (more than 32 keywords) and its shortest keyword two bytes, which
+/// sent Teddy to its slowest form (fat, two-byte fingerprints); without them it is slim
+/// with three-byte fingerprints.
 #[derive(Debug)]
 struct QuickTest {
     /// `None` when there are no such keywords.
     exact: Option<packed::Searcher>,
     folded: Option<packed::Searcher>,
+    /// The escapes, by their two-byte start: each start's searcher and the escapes
+    /// that begin with it.
+    escapes: Vec<(memchr::memmem::Finder<'static>, Vec<&'static [u8]>)>,
     /// The longest lowercase keyword: consecutive blocks overlap by one byte less.
     folded_longest: usize,
 }
 
 impl QuickTest {
     /// `None` when a set of keywords is too large for the packed searcher.
-    fn new(exact: &[String], folded: &[String]) -> Option<QuickTest> {
+    fn new(exact: &[String], folded: &[String], escapes: &[&'static str]) -> Option<QuickTest> {
+        let mut by_start: Vec<(memchr::memmem::Finder<'static>, Vec<&'static [u8]>)> = Vec::new();
+        for escape in escapes {
+            let escape = escape.as_bytes();
+            let start = &escape[..escape.len().min(2)];
+            match by_start.iter_mut().find(|(f, _)| f.needle() == start) {
+                Some((_, list)) => list.push(escape),
+                None => by_start.push((
+                    memchr::memmem::Finder::new(start).into_owned(),
+                    vec![escape],
+                )),
+            }
+        }
         let searcher = |keywords: &[String]| -> Option<Option<packed::Searcher>> {
             if keywords.is_empty() {
                 return Some(None);
@@ -440,6 +482,7 @@ impl QuickTest {
             exact: searcher(exact)?,
             folded: searcher(folded)?,
             folded_longest: folded.iter().map(String::len).max().unwrap_or(0),
+            escapes: by_start,
         })
     }
 
@@ -447,6 +490,14 @@ impl QuickTest {
     fn any(&self, text: &[u8]) -> bool {
         if self.exact.as_ref().is_some_and(|s| s.find(text).is_some()) {
             return true;
+        }
+        for (start, escapes) in &self.escapes {
+            if start
+                .find_iter(text)
+                .any(|at| escapes.iter().any(|e| text[at..].starts_with(e)))
+            {
+                return true;
+            }
         }
         let Some(folded) = &self.folded else {
             return false;
@@ -472,6 +523,19 @@ impl QuickTest {
 }
 
 impl Rule {
+    /// The rule's compiled pattern; `None` only if a default rule's pattern failed to
+    /// compile (a test compiles each, so never in a release).
+    fn regex(&self) -> Option<&Compiled> {
+        let compiled = self.compiled.get_or_init(|| match self.deferred {
+            Some(pattern) => compile_pattern(&self.name, pattern, usize::MAX),
+            // A user's rule is compiled when it is built; not reached.
+            None => Err(Error::Internal {
+                message: format!("rule {:?} was not compiled", self.name),
+            }),
+        });
+        compiled.as_ref().ok()
+    }
+
     /// Whether a keyword of this rule ending at `end` in `text` counts: the rule's
     /// extra byte occurs in `text`, and one of its suffixes follows the keyword.
     fn keyword_counts(&self, text: &[u8], end: usize) -> bool {
@@ -500,6 +564,21 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
             "rule {name:?}: the pattern is longer than {MAX_PATTERN_BYTES} bytes"
         )));
     }
+    let compiled = compile_pattern(name, pattern, size_limit)?;
+    Ok(Rule {
+        name: name.to_owned(),
+        replacement: format!("[REDACTED:{name}]").into_bytes(),
+        compiled: OnceLock::from(Ok(compiled)),
+        deferred: None,
+        also: None,
+        suffixes: &[],
+        check,
+    })
+}
+
+/// `pattern` compiled, with its `secret` group; an invalid one is an invalid option
+/// naming the rule (never quoting the pattern).
+fn compile_pattern(name: &str, pattern: &str, size_limit: usize) -> Result<Compiled, Error> {
     let mut builder = regex::bytes::RegexBuilder::new(pattern);
     if size_limit != usize::MAX {
         builder.size_limit(size_limit).dfa_size_limit(size_limit);
@@ -512,15 +591,7 @@ fn compile(name: &str, pattern: &str, check: Check, size_limit: usize) -> Result
         ))
     })?;
     let secret = regex.capture_names().position(|n| n == Some("secret"));
-    Ok(Rule {
-        name: name.to_owned(),
-        replacement: format!("[REDACTED:{name}]").into_bytes(),
-        regex,
-        secret,
-        also: None,
-        suffixes: &[],
-        check,
-    })
+    Ok(Compiled { regex, secret })
 }
 
 /// The first 12 hex digits of the SHA-256 of `secret`.

@@ -272,8 +272,18 @@ impl Redactor {
                 if !triggered[index] {
                     continue;
                 }
-                for caps in rule.regex.captures_iter(value) {
-                    let span = match rule.secret {
+                let Some(compiled) = rule.regex() else {
+                    // A default rule that did not compile (a test compiles each): the
+                    // whole string is redacted rather than a secret let through.
+                    scratch.hits.push(Hit {
+                        start: 0,
+                        end: value.len(),
+                        rule: index,
+                    });
+                    continue;
+                };
+                for caps in compiled.regex.captures_iter(value) {
+                    let span = match compiled.secret {
                         Some(group) => caps.get(group),
                         None => caps.get(0),
                     };

@@ -18,7 +18,9 @@
 //!
 //! Secrets in the entries (API keys, tokens, private keys, passwords: the default
 //! rules of [`crate::secrets`]) are replaced by `[REDACTED:<rule>]` unless the options
-//! say `"redact": false`; the labels and the title are the caller's and are kept.
+//! say `"redact": false`; the labels and the title are the caller's and are kept. A
+//! large session is redacted on a second thread while this one deflates it
+//! (`redaction.rs`).
 //!
 //! The script renders lazily (the tree as a virtual list, the branch a chunk at a
 //! time) from an outline of the tree carried beside the entries (`outline.rs`), parsing
@@ -27,11 +29,15 @@
 //! (`tests/view/run.sh --bench`; docs/performance.md, "The session view").
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use miniz_oxide::deflate::core::{
+    CompressorOxide, TDEFLFlush, TDEFLStatus, compress_to_output, create_comp_flags_from_zip_params,
+};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -42,8 +48,11 @@ use crate::secrets::Redactor;
 use crate::store::Store;
 use crate::tree::PathEntry;
 use outline::SharedOutline;
+pub(crate) use redaction::Pipeline;
+use redaction::{Carried, redact_entries};
 
 mod outline;
+mod redaction;
 
 /// The page's style sheet, inlined.
 const CSS: &str = include_str!("page.css");
@@ -77,24 +86,45 @@ impl ViewOptions {
 /// opening on the branch of `options.leaf` (default: the latest leaf). Fails with
 /// [`Error::UnknownLeaf`] for a leaf no entry has, or as the store's reads fail.
 pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error> {
+    render_html_with(store, options, Pipeline::DEFAULT)
+}
+
+/// [`render_html`], redacting as `pipeline` says (the tests compare its ways).
+pub(crate) fn render_html_with(
+    store: &Store,
+    options: &ViewOptions,
+    pipeline: Pipeline,
+) -> Result<String, Error> {
     let redactor = match options.redact {
         Some(false) => None,
         _ => Some(Redactor::standard()?),
     };
     let outline = SharedOutline::default();
+    let lengths = RefCell::new(Vec::new());
     let write = per_entry(|entry: PathEntry<'_>| {
-        let json = match redactor {
-            Some(redactor) => redactor.redact_json_bytes(entry.json),
-            None => Cow::Borrowed(entry.json),
-        };
-        outline.borrow_mut().add(&entry, json.len());
-        json
+        outline.borrow_mut().add(&entry, entry.json.len());
+        lengths.borrow_mut().push(entry.json.len());
+        Cow::Borrowed(entry.json)
     });
     let snapshot = store.view_snapshot(options.leaf.as_deref(), Some(&write))?;
+    let mut outline = outline.into_inner();
+    let entries = match redactor {
+        Some(redactor) => {
+            let (carried, changes) = redact_entries(
+                redactor,
+                snapshot.entries_json,
+                &lengths.into_inner(),
+                pipeline,
+            )?;
+            for (index, json) in &changes {
+                outline.set_size(*index, json.len());
+            }
+            carried
+        }
+        None => Carried::of(snapshot.entries_json)?,
+    };
     let leaf = options.leaf.as_deref().or(snapshot.latest.as_deref());
-    let outline = outline
-        .into_inner()
-        .to_json(leaf, snapshot.latest.as_deref());
+    let outline = outline.to_json(leaf, snapshot.latest.as_deref());
     let title = options.title.as_deref().unwrap_or(DEFAULT_TITLE);
     let data = Object::new()
         .string("title", title)
@@ -102,12 +132,13 @@ pub fn render_html(store: &Store, options: &ViewOptions) -> Result<String, Error
         .string_or_null("latest", snapshot.latest.as_deref())
         .raw("labels", &labels_json(&snapshot.labels));
     // The outline is carried as the entries are: deflated from the same size on.
-    let data = if snapshot.entries_json.len() < DEFLATE_FROM {
-        data.raw_bytes("outline", &outline)
-            .raw_bytes("entries", &snapshot.entries_json)
-    } else {
-        data.string("outlineDeflate", &deflated_base64(&outline))
-            .string("entriesDeflate", &deflated_base64(&snapshot.entries_json))
+    let data = match entries {
+        Carried::Plain(entries) => data
+            .raw_bytes("outline", &outline)
+            .raw_bytes("entries", &entries),
+        Carried::Deflated(entries) => data
+            .string("outlineDeflate", &deflated_base64(&outline)?)
+            .string("entriesDeflate", &entries),
     };
     Ok(page(title, &script_safe(&data.finish_bytes())))
 }
@@ -119,11 +150,61 @@ pub(crate) const DEFLATE_FROM: usize = 256 * 1024;
 
 /// `json` compressed in the zlib format (RFC 1950, what a browser's
 /// `DecompressionStream("deflate")` reads), as standard base64.
-pub(crate) fn deflated_base64(json: &[u8]) -> String {
-    base64(&miniz_oxide::deflate::compress_to_vec_zlib(
-        json,
-        DEFLATE_LEVEL,
-    ))
+pub(crate) fn deflated_base64(json: &[u8]) -> Result<String, Error> {
+    let mut deflater = Deflater::new();
+    deflater.push(json)?;
+    Ok(base64(&deflater.finish()?))
+}
+
+/// A zlib stream at [`DEFLATE_LEVEL`] fed a piece at a time: the same bytes as
+/// `miniz_oxide`'s `compress_to_vec_zlib` over the whole text, however the text is cut
+/// (the compressor keeps every byte it is given until it has enough to decide on; only
+/// `finish` flushes; `a_deflate_stream_fed_in_pieces_writes_what_one_call_writes`).
+pub(crate) struct Deflater {
+    compressor: Box<CompressorOxide>,
+    out: Vec<u8>,
+}
+
+impl Deflater {
+    /// An empty stream.
+    pub(crate) fn new() -> Deflater {
+        // Window bits above 0: the zlib format (header and Adler-32), as
+        // `compress_to_vec_zlib` writes; strategy 0, the default.
+        let flags = create_comp_flags_from_zip_params(DEFLATE_LEVEL.into(), 1, 0);
+        Deflater {
+            compressor: Box::new(CompressorOxide::new(flags)),
+            out: Vec::new(),
+        }
+    }
+
+    /// Adds `bytes` to the text.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.run(bytes, TDEFLFlush::None)
+    }
+
+    /// The zlib stream of the whole text.
+    pub(crate) fn finish(mut self) -> Result<Vec<u8>, Error> {
+        self.run(&[], TDEFLFlush::Finish)?;
+        Ok(self.out)
+    }
+
+    fn run(&mut self, bytes: &[u8], flush: TDEFLFlush) -> Result<(), Error> {
+        let out = &mut self.out;
+        let (status, read) = compress_to_output(&mut self.compressor, bytes, flush, |piece| {
+            out.extend_from_slice(piece);
+            true
+        });
+        match (status, flush) {
+            (TDEFLStatus::Okay, TDEFLFlush::None) | (TDEFLStatus::Done, TDEFLFlush::Finish)
+                if read == bytes.len() =>
+            {
+                Ok(())
+            }
+            _ => Err(Error::Internal {
+                message: format!("the page's deflate stream stopped ({status:?})"),
+            }),
+        }
+    }
 }
 
 /// miniz's level 6, zlib's default: within a few percent of the smallest output at a

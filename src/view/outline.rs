@@ -79,6 +79,13 @@ impl Outline {
         }
     }
 
+    /// Records that the entry at `at` is written as `size` bytes after all (redacted).
+    pub(super) fn set_size(&mut self, at: usize, size: usize) {
+        if let Some(slot) = self.sizes.get_mut(at) {
+            *slot = u32::try_from(size).unwrap_or(u32::MAX);
+        }
+    }
+
     fn key(&mut self, id: &str) -> u32 {
         let next = self.keys.len() as u32;
         *self.keys.entry(id.to_owned()).or_insert(next)

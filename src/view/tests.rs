@@ -393,3 +393,219 @@ fn the_outlines_sizes_cut_the_deflated_entries_into_each_entry_as_written() {
         }
     }
 }
+
+/// Redaction on this thread only.
+const SEQUENTIAL: Pipeline = Pipeline {
+    from: usize::MAX,
+    chunk: usize::MAX,
+};
+
+/// The page with redaction on a second thread whatever the session's size, `chunk`
+/// bytes of entries at a time.
+fn pipelined(chunk: usize) -> Pipeline {
+    Pipeline { from: 0, chunk }
+}
+
+fn render_with(store: &Store, options: &str, pipeline: Pipeline) -> String {
+    let options = ViewOptions::from_json(options).expect("options");
+    render_html_with(store, &options, pipeline).expect("render")
+}
+
+/// The entries a page carries, plain or deflated, as their JSON text.
+fn carried_entries(html: &str) -> String {
+    let data: serde_json::Value = serde_json::from_str(data(html)).expect("data is JSON");
+    match data["entriesDeflate"].as_str() {
+        Some(deflated) => String::from_utf8(
+            miniz_oxide::inflate::decompress_to_vec_zlib(&unbase64(deflated)).expect("zlib"),
+        )
+        .expect("UTF-8"),
+        None => data["entries"].to_string(),
+    }
+}
+
+#[test]
+fn a_deflate_stream_fed_in_pieces_writes_what_one_call_writes() {
+    let corpus = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/interop/corpus/pi/pimono-before-compaction.jsonl"
+    ))
+    .expect("a corpus file");
+    // Text that deflates poorly: every block a new run of digits.
+    let noise: Vec<u8> = (0..40_000u64)
+        .flat_map(|i| (i * 2_654_435_761 % 1_000_003).to_string().into_bytes())
+        .collect();
+    for text in [&corpus[..], &noise[..], b"", b"x"] {
+        let whole = miniz_oxide::deflate::compress_to_vec_zlib(text, DEFLATE_LEVEL);
+        for piece in [1, 7, 4096, 65_536, usize::MAX] {
+            let mut deflater = Deflater::new();
+            for part in text.chunks(piece.min(text.len().max(1))) {
+                deflater.push(part).expect("push");
+            }
+            assert_eq!(
+                deflater.finish().expect("finish"),
+                whole,
+                "{} bytes in pieces of {piece}",
+                text.len()
+            );
+        }
+    }
+}
+
+/// A private key block (PEM) of four lines.
+fn pem() -> String {
+    let body: Vec<String> = (0..4)
+        .map(|i| format!("MIIEow{i}AKCAQEA7xQ2vR9kL3mN8pT1wZ5yB6cD0fG4hJ2sU7eK9qX3aV1nM5rW8tYo"))
+        .collect();
+    format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+        body.join("\n")
+    )
+}
+
+/// Secrets of several kinds (each prefix apart from its body, so that no line of this
+/// file looks like a credential): for each, a part of it that must not be in a page,
+/// and how it is planted in a JSON string (the raw JSON of the string's content): as
+/// written, with an escape in its keyword, in a JSON text held in a string (a Codex
+/// tool call's arguments), or with escaped newlines.
+fn planted_secrets() -> Vec<(&'static str, String)> {
+    let github = "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6";
+    let aws = "QW3ER7TY2UI5OP4A";
+    let escaped = "ZX6CV2BN7ML3KJ4H";
+    let nested = "Zq7Xw3Er9Ty5Ui1Op8As4Df6Gh2Jk0Lz5Xc7";
+    vec![
+        (github, format!("my token is ghp_{github} keep it")),
+        (aws, format!("export KEY=AKIA{aws}")),
+        // `\u0041` spells the `A` of AKIA.
+        (escaped, format!("key \\u0041KIA{escaped}")),
+        (
+            nested,
+            format!("{{\\\"command\\\":\\\"push ghp_{nested}\\\"}}"),
+        ),
+        (
+            "AKCAQEA7xQ2vR9kL3mN8pT1wZ5yB6cD0fG4hJ2sU7eK9qX3aV1nM5rW8tYo",
+            pem().replace('\n', "\\n"),
+        ),
+    ]
+}
+
+/// A session of `filler` messages of about `size` bytes each, with the planted secrets'
+/// raw JSON string contents in messages at `at` (positions, in order).
+fn planted_store(filler: usize, size: usize, at: &[usize]) -> Store {
+    let store = Store::memory();
+    let secrets = planted_secrets();
+    let mut planted = secrets.iter().cycle();
+    for i in 0..filler {
+        let parent = match i {
+            0 => "null".to_owned(),
+            _ => format!("\"e-{}\"", i - 1),
+        };
+        let content = match at.contains(&i) {
+            true => planted
+                .next()
+                .map(|(_, raw)| raw.clone())
+                .unwrap_or_default(),
+            false => format!("filler {i} {}", "lorem ipsum ".repeat(size / 12)),
+        };
+        store
+            .append(format!(
+                r#"{{"id":"e-{i}","parentId":{parent},"timestamp":{i},"type":"message","message":{{"role":"user","content":"{content}"}}}}"#
+            ))
+            .expect("append");
+    }
+    store
+}
+
+#[test]
+fn pipelined_pages_are_the_sequential_pages_wherever_the_chunks_end() {
+    let store = planted_store(600, 700, &[0, 1, 2, 3, 4, 150, 299, 300, 301, 599]);
+    let sequential = render_with(&store, "{}", SEQUENTIAL);
+    let entries = carried_entries(&sequential);
+    for (secret, raw) in planted_secrets() {
+        assert!(!entries.contains(secret), "a secret in the page: {raw}");
+    }
+    assert_eq!(entries.matches("[REDACTED:").count(), 10);
+    for chunk in [1, 700, 2000, 64 * 1024, 400_000, usize::MAX] {
+        assert_eq!(
+            render_with(&store, "{}", pipelined(chunk)),
+            sequential,
+            "chunks of {chunk} bytes"
+        );
+    }
+    assert_eq!(render_with(&store, "{}", Pipeline::DEFAULT), sequential);
+    assert_eq!(render(&store, "{}"), sequential);
+}
+
+#[test]
+fn pipelined_pages_are_the_sequential_pages_on_the_corpus() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/corpus");
+    let mut stack = vec![root];
+    let mut sessions = 0;
+    let temp = tempfile::tempdir().expect("a temporary folder");
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("the corpus") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read(&path).expect("a corpus file");
+            let Ok(imported) = crate::interop::import(None, &text) else {
+                continue;
+            };
+            // Opened as `session view` opens a file: read-only, each entry as written
+            // (an import may keep what an append would refuse).
+            let file = temp.path().join(format!("{sessions}.jsonl"));
+            std::fs::write(&file, imported.lines.join("\n") + "\n").expect("write");
+            let options = crate::JsonlOptions {
+                read_only: true,
+                ..crate::JsonlOptions::default()
+            };
+            let (store, _) = Store::open_jsonl_with(&file, &options).expect("open");
+            let sequential = render_with(&store, "{}", SEQUENTIAL);
+            let pipelined = render_with(&store, "{}", pipelined(4096));
+            assert!(pipelined == sequential, "{}", path.display());
+            sessions += 1;
+        }
+    }
+    assert!(sessions >= 40, "{sessions} sessions");
+}
+
+#[test]
+fn a_session_redaction_takes_across_the_deflate_size_is_carried_as_its_redacted_size_says() {
+    // A private key of ~300 bytes becomes `[REDACTED:private-key]`: from just above the
+    // deflate size to below it; ten AWS key ids grow by 8 bytes each: from just below it
+    // to above.
+    let aws: Vec<String> = (b'A'..b'K')
+        .map(|c| format!("AKIA{}{}", "QW3ER7TY2UI5OP4", char::from(c)))
+        .collect();
+    for (content, shrinks) in [(pem(), true), (aws.join(" "), false)] {
+        let (_, overhead) = store_of_one(content.len());
+        let filler = match shrinks {
+            true => DEFLATE_FROM + 10 - overhead,
+            false => DEFLATE_FROM - 10 - overhead,
+        };
+        let store = store_with(&["x".repeat(filler).as_str(), content.as_str()]);
+        let sequential = render_with(&store, "{}", SEQUENTIAL);
+        let data: serde_json::Value = serde_json::from_str(data(&sequential)).expect("JSON");
+        assert_eq!(data.get("entries").is_some(), shrinks, "shrinks: {shrinks}");
+        assert_eq!(data.get("entriesDeflate").is_none(), shrinks);
+        for chunk in [1, usize::MAX] {
+            assert_eq!(render_with(&store, "{}", pipelined(chunk)), sequential);
+        }
+    }
+}
+
+#[test]
+fn a_key_spelled_with_an_escape_after_other_escapes_is_still_redacted() {
+    // Terminal colours (`\u001b`) come first: the quick test must look past every `\u`
+    // to the one that spells the key's `A`.
+    let key = "QW3ER7TY2UI5OP4B";
+    let line = format!(
+        r#"{{"id":"a","parentId":null,"timestamp":1,"type":"message","message":{{"role":"user","content":"\u001b[31mred\u001b[0m \u0041KIA{key}"}}}}"#
+    );
+    let redactor = crate::secrets::Redactor::standard().expect("the default rules");
+    let redacted = redactor.redact_json_bytes(line.as_bytes());
+    let text = String::from_utf8_lossy(&redacted);
+    assert!(!text.contains(key), "{text}");
+    assert!(text.contains(r"[0m [REDACTED:aws-access-key-id]"), "{text}");
+}

@@ -8,6 +8,7 @@ use super::*;
 
 mod quick;
 mod redaction;
+mod view;
 
 #[path = "../../../tests/common/random.rs"]
 mod random;
