@@ -229,10 +229,14 @@ pub(crate) const DEFAULT_RULES: &[DefaultRule] = &[
         check: Check::None,
     },
     // A URL with a password: scheme://user:password@host. Only the password is the
-    // secret; a placeholder (`user:password@`, `:${PGPASSWORD}@`) is not one.
+    // secret; a placeholder (`user:password@`, `:${PGPASSWORD}@`) is not one. The
+    // user's and the password's characters are classed by bytes (`(?-u:…)`: anything
+    // but ASCII whitespace and the URL's delimiters), which compiles in a seventh of the
+    // time of the same class over Unicode repeated 128 times; the one difference is
+    // that a Unicode space (U+00A0, U+2028, …) inside a password is taken as part of it.
     DefaultRule {
         name: "url-password",
-        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@"'<>\[\]]{0,128}:(?P<secret>[^\s:/?#@"'<>\[\]]{3,128})@[A-Za-z0-9.\[\]-]"#,
+        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.-]{1,20}://(?-u:[^\s:/?#@"'<>\[\]]){0,128}:(?P<secret>(?-u:[^\s:/?#@"'<>\[\]]){3,128})@[A-Za-z0-9.\[\]-]"#,
         keywords: &["://"],
         suffixes: &[],
         also: Some(b'@'),

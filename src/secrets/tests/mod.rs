@@ -346,6 +346,8 @@ fn url_passwords_are_found_but_placeholders_and_plain_urls_are_not() {
             format!("DATABASE_URL=postgres://app:{password}@db.internal:5432/app"),
             format!("redis://:{password}@cache:6379/0"),
             format!("mongodb+srv://admin:{password}@cluster0.example.net"),
+            // Characters beyond ASCII in the user and the password (classed by bytes).
+            format!("postgres://ünï:{password}é€😀@db.internal/app"),
         ],
         &[
             s("postgres://user:password@localhost/db"),
@@ -356,6 +358,18 @@ fn url_passwords_are_found_but_placeholders_and_plain_urls_are_not() {
             s("ssh://git@host:22/repo"),
             s("https://user@example.com/"),
         ],
+    );
+}
+
+/// Rule: a URL password with characters beyond ASCII is redacted whole, on character
+/// boundaries (its rule classes the password's bytes).
+#[test]
+fn a_url_password_beyond_ascii_is_redacted_whole() {
+    let redactor = Redactor::standard().unwrap();
+    let password = format!("{}é€😀", random(ALNUM, 12, 52));
+    assert_eq!(
+        redactor.redact_text(&format!("see postgres://ünï:{password}@db/app now")),
+        "see postgres://ünï:[REDACTED:url-password]@db/app now"
     );
 }
 
