@@ -204,6 +204,12 @@ fn separates(c: char) -> bool {
 pub(crate) fn words(text: &str, mut each: impl FnMut(&str)) {
     let text = folded(text);
     for run in text.split(separates).filter(|r| !r.is_empty()) {
+        // A run of at most 2 × WINDOW bytes has at most that many characters: whole,
+        // without counting them.
+        if run.len() <= 2 * WINDOW {
+            each(run);
+            continue;
+        }
         // Byte offsets of the run's characters, and its end.
         let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
         let chars = starts.len();
