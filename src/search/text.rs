@@ -107,7 +107,24 @@ pub(crate) fn folded(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
-    text.chars().map(fold).collect()
+    // Else each ASCII run byte for byte and each other character by [`fold`], into a
+    // string sized once (folding keeps most characters' lengths).
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(ascii);
+        out.extend(run.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        let mut chars = tail.chars();
+        if let Some(c) = chars.next() {
+            out.push(fold(c));
+        }
+        rest = chars.as_str();
+    }
+    out
 }
 
 /// Characters of context kept before the first match in a snippet.
@@ -330,6 +347,15 @@ mod tests {
             assert!(got.iter().any(|w| w.contains(piece)), "{piece}");
             assert_eq!(runs(&long[start..])[0], piece);
         }
+    }
+
+    #[test]
+    fn folding_maps_each_character_to_its_first_lowercase_one() {
+        let text = "Ab İstanbul ΣΊΣΥΦΟΣ straße 项目名 ÉÉ x";
+        let by_char: String = text.chars().map(fold).collect();
+        assert_eq!(folded(text), by_char);
+        assert_eq!(folded("ÉcOLE"), "écol\u{65}");
+        assert_eq!(folded("MIXED ascii"), "mixed ascii");
     }
 
     #[test]

@@ -73,8 +73,8 @@ use update::{Threads, fingerprint, update_all};
 /// candidate's line is. 7: an entry's row is its file's row and its sequence number
 /// ([`entry_key`]: consecutive entries differ by one, which FTS5 stores in a byte), the
 /// lines' offsets are kept in chunks per file (`lines`), and `entries` keeps neither
-/// its file nor its sequence number (both are in its row), and its parent as a
-/// sequence number.
+/// its file nor its sequence number (both are in its row) nor an index of its ids, and
+/// its parent as a sequence number.
 const SCHEMA_VERSION: i64 = 7;
 /// The bits of an entry's row ([`entry_key`]) that hold its sequence number in its
 /// file: a session file is indexed up to 2^32 entries.
@@ -116,7 +116,6 @@ CREATE TABLE files(
 CREATE TABLE entries(
   id INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, role INTEGER, parent INTEGER,
   on_latest INTEGER NOT NULL DEFAULT 0, has_text INTEGER NOT NULL);
-CREATE INDEX entries_by_id ON entries(entry_id);
 CREATE TABLE lines(id INTEGER PRIMARY KEY, offsets BLOB NOT NULL);
 CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);

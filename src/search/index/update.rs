@@ -348,6 +348,10 @@ struct Pending {
     old_last: Option<i64>,
     lines: LineWriter,
     added: Added,
+    /// The parents looked up in the table so far, and once there was more than one,
+    /// the first row of each id among the file's entries ([`Inserts::parent`]).
+    finds: u32,
+    ids: Option<HashMap<String, i64>>,
 }
 
 /// Decides what of one file must be read: `None` when it is unchanged, else the plan
@@ -473,6 +477,8 @@ fn decide(
         seen: [dev, ino, size, mtime_ns(&meta), ctime_ns(&meta)],
         lines,
         added: Added::default(),
+        finds: 0,
+        ids: None,
     };
     Ok(Some((plan, pending)))
 }
@@ -481,6 +487,7 @@ fn decide(
 /// reading and not yet finished (in order), and the roles' rows met.
 struct Inserts<'t> {
     find_parent: Statement<'t>,
+    ids_of_file: Statement<'t>,
     insert_entry: Statement<'t>,
     insert_text: Statement<'t>,
     insert_error: Statement<'t>,
@@ -494,10 +501,14 @@ struct Inserts<'t> {
 impl<'t> Inserts<'t> {
     fn new(tx: &'t Connection) -> Result<Inserts<'t>, Fail> {
         Ok(Inserts {
-            // The first entry of that id in the file (as the rows of one update are).
+            // The first entry of that id in the file (as the rows of one update are),
+            // its rows read in order until it is met.
             find_parent: tx.prepare(
-                "SELECT id FROM entries WHERE entry_id = ?1 AND id BETWEEN ?2 AND ?3
+                "SELECT id FROM entries WHERE id BETWEEN ?2 AND ?3 AND entry_id = ?1
                  ORDER BY id LIMIT 1",
+            )?,
+            ids_of_file: tx.prepare(
+                "SELECT entry_id, id FROM entries WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
             )?,
             insert_entry: tx.prepare(
                 "INSERT INTO entries(id, entry_id, role, parent, has_text)
@@ -552,8 +563,35 @@ impl<'t> Inserts<'t> {
         }
     }
 
+    /// The row of the first entry of id `id` among the entries of `pending`'s file
+    /// indexed by earlier updates (the reading resolves those of this one). No index
+    /// of the ids is kept (it was a fifth of the sidecar, and its inserts a tenth of
+    /// the build): the first such parent of an update is found by reading the file's
+    /// rows in order, and from the second on the file's ids are read once into a map.
+    /// Most updates of a grown file look up one parent (the first new entry's).
+    fn parent(&mut self, pending: &mut Pending, id: &str) -> Result<Option<i64>, Fail> {
+        let (first, last) = file_keys(pending.state.id);
+        pending.finds += 1;
+        if pending.finds == 1 {
+            let row = self
+                .find_parent
+                .query_row(rusqlite::params![id, first, last], |r| r.get::<_, i64>(0))
+                .optional()?;
+            return Ok(row);
+        }
+        if pending.ids.is_none() {
+            let mut ids = HashMap::new();
+            let mut rows = self.ids_of_file.query([first, last])?;
+            while let Some(row) = rows.next()? {
+                ids.entry(row.get::<_, String>(0)?)
+                    .or_insert(row.get::<_, i64>(1)?);
+            }
+            pending.ids = Some(ids);
+        }
+        Ok(pending.ids.as_ref().and_then(|ids| ids.get(id).copied()))
+    }
+
     fn item(&mut self, tx: &Connection, pending: &mut Pending, item: Item) -> Result<(), Fail> {
-        let state = &mut pending.state;
         let cut: Cut = match item {
             Item::Corrupt {
                 line,
@@ -561,7 +599,7 @@ impl<'t> Inserts<'t> {
                 message,
             } => {
                 self.insert_error.execute(rusqlite::params![
-                    state.id,
+                    pending.state.id,
                     line as i64,
                     reason,
                     message
@@ -573,12 +611,7 @@ impl<'t> Inserts<'t> {
         let parent = match cut.parent {
             Parent::None => None,
             Parent::Row(row) => Some(row),
-            Parent::Find(id) => {
-                let (first, last) = file_keys(state.id);
-                self.find_parent
-                    .query_row(rusqlite::params![id, first, last], |r| r.get::<_, i64>(0))
-                    .optional()?
-            }
+            Parent::Find(id) => self.parent(pending, &id)?,
         };
         let role_row = match cut.role {
             None => 0,
@@ -607,6 +640,7 @@ impl<'t> Inserts<'t> {
             cut.words.is_some(),
         ])?;
         pending.lines.push(&mut self.write_lines, cut.at)?;
+        let state = &mut pending.state;
         if let Some((doc, count, bytes)) = cut.words {
             pending.added.text_bytes += bytes;
             pending.added.text_entries += 1;
