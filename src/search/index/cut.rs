@@ -2,7 +2,9 @@
 //! holds of it ([`Cut`]): its id, parent, role, the words of its text and where its
 //! line is. No database: this is the work a second thread does while the first
 //! inserts what it has cut ([`update`](super::update)), so that reading, parsing,
-//! redacting and cutting words run beside SQLite's work instead of before it.
+//! redacting and cutting words run beside SQLite's work instead of before it. (Which
+//! words are new to the vocabulary the inserting thread decides: that keeps the two
+//! threads' shares of the work close on real sessions, whose reading costs more.)
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -11,7 +13,6 @@ use std::path::PathBuf;
 
 use super::super::text::{readable, words};
 use super::update::hash_tail;
-use super::vocabulary::Vocabulary;
 use super::{as_searched, entry_key, io_error};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoOp};
@@ -93,16 +94,15 @@ pub(super) struct End {
 }
 
 /// Reads the committed bytes of `plan`'s file after its offset (up to its size), hands
-/// each batch of cut lines to `hand` and then [`Message::Done`]. New words go into
-/// `vocabulary`. Returns false when `hand` refused a message (the update stopped).
+/// each batch of cut lines to `hand` and then [`Message::Done`]. Returns false when
+/// `hand` refused a message (the update stopped).
 pub(super) fn cut_file(
     plan: Plan,
     redactor: Option<&Redactor>,
-    vocabulary: &mut Vocabulary,
     hand: &mut dyn FnMut(Message) -> bool,
 ) -> bool {
     let mut bytes = 0;
-    let end = cut_lines(&plan, redactor, vocabulary, &mut bytes, hand).and_then(|cut| {
+    let end = cut_lines(&plan, redactor, &mut bytes, hand).and_then(|cut| {
         let Some(offset) = cut else {
             return Ok(None);
         };
@@ -131,11 +131,9 @@ pub(super) fn cut_file(
 fn cut_lines(
     plan: &Plan,
     redactor: Option<&Redactor>,
-    vocabulary: &mut Vocabulary,
     bytes: &mut u64,
     hand: &mut dyn FnMut(Message) -> bool,
 ) -> Result<Option<(u64, u64)>, Error> {
-    let Vocabulary { seen, added, .. } = vocabulary;
     // The rows of the entries read by this call, by id: the parent of most entries
     // (earlier ones are looked up in the table).
     let mut rows: HashMap<Vec<u8>, i64> = HashMap::new();
@@ -217,11 +215,6 @@ fn cut_lines(
                             doc.push(' ');
                         }
                         doc.push_str(word);
-                        if !seen.contains(word) {
-                            seen.insert(Box::from(word));
-                            added.push_str(word);
-                            added.push('\n');
-                        }
                     });
                     (doc, count, text.len() as i64)
                 });

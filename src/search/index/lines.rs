@@ -126,10 +126,46 @@ pub(super) const READ: &str = "SELECT offsets FROM lines WHERE id = ?1";
 /// The statement that writes a chunk.
 pub(super) const WRITE: &str = "INSERT OR REPLACE INTO lines(id, offsets) VALUES(?1, ?2)";
 
-/// Where entries' lines start, read a chunk at a time (the last one kept).
+/// Where entries' lines start, read a chunk at a time (the last one kept, decoded only
+/// as far as asked: a query's candidates come in their rows' order, and a rare word's
+/// are a few per chunk).
 pub(super) struct LineReader<'c> {
     read: Statement<'c>,
-    chunk: Option<(i64, Vec<u64>)>,
+    chunk: Option<Chunk>,
+}
+
+/// A chunk's blob and the offsets decoded from its start so far.
+struct Chunk {
+    id: i64,
+    blob: Vec<u8>,
+    /// The blob's bytes decoded so far, and the offsets they hold.
+    used: usize,
+    offsets: Vec<u64>,
+}
+
+impl Chunk {
+    /// The `at`-th offset, decoding the blob until it is reached; `None` past its end or
+    /// at a damaged varint.
+    fn offset(&mut self, at: usize) -> Option<u64> {
+        while self.offsets.len() <= at {
+            let (mut n, mut shift) = (0u64, 0u32);
+            loop {
+                let byte = *self.blob.get(self.used)?;
+                self.used += 1;
+                if shift > 63 {
+                    return None;
+                }
+                n |= u64::from(byte & 0x7f) << shift;
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            let before = self.offsets.last().copied().unwrap_or(0);
+            self.offsets.push(before.wrapping_add(n));
+        }
+        self.offsets.get(at).copied()
+    }
 }
 
 impl<'c> LineReader<'c> {
@@ -143,21 +179,24 @@ impl<'c> LineReader<'c> {
     /// The offset of the line of the entry whose row is `key`; `None` when the index
     /// holds none.
     pub(super) fn offset(&mut self, key: i64) -> Result<Option<u64>, Fail> {
-        let chunk = chunk_of(key);
-        if self.chunk.as_ref().is_none_or(|(held, _)| *held != chunk) {
-            let offsets = self
-                .read
-                .query_row([chunk], |r| r.get::<_, Vec<u8>>(0))
-                .optional()?
-                .and_then(|blob| decode(&blob))
-                .unwrap_or_default();
-            self.chunk = Some((chunk, offsets));
-        }
-        let at = (key as usize) % CHUNK_ENTRIES;
-        Ok(self
-            .chunk
-            .as_ref()
-            .and_then(|(_, offsets)| offsets.get(at).copied()))
+        let id = chunk_of(key);
+        let chunk = match &mut self.chunk {
+            Some(chunk) if chunk.id == id => chunk,
+            held => {
+                let blob = self
+                    .read
+                    .query_row([id], |r| r.get::<_, Vec<u8>>(0))
+                    .optional()?
+                    .unwrap_or_default();
+                held.insert(Chunk {
+                    id,
+                    blob,
+                    used: 0,
+                    offsets: Vec::with_capacity(CHUNK_ENTRIES),
+                })
+            }
+        };
+        Ok(chunk.offset((key as usize) % CHUNK_ENTRIES))
     }
 }
 
@@ -175,5 +214,27 @@ mod tests {
         assert_eq!(decode(&[0xff; 11]), None);
         // One-byte distances from the second offset on when lines are short.
         assert_eq!(encode(&[1000, 1100, 1200]).len(), 2 + 1 + 1);
+    }
+
+    #[test]
+    fn a_chunk_read_in_part_gives_each_offset_as_decoding_it_whole_does() {
+        let offsets: Vec<u64> = (0..CHUNK_ENTRIES as u64).map(|i| i * i * 37).collect();
+        let mut chunk = Chunk {
+            id: 0,
+            blob: encode(&offsets),
+            used: 0,
+            offsets: Vec::new(),
+        };
+        for at in [5, 3, 700, 701, CHUNK_ENTRIES - 1, 0] {
+            assert_eq!(chunk.offset(at), Some(offsets[at]));
+        }
+        assert_eq!(chunk.offset(CHUNK_ENTRIES), None);
+        let mut cut = Chunk {
+            id: 0,
+            blob: vec![0x85],
+            used: 0,
+            offsets: Vec::new(),
+        };
+        assert_eq!(cut.offset(0), None);
     }
 }

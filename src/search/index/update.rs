@@ -87,7 +87,6 @@ pub(super) fn update_all(
     file_errors: &mut Vec<SearchError>,
 ) -> Result<(), Fail> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut vocabulary = Vocabulary::default();
     let mut report = Report::default();
     // Files that could not be opened or checked (the reading's are in `report`).
     let mut unread: Vec<(usize, SearchError)> = Vec::new();
@@ -96,7 +95,7 @@ pub(super) fn update_all(
         // Prepared once: a search looks up every file of the folder, most of them
         // unchanged.
         let mut lookup = tx.prepare(LOOKUP)?;
-        let mut plans = found.iter().enumerate().filter_map(|(index, file)| {
+        let plans = found.iter().enumerate().filter_map(|(index, file)| {
             match decide(&tx, &mut lookup, dir, file) {
                 Ok(None) => None,
                 Ok(Some((plan, pending))) => Some(Ok((plan, Pending { index, ..pending }))),
@@ -111,89 +110,8 @@ pub(super) fn update_all(
             }
         });
         match threads {
-            Threads::One => {
-                for plan in &mut plans {
-                    let (plan, pending) = plan?;
-                    vocabulary.load(&tx)?;
-                    inserts.pending.push_back(pending);
-                    let mut failure = None;
-                    cut_file(
-                        plan,
-                        redactor,
-                        &mut vocabulary,
-                        &mut |message| match inserts.apply(&tx, message, &mut report) {
-                            Ok(()) => true,
-                            Err(e) => {
-                                failure = Some(e);
-                                false
-                            }
-                        },
-                    );
-                    if let Some(e) = failure {
-                        return Err(e);
-                    }
-                }
-            }
-            Threads::Two => std::thread::scope(|scope| -> Result<(), Fail> {
-                let mut pipe = None;
-                for plan in &mut plans {
-                    let (mut plan, pending) = plan?;
-                    inserts.pending.push_back(pending);
-                    if pipe.is_none() {
-                        // The vocabulary goes with the reading (it meets the words)
-                        // and comes back when it ends.
-                        vocabulary.load(&tx)?;
-                        let mut words = std::mem::take(&mut vocabulary);
-                        let (plans_to, plans_from) = sync_channel::<Plan>(PLANS_AHEAD);
-                        let (to, messages) = sync_channel::<Message>(BATCHES_AHEAD);
-                        let reader = std::thread::Builder::new()
-                            .name("search-reader".into())
-                            .spawn_scoped(scope, move || {
-                                for plan in plans_from {
-                                    if !cut_file(plan, redactor, &mut words, &mut |message| {
-                                        to.send(message).is_ok()
-                                    }) {
-                                        break;
-                                    }
-                                }
-                                words
-                            })
-                            .map_err(|e| Fail::Core(io_error(IoOp::Read, dir, &e)))?;
-                        pipe = Some((plans_to, messages, reader));
-                    }
-                    let Some((plans_to, messages, _)) = &mut pipe else {
-                        continue;
-                    };
-                    // Handed over when the reader has room, else what it has cut is
-                    // inserted meanwhile: neither thread ever waits on the other both
-                    // ways.
-                    loop {
-                        match plans_to.try_send(plan) {
-                            Ok(()) => break,
-                            Err(TrySendError::Full(back)) => {
-                                plan = back;
-                                match messages.recv() {
-                                    Ok(message) => inserts.apply(&tx, message, &mut report)?,
-                                    Err(_) => break,
-                                }
-                            }
-                            Err(TrySendError::Disconnected(_)) => break,
-                        }
-                    }
-                }
-                if let Some((plans_to, messages, reader)) = pipe {
-                    drop(plans_to);
-                    for message in messages.iter() {
-                        inserts.apply(&tx, message, &mut report)?;
-                    }
-                    match reader.join() {
-                        Ok(words) => vocabulary = words,
-                        // The reader's panic is this thread's, as it would be with one.
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    }
-                }
-                Ok(())
-            })?,
+            Threads::One => in_turn(&tx, plans, redactor, &mut inserts, &mut report)?,
+            Threads::Two => beside(&tx, plans, dir, redactor, &mut inserts, &mut report)?,
         }
         if let Some(pending) = inserts.pending.front() {
             // Only a reader that died leaves a file unfinished.
@@ -204,8 +122,8 @@ pub(super) fn update_all(
                 &e,
             )));
         }
+        inserts.vocabulary.save(&tx)?;
     }
-    vocabulary.save(&tx)?;
     result.bytes_read += report.bytes_read;
     unread.append(&mut report.errors);
     unread.sort_by_key(|(index, _)| *index);
@@ -234,6 +152,101 @@ pub(super) fn update_all(
     };
     tx.commit()?;
     Ok(())
+}
+
+/// Each file of `plans` read and cut, then inserted, in turn on this thread.
+fn in_turn(
+    tx: &Connection,
+    plans: impl Iterator<Item = Result<(Plan, Pending), Fail>>,
+    redactor: Option<&Redactor>,
+    inserts: &mut Inserts,
+    report: &mut Report,
+) -> Result<(), Fail> {
+    for plan in plans {
+        let (plan, pending) = plan?;
+        inserts.vocabulary.load(tx)?;
+        inserts.pending.push_back(pending);
+        let mut failure = None;
+        cut_file(
+            plan,
+            redactor,
+            &mut |message| match inserts.apply(tx, message, report) {
+                Ok(()) => true,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            },
+        );
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The files of `plans` read and cut on a second thread (started with the first
+/// file to read) while this one inserts what it hands over, in order.
+fn beside(
+    tx: &Connection,
+    plans: impl Iterator<Item = Result<(Plan, Pending), Fail>>,
+    dir: &Path,
+    redactor: Option<&Redactor>,
+    inserts: &mut Inserts,
+    report: &mut Report,
+) -> Result<(), Fail> {
+    std::thread::scope(|scope| {
+        let mut pipe = None;
+        for plan in plans {
+            let (mut plan, pending) = plan?;
+            inserts.pending.push_back(pending);
+            if pipe.is_none() {
+                inserts.vocabulary.load(tx)?;
+                let (plans_to, plans_from) = sync_channel::<Plan>(PLANS_AHEAD);
+                let (to, messages) = sync_channel::<Message>(BATCHES_AHEAD);
+                let reader = std::thread::Builder::new()
+                    .name("search-reader".into())
+                    .spawn_scoped(scope, move || {
+                        for plan in plans_from {
+                            if !cut_file(plan, redactor, &mut |message| to.send(message).is_ok()) {
+                                break;
+                            }
+                        }
+                    })
+                    .map_err(|e| Fail::Core(io_error(IoOp::Read, dir, &e)))?;
+                pipe = Some((plans_to, messages, reader));
+            }
+            let Some((plans_to, messages, _)) = &mut pipe else {
+                continue;
+            };
+            // Handed over when the reader has room, else what it has cut is inserted
+            // meanwhile: neither thread ever waits on the other both ways.
+            loop {
+                match plans_to.try_send(plan) {
+                    Ok(()) => break,
+                    Err(TrySendError::Full(back)) => {
+                        plan = back;
+                        match messages.recv() {
+                            Ok(message) => inserts.apply(tx, message, report)?,
+                            Err(_) => break,
+                        }
+                    }
+                    Err(TrySendError::Disconnected(_)) => break,
+                }
+            }
+        }
+        if let Some((plans_to, messages, reader)) = pipe {
+            drop(plans_to);
+            for message in messages.iter() {
+                inserts.apply(tx, message, report)?;
+            }
+            // The reader's panic is this thread's, as it would be with one thread.
+            if let Err(panic) = reader.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// What an update reports: the bytes it read and the files it could not read (with
@@ -495,6 +508,9 @@ struct Inserts<'t> {
     add_role: Statement<'t>,
     write_lines: Statement<'t>,
     roles: HashMap<String, i64>,
+    /// The words met ([`Vocabulary::meet`]): decided here, in the order of the
+    /// entries, whichever thread cut them.
+    vocabulary: Vocabulary,
     pending: VecDeque<Pending>,
 }
 
@@ -522,6 +538,7 @@ impl<'t> Inserts<'t> {
             add_role: tx.prepare("INSERT INTO roles(name) VALUES(?1)")?,
             write_lines: tx.prepare(lines::WRITE)?,
             roles: HashMap::new(),
+            vocabulary: Vocabulary::default(),
             pending: VecDeque::new(),
         })
     }
@@ -646,6 +663,7 @@ impl<'t> Inserts<'t> {
             pending.added.text_entries += 1;
             pending.added.words += count;
             self.insert_text.execute(rusqlite::params![cut.key, doc])?;
+            self.vocabulary.meet(&doc);
         }
         state.entries += 1;
         state.last_row = Some(cut.key);
