@@ -98,6 +98,12 @@ impl LineWriter {
         // sidecar) is padded or cut, so every later offset lands at its entry's place;
         // a padded place reads as offset 0, whose line is not that entry's (left out).
         offsets.resize(held, 0);
+        // Written again whole by a plain insert: a statement that may replace a row
+        // opens a statement journal, and each one makes FTS5 write its pending words
+        // out as a new segment (more segments to merge and to read).
+        if held != 0 {
+            tx.execute("DELETE FROM lines WHERE id = ?1", [chunk])?;
+        }
         Ok(LineWriter { chunk, offsets })
     }
 
@@ -124,7 +130,7 @@ impl LineWriter {
 /// The statement that reads a chunk (for [`LineWriter::starting_at`] and [`LineReader`]).
 pub(super) const READ: &str = "SELECT offsets FROM lines WHERE id = ?1";
 /// The statement that writes a chunk.
-pub(super) const WRITE: &str = "INSERT OR REPLACE INTO lines(id, offsets) VALUES(?1, ?2)";
+pub(super) const WRITE: &str = "INSERT INTO lines(id, offsets) VALUES(?1, ?2)";
 
 /// Where entries' lines start, read a chunk at a time (the last one kept, decoded only
 /// as far as asked: a query's candidates come in their rows' order, and a rare word's
