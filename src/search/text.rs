@@ -107,7 +107,24 @@ pub(crate) fn folded(text: &str) -> String {
     if text.is_ascii() {
         return text.to_ascii_lowercase();
     }
-    text.chars().map(fold).collect()
+    // Else each ASCII run byte for byte and each other character by [`fold`], into a
+    // string sized once (folding keeps most characters' lengths).
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(ascii);
+        out.extend(run.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        let mut chars = tail.chars();
+        if let Some(c) = chars.next() {
+            out.push(fold(c));
+        }
+        rest = chars.as_str();
+    }
+    out
 }
 
 /// Characters of context kept before the first match in a snippet.
@@ -204,6 +221,12 @@ fn separates(c: char) -> bool {
 pub(crate) fn words(text: &str, mut each: impl FnMut(&str)) {
     let text = folded(text);
     for run in text.split(separates).filter(|r| !r.is_empty()) {
+        // A run of at most 2 × WINDOW bytes has at most that many characters: whole,
+        // without counting them.
+        if run.len() <= 2 * WINDOW {
+            each(run);
+            continue;
+        }
         // Byte offsets of the run's characters, and its end.
         let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
         let chars = starts.len();
@@ -324,6 +347,15 @@ mod tests {
             assert!(got.iter().any(|w| w.contains(piece)), "{piece}");
             assert_eq!(runs(&long[start..])[0], piece);
         }
+    }
+
+    #[test]
+    fn folding_maps_each_character_to_its_first_lowercase_one() {
+        let text = "Ab İstanbul ΣΊΣΥΦΟΣ straße 项目名 ÉÉ x";
+        let by_char: String = text.chars().map(fold).collect();
+        assert_eq!(folded(text), by_char);
+        assert_eq!(folded("ÉcOLE"), "écol\u{65}");
+        assert_eq!(folded("MIXED ascii"), "mixed ascii");
     }
 
     #[test]

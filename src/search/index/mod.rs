@@ -6,10 +6,12 @@
 //!   and the hash of its last indexed block, the committed bytes and lines indexed, its
 //!   entry count and the row of its last committed entry (its latest leaf);
 //! - `roles`: the roles met, each once (an entry holds its role's row);
-//! - `entries`: every committed entry of those files (id, seq, role, the row of its
-//!   parent, whether it is on the latest leaf's path and whether it has text to
-//!   search), its row being its file's row and its line's offset in the file
+//! - `entries`: every committed entry of those files (id, role, the sequence number of
+//!   its parent, whether it is on the latest leaf's path and whether it has text to
+//!   search), its row being its file's row and its sequence number in the file
 //!   ([`entry_key`]);
+//! - `lines`: where each entry's line starts in its file, in chunks of
+//!   [`CHUNK_ENTRIES`](lines::CHUNK_ENTRIES) entries (see [`lines`]);
 //! - `texts`: the FTS5 table of the words of the text a person reads
 //!   ([`words`](super::text::words): folded, cut at ASCII separators, long ones as
 //!   windows), keyed by the entry's row, so that the index alone says where each
@@ -32,10 +34,14 @@
 //! ([`with_temporary`]).
 //!
 //! The rooms: `sidecar` (what may be at the sidecar's name, its owner and mode, the
-//! opening of the database), `update` (bringing each file's rows up to date),
+//! opening of the database), `update` (bringing each file's rows up to date), `cut`
+//! (reading a file's new lines and cutting their entries into what is inserted, on a
+//! second thread while the first inserts), `lines` (where each entry's line starts),
 //! `vocabulary` (the words indexed, and the words that hold a query's pieces) and `query`
 //! (candidates, their check against the lines, the ranking).
 
+mod cut;
+mod lines;
 mod query;
 mod sidecar;
 mod update;
@@ -55,7 +61,7 @@ use crate::error::{Error, IoFailure, IoOp};
 use crate::secrets::Redactor;
 use query::query_hits;
 use sidecar::{Like, SIDE_FILES, narrow_journal, open_index, prepare_sidecar, side_path, tune};
-use update::{fingerprint, update_all};
+use update::{Threads, fingerprint, update_all};
 
 /// The schema's version, in SQLite's `user_version`; another value means rebuild.
 /// 2: the FTS5 table keeps no positions (`detail=none`), and `state` holds the
@@ -63,26 +69,37 @@ use update::{fingerprint, update_all};
 /// block's hash. 4: words instead of trigrams, no text kept (entries say where their
 /// line is), and the vocabulary. 5: the text is indexed with its secrets redacted (an
 /// older sidecar may hold secrets: it is deleted and built again). 6: an entry's row is
-/// its file's row and its line's offset ([`entry_key`]), so the full-text index alone
-/// says where a candidate's line is; `entries` keeps no offset, length or word count.
-const SCHEMA_VERSION: i64 = 6;
-/// The bits of an entry's row ([`entry_key`]) that hold its line's offset: a session
-/// file is indexed up to 1 TiB.
-const OFFSET_BITS: u32 = 40;
-/// File rows are below this (2^23), so that an entry's row fits in 63 bits.
-const MAX_FILE_ROW: i64 = 1 << (63 - OFFSET_BITS);
+/// its file's row and its line's offset, so the full-text index alone says where a
+/// candidate's line is. 7: an entry's row is its file's row and its sequence number
+/// ([`entry_key`]: consecutive entries differ by one, which FTS5 stores in a byte), the
+/// lines' offsets are kept in chunks per file (`lines`), and `entries` keeps neither
+/// its file nor its sequence number (both are in its row) nor an index of its ids, and
+/// its parent as a sequence number.
+const SCHEMA_VERSION: i64 = 7;
+/// The bits of an entry's row ([`entry_key`]) that hold its sequence number in its
+/// file: a session file is indexed up to 2^32 entries.
+const SEQ_BITS: u32 = 32;
+/// File rows are below this (2^31), so that an entry's row fits in 63 bits.
+const MAX_FILE_ROW: i64 = 1 << (63 - SEQ_BITS);
 
-/// The row of the entry whose line starts at byte `at` of file row `file`, in
-/// `entries` and in the full-text index: `file << 40 | at`. Rows of one file are
-/// ordered as its lines. `None` past 1 TiB.
-fn entry_key(file: i64, at: u64) -> Option<i64> {
-    let at = i64::try_from(at).ok().filter(|&at| at < 1 << OFFSET_BITS)?;
-    Some(file << OFFSET_BITS | at)
+/// The row of entry number `seq` (0-based, among the committed entries) of file row
+/// `file`, in `entries` and in the full-text index: `file << 32 | seq`. Rows of one
+/// file are ordered as its entries, and consecutive entries' rows differ by one (FTS5
+/// stores each row as its difference from the one before: one byte). `None` from
+/// 2^32 entries on.
+fn entry_key(file: i64, seq: u64) -> Option<i64> {
+    let seq = i64::try_from(seq).ok().filter(|&seq| seq < 1 << SEQ_BITS)?;
+    Some(file << SEQ_BITS | seq)
 }
 
-/// The file row and the line's offset of an entry's row ([`entry_key`]).
+/// The file row and the sequence number of an entry's row ([`entry_key`]).
 fn key_parts(key: i64) -> (i64, u64) {
-    (key >> OFFSET_BITS, (key & ((1 << OFFSET_BITS) - 1)) as u64)
+    (key >> SEQ_BITS, (key & ((1 << SEQ_BITS) - 1)) as u64)
+}
+
+/// The rows every entry of file row `file` may have: first and last.
+fn file_keys(file: i64) -> (i64, i64) {
+    (file << SEQ_BITS, (file << SEQ_BITS) | ((1 << SEQ_BITS) - 1))
 }
 /// At most this many corrupt lines are reported in one result.
 const MAX_ERRORS: i64 = 1000;
@@ -97,10 +114,9 @@ CREATE TABLE files(
   text_bytes INTEGER NOT NULL DEFAULT 0, text_entries INTEGER NOT NULL DEFAULT 0,
   words INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE entries(
-  id INTEGER PRIMARY KEY, file INTEGER NOT NULL, entry_id TEXT NOT NULL,
-  seq INTEGER NOT NULL, role INTEGER, parent INTEGER,
+  id INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, role INTEGER, parent INTEGER,
   on_latest INTEGER NOT NULL DEFAULT 0, has_text INTEGER NOT NULL);
-CREATE INDEX entries_by_id ON entries(file, entry_id);
+CREATE TABLE lines(id INTEGER PRIMARY KEY, offsets BLOB NOT NULL);
 CREATE TABLE errors(
   file INTEGER NOT NULL, line INTEGER, reason TEXT NOT NULL, message TEXT NOT NULL);
 CREATE INDEX errors_by_file ON errors(file);
@@ -313,6 +329,7 @@ fn run(
             found,
             print,
             redactor,
+            Threads::available(),
             &mut result,
             &mut file_errors,
         )?;
@@ -349,16 +366,149 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_entry_row_holds_its_file_row_and_line_offset_up_to_1_tib() {
-        let last = (1u64 << OFFSET_BITS) - 1;
-        for (file, at) in [(1, 0), (7, 4096), (MAX_FILE_ROW - 1, last)] {
-            let key = entry_key(file, at).expect("a row");
+    fn an_entry_row_holds_its_file_row_and_sequence_number_up_to_2_pow_32() {
+        let last = (1u64 << SEQ_BITS) - 1;
+        for (file, seq) in [(1, 0), (7, 4096), (MAX_FILE_ROW - 1, last)] {
+            let key = entry_key(file, seq).expect("a row");
             assert!(key > 0);
-            assert_eq!(key_parts(key), (file, at));
+            assert_eq!(key_parts(key), (file, seq));
+            let (first, end) = file_keys(file);
+            assert!((first..=end).contains(&key));
         }
         assert_eq!(entry_key(1, last + 1), None);
-        // The rows of one file are ordered as its lines, and after every earlier file's.
-        assert!(entry_key(2, 10) < entry_key(2, 11));
+        // The rows of one file are consecutive, and after every earlier file's.
+        assert_eq!(entry_key(2, 11).map(|k| k - 1), entry_key(2, 10));
         assert!(entry_key(1, last) < entry_key(2, 0));
+    }
+
+    /// Every row of every table of the index, the full-text index's as (word, row).
+    fn dump(conn: &Connection) -> Vec<String> {
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.postings
+               USING fts5vocab(main, 'texts', 'instance')",
+        )
+        .expect("vocab table");
+        let mut out = Vec::new();
+        for (table, sql) in [
+            ("files", "SELECT * FROM files ORDER BY id"),
+            ("entries", "SELECT * FROM entries ORDER BY id"),
+            ("lines", "SELECT * FROM lines ORDER BY id"),
+            ("roles", "SELECT * FROM roles ORDER BY id"),
+            ("errors", "SELECT * FROM errors ORDER BY rowid"),
+            ("vocabulary", "SELECT * FROM vocabulary ORDER BY id"),
+            ("state", "SELECT * FROM state ORDER BY key"),
+            (
+                "texts",
+                "SELECT term, doc FROM temp.postings ORDER BY term, doc",
+            ),
+        ] {
+            let mut stmt = conn.prepare(sql).expect("prepare");
+            let columns = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    let values: Vec<rusqlite::types::Value> =
+                        (0..columns).map(|i| r.get(i)).collect::<Result<_, _>>()?;
+                    Ok(format!("{table} {values:?}"))
+                })
+                .expect("query");
+            for row in rows {
+                out.push(row.expect("row"));
+            }
+        }
+        out
+    }
+
+    fn session_line(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":1,\
+             \"message\":{{\"role\":\"{role}\",\"content\":\"{text}\"}}}}\n"
+        )
+    }
+
+    /// Writes `entries` more entries to session `f` of `dir` (a branch now and then, a
+    /// corrupt line, CJK and a secret), after `from` entries already there.
+    fn grow(dir: &Path, f: usize, from: usize, entries: usize) {
+        use std::io::Write;
+        let mut out = String::new();
+        for e in from..from + entries {
+            let parent = match e {
+                0 => None,
+                e if e % 97 == 0 => Some(format!("f{f}-e{}", e / 2)),
+                e => Some(format!("f{f}-e{}", e - 1)),
+            };
+            let role = ["user", "assistant", "custom"][e % 3];
+            let text = match e % 5 {
+                0 => format!("word{} 项目名是 tiny-pi {e}", e % 13),
+                1 => "key AKIAIOSFODNN7EXAMPLE here".to_owned(),
+                _ => format!("the flamingo{} said {}", e % 7, "x".repeat(e % 90)),
+            };
+            out.push_str(&session_line(
+                &format!("f{f}-e{e}"),
+                parent.as_deref(),
+                role,
+                &text,
+            ));
+            if e % 211 == 5 {
+                out.push_str("{not json\n");
+            }
+        }
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("s{f:02}.jsonl")))
+            .expect("open");
+        file.write_all(out.as_bytes()).expect("write");
+    }
+
+    fn build(dir: &Path, conn: &mut Connection, threads: Threads) {
+        let (found, _) = walk(dir).expect("walk");
+        let mut result = SearchResult::default();
+        let mut errors = Vec::new();
+        let redactor = Redactor::standard().expect("rules");
+        update_all(
+            conn,
+            dir,
+            &found,
+            fingerprint(&found),
+            Some(redactor),
+            threads,
+            &mut result,
+            &mut errors,
+        )
+        .unwrap_or_else(|_| panic!("update with {threads:?}"));
+    }
+
+    #[test]
+    fn reading_on_a_second_thread_builds_the_same_index_as_one_thread() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // More files than the reader is handed ahead, more entries than a batch, and
+        // more than a chunk of line offsets.
+        for f in 0..12 {
+            grow(dir.path(), f, 0, 300 + f * 150);
+        }
+        let mut one = Connection::open_in_memory().expect("db");
+        let mut two = Connection::open_in_memory().expect("db");
+        for conn in [&one, &two] {
+            conn.execute_batch(SCHEMA).expect("schema");
+        }
+        build(dir.path(), &mut one, Threads::One);
+        build(dir.path(), &mut two, Threads::Two);
+        let first = dump(&one);
+        assert!(first.iter().filter(|r| r.starts_with("texts")).count() > 1000);
+        assert!(first.iter().any(|r| r.starts_with("errors")));
+        assert_eq!(first, dump(&two));
+        // Grown (read on from where each stopped, parents in earlier updates, a chunk
+        // of offsets continued) and one rewritten (read again from its start).
+        for f in [0, 3, 11] {
+            grow(dir.path(), f, 300 + f * 150, 40 + f);
+        }
+        fs::remove_file(dir.path().join("s05.jsonl")).expect("remove");
+        grow(dir.path(), 5, 0, 20);
+        build(dir.path(), &mut one, Threads::One);
+        build(dir.path(), &mut two, Threads::Two);
+        let second = dump(&one);
+        assert_ne!(first, second);
+        assert_eq!(second, dump(&two));
     }
 }

@@ -12,8 +12,9 @@ use super::super::text::{
     contains_all, contains_all_ascii, fold_terms, folded, readable, snippet, terms, words,
 };
 use super::super::{Hit, SearchQuery};
+use super::lines::LineReader;
 use super::vocabulary::{expression, term_groups};
-use super::{Fail, as_searched, key_parts};
+use super::{Fail, SEQ_BITS, as_searched, key_parts};
 use crate::entry::EntryParser;
 use crate::recover::MAX_LINE_BYTES;
 use crate::secrets::Redactor;
@@ -161,7 +162,8 @@ impl Names<'_> {
 
 /// The hits of `query`, best first: the entries the full-text index names for the
 /// words that hold the terms' runs, each checked against its text read again from the
-/// session file (where its line is, the index's row says: [`entry_key`]). A query with
+/// session file (its file and entry the index's row says, [`entry_key`], and where its
+/// line starts the file's chunk of line offsets, [`LineReader`]). A query with
 /// a term of three characters or more is ranked by BM25 over the terms (each term a
 /// phrase: its occurrences in the entry's text, the entry's length in words, and the
 /// entries that may hold it by the index); a query of shorter words alone keeps the
@@ -228,10 +230,10 @@ pub(super) fn query_hits(
             };
             let order = match ranked {
                 true => "",
-                false => "ORDER BY f.name, e.seq",
+                false => "ORDER BY f.name, e.id",
             };
             format!(
-                "SELECT e.id FROM {from} JOIN files f ON f.id = e.file WHERE {} {order}",
+                "SELECT e.id FROM {from} JOIN files f ON f.id = e.id >> {SEQ_BITS} WHERE {} {order}",
                 filters.join(" AND ")
             )
         }
@@ -267,6 +269,7 @@ pub(super) fn query_hits(
         known: std::collections::HashMap::new(),
     };
     let mut reader = Reader::new(dir, redactor);
+    let mut lines = LineReader::new(conn)?;
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
     let limit = query.limit as usize;
@@ -279,8 +282,10 @@ pub(super) fn query_hits(
         }
         let Some(r) = rows.next()? else { break };
         let key: i64 = r.get(0)?;
-        let (file, at) = key_parts(key);
-        let Some(line) = reader.line(&mut names, file, at) else {
+        let Some(at) = lines.offset(key)? else {
+            continue;
+        };
+        let Some(line) = reader.line(&mut names, key_parts(key).0, at) else {
             continue;
         };
         // Folded once, for the check and the counts.
@@ -315,11 +320,11 @@ pub(super) fn query_hits(
     }
     drop(rows);
     let mut lookup = conn.prepare(
-        "SELECT e.seq, (SELECT name FROM roles WHERE id = e.role), e.on_latest, e.entry_id
+        "SELECT (SELECT name FROM roles WHERE id = e.role), e.on_latest, e.entry_id
          FROM entries e WHERE e.id = ?1",
     )?;
-    // Ranked, the order needs each hit's place in its file: its row (the line's offset)
-    // orders the entries of a file as their sequence numbers do.
+    // Ranked, the order needs each hit's place in its file: its row (its sequence
+    // number in the file).
     if ranked {
         // Best first; equal scores in the order of the files and their entries.
         checked.sort_by(|a, b| {
@@ -331,13 +336,12 @@ pub(super) fn query_hits(
     }
     let mut out = Vec::with_capacity(checked.len());
     for c in checked {
-        let Some((seq, role, on_latest, entry_id)) = lookup
+        let Some((role, on_latest, entry_id)) = lookup
             .query_row([c.key], |r| {
                 Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
                 ))
             })
             .optional()?
@@ -346,7 +350,10 @@ pub(super) fn query_hits(
         };
         // Read a second time (ranked, only the hits kept are): a line that no longer
         // reads back as the entry the index holds there is left out, as above.
-        let (file, at) = key_parts(c.key);
+        let (file, seq) = key_parts(c.key);
+        let Some(at) = lines.offset(c.key)? else {
+            continue;
+        };
         let Some(line) = reader.line(&mut names, file, at) else {
             continue;
         };
@@ -356,7 +363,7 @@ pub(super) fn query_hits(
         out.push(Hit {
             path: c.name.to_string(),
             entry_id,
-            seq: seq.max(0) as u64,
+            seq,
             role: role.unwrap_or_default(),
             timestamp: line.timestamp,
             snippet: snippet(&line.text, &terms),

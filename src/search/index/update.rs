@@ -1,23 +1,25 @@
-//! Bringing the index up to date: each file's new committed lines read, parsed and
-//! put in the tables.
+//! Bringing the index up to date: each file's new committed lines read and cut into
+//! what the index holds ([`cut`](super::cut)), on a second thread when there is a
+//! second core, and put in the tables on this one.
 
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, Metadata, OpenOptions};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
+use std::sync::mpsc::{TrySendError, sync_channel};
 
 use rusqlite::{Connection, OptionalExtension, Statement, TransactionBehavior};
 
-use super::super::text::{readable, words};
 use super::super::{SearchError, SearchResult};
+use super::cut::{Cut, End, Item, Message, Parent, Plan, cut_file};
+use super::lines::{self, LineWriter};
 use super::vocabulary::Vocabulary;
-use super::{Fail, Found, MAX_FILE_ROW, as_searched, entry_key, io_error};
-use crate::entry::EntryParser;
+use super::{Fail, Found, MAX_FILE_ROW, entry_key, file_keys, io_error, key_parts};
 use crate::error::{Error, IoOp};
-use crate::recover::{LineScanner, MAX_LINE_BYTES};
 use crate::secrets::Redactor;
 use crate::store::open_regular_with;
 
-/// What the index knows of a file, by name (see [`update`]).
+/// What the index knows of a file, by name (see [`decide`]).
 const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, ctime_ns, head_hash, head_len,
                              tail_hash, offset, lines, entries, last_row
                       FROM files WHERE name = ?1";
@@ -25,11 +27,35 @@ const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, ctime_ns, head_hash, 
 /// The first and the last indexed block of a file, whose hashes tell a replaced or
 /// rewritten file from a grown one.
 const BLOCK: u64 = 4096;
-/// Files are read in pieces of this size.
-const CHUNK: usize = 1 << 20;
+
+/// How an update shares its work between threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Threads {
+    /// Each file read and cut, then inserted, in turn on this thread.
+    One,
+    /// Files read and cut on a second thread while this one inserts (the same rows in
+    /// the same order: one reader, one writer, handing over in order).
+    Two,
+}
+
+impl Threads {
+    /// Two when the machine has a second core.
+    pub(super) fn available() -> Threads {
+        match std::thread::available_parallelism() {
+            Ok(n) if n.get() > 1 => Threads::Two,
+            _ => Threads::One,
+        }
+    }
+}
+
+/// Files the reading thread may hold open ahead of the inserts.
+const PLANS_AHEAD: usize = 8;
+/// Batches of cut entries ([`BATCH`](super::cut::BATCH) each) the reading thread may
+/// be ahead of the inserts by.
+const BATCHES_AHEAD: usize = 16;
 
 /// The folder as one search saw it: a hash of every session file's name, identity,
-/// size and modification time (what [`update`] compares before it reads a file).
+/// size and modification time (what [`decide`] compares before it reads a file).
 pub(super) fn fingerprint(found: &[Found]) -> i64 {
     let mut bytes = Vec::with_capacity(found.len().saturating_mul(64));
     for f in found {
@@ -47,44 +73,61 @@ pub(super) fn fingerprint(found: &[Found]) -> i64 {
 /// Brings the index of every file of `found` up to date in one transaction, drops
 /// the files no longer there, and records `print` when every file could be read (a
 /// later search of a folder with the same fingerprint checks no file).
+// The update's inputs: the folder and its files, the fingerprint, the redactor every
+// line passes first, how the work is shared, and what it reports.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn update_all(
     conn: &mut Connection,
     dir: &Path,
     found: &[Found],
     print: i64,
     redactor: Option<&Redactor>,
+    threads: Threads,
     result: &mut SearchResult,
     file_errors: &mut Vec<SearchError>,
 ) -> Result<(), Fail> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    // Prepared once: a search looks up every file of the folder, most of them unchanged.
-    let mut lookup = tx.prepare(LOOKUP)?;
-    let mut vocabulary = Vocabulary::default();
-    for file in found {
-        match update(
-            &tx,
-            &mut lookup,
-            dir,
-            file,
-            &mut vocabulary,
-            redactor,
-            &mut result.bytes_read,
-        ) {
-            Ok(()) => {}
-            Err(Fail::Core(e)) => {
-                forget(&tx, &file.name)?;
-                file_errors.push(SearchError {
-                    path: file.name.clone(),
-                    line: None,
-                    reason: "io".into(),
-                    message: e.to_string(),
-                });
+    let mut report = Report::default();
+    // Files that could not be opened or checked (the reading's are in `report`).
+    let mut unread: Vec<(usize, SearchError)> = Vec::new();
+    {
+        let mut inserts = Inserts::new(&tx)?;
+        // Prepared once: a search looks up every file of the folder, most of them
+        // unchanged.
+        let mut lookup = tx.prepare(LOOKUP)?;
+        let plans = found.iter().enumerate().filter_map(|(index, file)| {
+            match decide(&tx, &mut lookup, dir, file) {
+                Ok(None) => None,
+                Ok(Some((plan, pending))) => Some(Ok((plan, Pending { index, ..pending }))),
+                Err(Fail::Core(e)) => match forget(&tx, &file.name) {
+                    Ok(()) => {
+                        unread.push(failure(index, &file.name, &e));
+                        None
+                    }
+                    Err(e) => Some(Err(e)),
+                },
+                Err(e) => Some(Err(e)),
             }
-            Err(e) => return Err(e),
+        });
+        match threads {
+            Threads::One => in_turn(&tx, plans, redactor, &mut inserts, &mut report)?,
+            Threads::Two => beside(&tx, plans, dir, redactor, &mut inserts, &mut report)?,
         }
+        if let Some(pending) = inserts.pending.front() {
+            // Only a reader that died leaves a file unfinished.
+            let e = std::io::Error::other("the search index's reading stopped");
+            return Err(Fail::Core(io_error(
+                IoOp::Read,
+                &dir.join(&pending.name),
+                &e,
+            )));
+        }
+        inserts.vocabulary.save(&tx)?;
     }
-    drop(lookup);
-    vocabulary.save(&tx)?;
+    result.bytes_read += report.bytes_read;
+    unread.append(&mut report.errors);
+    unread.sort_by_key(|(index, _)| *index);
+    file_errors.extend(unread.into_iter().map(|(_, e)| e));
     // Files no longer in the folder (or no longer readable) leave the index.
     let names: Vec<String> = {
         let mut stmt = tx.prepare("SELECT name FROM files")?;
@@ -111,6 +154,121 @@ pub(super) fn update_all(
     Ok(())
 }
 
+/// Each file of `plans` read and cut, then inserted, in turn on this thread.
+fn in_turn(
+    tx: &Connection,
+    plans: impl Iterator<Item = Result<(Plan, Pending), Fail>>,
+    redactor: Option<&Redactor>,
+    inserts: &mut Inserts,
+    report: &mut Report,
+) -> Result<(), Fail> {
+    for plan in plans {
+        let (plan, pending) = plan?;
+        inserts.vocabulary.load(tx)?;
+        inserts.pending.push_back(pending);
+        let mut failure = None;
+        cut_file(
+            plan,
+            redactor,
+            &mut |message| match inserts.apply(tx, message, report) {
+                Ok(()) => true,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            },
+        );
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The files of `plans` read and cut on a second thread (started with the first
+/// file to read) while this one inserts what it hands over, in order.
+fn beside(
+    tx: &Connection,
+    plans: impl Iterator<Item = Result<(Plan, Pending), Fail>>,
+    dir: &Path,
+    redactor: Option<&Redactor>,
+    inserts: &mut Inserts,
+    report: &mut Report,
+) -> Result<(), Fail> {
+    std::thread::scope(|scope| {
+        let mut pipe = None;
+        for plan in plans {
+            let (mut plan, pending) = plan?;
+            inserts.pending.push_back(pending);
+            if pipe.is_none() {
+                inserts.vocabulary.load(tx)?;
+                let (plans_to, plans_from) = sync_channel::<Plan>(PLANS_AHEAD);
+                let (to, messages) = sync_channel::<Message>(BATCHES_AHEAD);
+                let reader = std::thread::Builder::new()
+                    .name("search-reader".into())
+                    .spawn_scoped(scope, move || {
+                        for plan in plans_from {
+                            if !cut_file(plan, redactor, &mut |message| to.send(message).is_ok()) {
+                                break;
+                            }
+                        }
+                    })
+                    .map_err(|e| Fail::Core(io_error(IoOp::Read, dir, &e)))?;
+                pipe = Some((plans_to, messages, reader));
+            }
+            let Some((plans_to, messages, _)) = &mut pipe else {
+                continue;
+            };
+            // Handed over when the reader has room, else what it has cut is inserted
+            // meanwhile: neither thread ever waits on the other both ways.
+            loop {
+                match plans_to.try_send(plan) {
+                    Ok(()) => break,
+                    Err(TrySendError::Full(back)) => {
+                        plan = back;
+                        match messages.recv() {
+                            Ok(message) => inserts.apply(tx, message, report)?,
+                            Err(_) => break,
+                        }
+                    }
+                    Err(TrySendError::Disconnected(_)) => break,
+                }
+            }
+        }
+        if let Some((plans_to, messages, reader)) = pipe {
+            drop(plans_to);
+            for message in messages.iter() {
+                inserts.apply(tx, message, report)?;
+            }
+            // The reader's panic is this thread's, as it would be with one thread.
+            if let Err(panic) = reader.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What an update reports: the bytes it read and the files it could not read (with
+/// their place in the folder's order, so that the report does not depend on which
+/// thread met the trouble first).
+#[derive(Default)]
+struct Report {
+    bytes_read: u64,
+    errors: Vec<(usize, SearchError)>,
+}
+
+/// The report of a file that could not be read, at its place in the folder's order.
+fn failure(index: usize, name: &str, e: &Error) -> (usize, SearchError) {
+    let error = SearchError {
+        path: name.to_owned(),
+        line: None,
+        reason: "io".into(),
+        message: e.to_string(),
+    };
+    (index, error)
+}
+
 /// Removes every row of the file `name`.
 pub(super) fn forget(tx: &Connection, name: &str) -> Result<(), Fail> {
     let id: Option<i64> = tx
@@ -123,15 +281,20 @@ pub(super) fn forget(tx: &Connection, name: &str) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Removes the entries, texts and errors of file row `id`.
+/// Removes the entries, texts, line offsets and errors of file row `id`.
 pub(super) fn clear(tx: &Connection, id: i64) -> Result<(), Fail> {
+    let (first, last) = file_keys(id);
     tx.execute(
-        "DELETE FROM texts WHERE rowid IN (SELECT id FROM entries WHERE file = ?1)",
-        [id],
+        "DELETE FROM texts WHERE rowid IN (
+           SELECT id FROM entries WHERE id BETWEEN ?1 AND ?2 AND has_text = 1)",
+        [first, last],
     )?;
-    tx.execute("DELETE FROM entries WHERE file = ?1", [id])?;
+    tx.execute(
+        "DELETE FROM entries WHERE id BETWEEN ?1 AND ?2",
+        [first, last],
+    )?;
     tx.execute("DELETE FROM errors WHERE file = ?1", [id])?;
-    Ok(())
+    lines::clear(tx, id)
 }
 
 /// What the index knows of a file.
@@ -185,17 +348,35 @@ pub(super) fn hash_tail(file: &File, offset: u64, path: &Path) -> Result<i64, Er
     Ok(hash_block(file, offset - len, len, path)?.0)
 }
 
-/// Brings the index of one file up to date. An error of the file
-/// itself is [`Fail::Core`] (the file is then left out of the index and reported).
-pub(super) fn update(
+/// A file being brought up to date: what the index knew of it and what the inserts
+/// added so far.
+struct Pending {
+    /// Its place in the folder's order.
+    index: usize,
+    name: String,
+    state: Known,
+    /// Its identity, size and times when it was opened to be read.
+    seen: [i64; 5],
+    /// The latest leaf's row before this update.
+    old_last: Option<i64>,
+    lines: LineWriter,
+    added: Added,
+    /// The parents looked up in the table so far, and once there was more than one,
+    /// the first row of each id among the file's entries ([`Inserts::parent`]).
+    finds: u32,
+    ids: Option<HashMap<String, i64>>,
+}
+
+/// Decides what of one file must be read: `None` when it is unchanged, else the plan
+/// (what the reading reads) and the file's pending state (what the inserts fill in).
+/// A file read again from its start has its rows removed first. An error of the
+/// file itself is [`Fail::Core`] (the file is then left out of the index and reported).
+fn decide(
     tx: &Connection,
     lookup: &mut Statement,
     dir: &Path,
     found: &Found,
-    vocabulary: &mut Vocabulary,
-    redactor: Option<&Redactor>,
-    bytes_read: &mut u64,
-) -> Result<(), Fail> {
+) -> Result<Option<(Plan, Pending)>, Fail> {
     let meta = &found.meta;
     let (dev, ino) = (meta.dev() as i64, meta.ino() as i64);
     let known = lookup
@@ -222,7 +403,7 @@ pub(super) fn update(
         && (k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns)
             == (dev, ino, size, mtime_ns(meta), ctime_ns(meta))
     {
-        return Ok(());
+        return Ok(None);
     }
     let path = dir.join(&found.name);
     let file = open_regular_with(
@@ -257,7 +438,7 @@ pub(super) fn update(
         }
         None => None,
     };
-    let mut state = match resume {
+    let state = match resume {
         Some(k) => k,
         None => {
             tx.execute(
@@ -290,50 +471,243 @@ pub(super) fn update(
             }
         }
     };
-    let old_last = state.last_row;
-    let added = read_new(
-        tx,
-        &file,
-        &path,
-        size as u64,
-        &mut state,
-        vocabulary,
-        redactor,
-        bytes_read,
-    )?;
-    if state.last_row != old_last {
-        mark_latest(tx, old_last, 0)?;
-        mark_latest(tx, state.last_row, 1)?;
+    let first = entry_key(state.id, state.entries.max(0) as u64).unwrap_or(i64::MAX);
+    let lines = LineWriter::starting_at(tx, first)?;
+    let plan = Plan {
+        file,
+        path,
+        id: state.id,
+        offset: state.offset.max(0) as u64,
+        lines: state.lines.max(0) as u64,
+        entries: state.entries.max(0) as u64,
+        size: size as u64,
+    };
+    let pending = Pending {
+        index: 0,
+        name: found.name.clone(),
+        old_last: state.last_row,
+        state,
+        seen: [dev, ino, size, mtime_ns(&meta), ctime_ns(&meta)],
+        lines,
+        added: Added::default(),
+        finds: 0,
+        ids: None,
+    };
+    Ok(Some((plan, pending)))
+}
+
+/// The inserts of an update: its prepared statements, the files handed to the
+/// reading and not yet finished (in order), and the roles' rows met.
+struct Inserts<'t> {
+    find_parent: Statement<'t>,
+    ids_of_file: Statement<'t>,
+    insert_entry: Statement<'t>,
+    insert_text: Statement<'t>,
+    insert_error: Statement<'t>,
+    find_role: Statement<'t>,
+    add_role: Statement<'t>,
+    write_lines: Statement<'t>,
+    roles: HashMap<String, i64>,
+    /// The words met ([`Vocabulary::meet`]): decided here, in the order of the
+    /// entries, whichever thread cut them.
+    vocabulary: Vocabulary,
+    pending: VecDeque<Pending>,
+}
+
+impl<'t> Inserts<'t> {
+    fn new(tx: &'t Connection) -> Result<Inserts<'t>, Fail> {
+        Ok(Inserts {
+            // The first entry of that id in the file (as the rows of one update are),
+            // its rows read in order until it is met.
+            find_parent: tx.prepare(
+                "SELECT id FROM entries WHERE id BETWEEN ?2 AND ?3 AND entry_id = ?1
+                 ORDER BY id LIMIT 1",
+            )?,
+            ids_of_file: tx.prepare(
+                "SELECT entry_id, id FROM entries WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+            )?,
+            insert_entry: tx.prepare(
+                "INSERT INTO entries(id, entry_id, role, parent, has_text)
+                 VALUES(?1, ?2, NULLIF(?3, 0), NULLIF(?4, -1), ?5)",
+            )?,
+            insert_text: tx.prepare("INSERT INTO texts(rowid, words) VALUES(?1, ?2)")?,
+            insert_error: tx.prepare(
+                "INSERT INTO errors(file, line, reason, message) VALUES(?1, ?2, ?3, ?4)",
+            )?,
+            find_role: tx.prepare("SELECT id FROM roles WHERE name = ?1")?,
+            add_role: tx.prepare("INSERT INTO roles(name) VALUES(?1)")?,
+            write_lines: tx.prepare(lines::WRITE)?,
+            roles: HashMap::new(),
+            vocabulary: Vocabulary::default(),
+            pending: VecDeque::new(),
+        })
     }
-    let (head_hash, head_len) = hash_block(&file, 0, state.offset as u64, &path)?;
-    let tail_hash = hash_tail(&file, state.offset as u64, &path)?;
-    tx.execute(
-        "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, ctime_ns = ?6,
-                          head_hash = ?7, head_len = ?8, tail_hash = ?9, offset = ?10,
-                          lines = ?11, entries = ?12, last_row = NULLIF(?13, 0),
-                          text_bytes = text_bytes + ?14,
-                          text_entries = text_entries + ?15, words = words + ?16
-         WHERE id = ?1",
-        rusqlite::params![
-            state.id,
-            dev,
-            ino,
-            size,
-            mtime_ns(&meta),
-            ctime_ns(&meta),
-            head_hash,
-            head_len,
-            tail_hash,
-            state.offset,
-            state.lines,
-            state.entries,
-            row_or_zero(state.last_row),
-            added.text_bytes,
-            added.text_entries,
-            added.words
-        ],
-    )?;
-    Ok(())
+
+    /// Puts in the tables what the reading handed over, for the first pending file.
+    fn apply(
+        &mut self,
+        tx: &Connection,
+        message: Message,
+        report: &mut Report,
+    ) -> Result<(), Fail> {
+        match message {
+            Message::Items(items) => {
+                let Some(mut pending) = self.pending.pop_front() else {
+                    return Ok(());
+                };
+                let done = items
+                    .into_iter()
+                    .try_for_each(|item| self.item(tx, &mut pending, item));
+                self.pending.push_front(pending);
+                done
+            }
+            Message::Done { bytes, end } => {
+                report.bytes_read += bytes;
+                let Some(pending) = self.pending.pop_front() else {
+                    return Ok(());
+                };
+                match end {
+                    Ok(end) => self.finish(tx, pending, end),
+                    Err(e) => {
+                        forget(tx, &pending.name)?;
+                        report
+                            .errors
+                            .push(failure(pending.index, &pending.name, &e));
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    /// The row of the first entry of id `id` among the entries of `pending`'s file
+    /// indexed by earlier updates (the reading resolves those of this one). No index
+    /// of the ids is kept (it was a fifth of the sidecar, and its inserts a tenth of
+    /// the build): the first such parent of an update is found by reading the file's
+    /// rows in order, and from the second on the file's ids are read once into a map.
+    /// Most updates of a grown file look up one parent (the first new entry's).
+    fn parent(&mut self, pending: &mut Pending, id: &str) -> Result<Option<i64>, Fail> {
+        let (first, last) = file_keys(pending.state.id);
+        pending.finds += 1;
+        if pending.finds == 1 {
+            let row = self
+                .find_parent
+                .query_row(rusqlite::params![id, first, last], |r| r.get::<_, i64>(0))
+                .optional()?;
+            return Ok(row);
+        }
+        if pending.ids.is_none() {
+            let mut ids = HashMap::new();
+            let mut rows = self.ids_of_file.query([first, last])?;
+            while let Some(row) = rows.next()? {
+                ids.entry(row.get::<_, String>(0)?)
+                    .or_insert(row.get::<_, i64>(1)?);
+            }
+            pending.ids = Some(ids);
+        }
+        Ok(pending.ids.as_ref().and_then(|ids| ids.get(id).copied()))
+    }
+
+    fn item(&mut self, tx: &Connection, pending: &mut Pending, item: Item) -> Result<(), Fail> {
+        let cut: Cut = match item {
+            Item::Corrupt {
+                line,
+                reason,
+                message,
+            } => {
+                self.insert_error.execute(rusqlite::params![
+                    pending.state.id,
+                    line as i64,
+                    reason,
+                    message
+                ])?;
+                return Ok(());
+            }
+            Item::Entry(cut) => cut,
+        };
+        let parent = match cut.parent {
+            Parent::None => None,
+            Parent::Row(row) => Some(row),
+            Parent::Find(id) => self.parent(pending, &id)?,
+        };
+        let role_row = match cut.role {
+            None => 0,
+            Some(role) => match self.roles.get(&role) {
+                Some(&row) => row,
+                None => {
+                    let row = match self.find_role.query_row([&role], |r| r.get(0)).optional()? {
+                        Some(row) => row,
+                        None => {
+                            self.add_role.execute([&role])?;
+                            tx.last_insert_rowid()
+                        }
+                    };
+                    self.roles.insert(role, row);
+                    row
+                }
+            },
+        };
+        // The parent is in the same file: its sequence number says which.
+        let parent_seq = parent.map_or(-1, |row| key_parts(row).1 as i64);
+        self.insert_entry.execute(rusqlite::params![
+            cut.key,
+            cut.id,
+            role_row,
+            parent_seq,
+            cut.words.is_some(),
+        ])?;
+        pending.lines.push(&mut self.write_lines, cut.at)?;
+        let state = &mut pending.state;
+        if let Some((doc, count, bytes)) = cut.words {
+            pending.added.text_bytes += bytes;
+            pending.added.text_entries += 1;
+            pending.added.words += count;
+            self.insert_text.execute(rusqlite::params![cut.key, doc])?;
+            self.vocabulary.meet(&doc);
+        }
+        state.entries += 1;
+        state.last_row = Some(cut.key);
+        Ok(())
+    }
+
+    /// Records where the file's index now stops, and its latest path.
+    fn finish(&mut self, tx: &Connection, mut pending: Pending, end: End) -> Result<(), Fail> {
+        pending.lines.flush(&mut self.write_lines)?;
+        let state = &pending.state;
+        if state.last_row != pending.old_last {
+            mark_latest(tx, pending.old_last, 0)?;
+            mark_latest(tx, state.last_row, 1)?;
+        }
+        let [dev, ino, size, mtime, ctime] = pending.seen;
+        let added = &pending.added;
+        tx.execute(
+            "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ns = ?5, ctime_ns = ?6,
+                              head_hash = ?7, head_len = ?8, tail_hash = ?9, offset = ?10,
+                              lines = ?11, entries = ?12, last_row = NULLIF(?13, 0),
+                              text_bytes = text_bytes + ?14,
+                              text_entries = text_entries + ?15, words = words + ?16
+             WHERE id = ?1",
+            rusqlite::params![
+                state.id,
+                dev,
+                ino,
+                size,
+                mtime,
+                ctime,
+                end.head_hash,
+                end.head_len,
+                end.tail_hash,
+                end.offset as i64,
+                end.lines as i64,
+                state.entries,
+                row_or_zero(state.last_row),
+                added.text_bytes,
+                added.text_entries,
+                added.words
+            ],
+        )?;
+        Ok(())
+    }
 }
 
 /// A row id to bind where SQL NULL is meant by 0 (`NULLIF(?, 0)`; row ids start at 1).
@@ -344,201 +718,21 @@ pub(super) fn row_or_zero(row: Option<i64>) -> i64 {
     row.unwrap_or(0)
 }
 
-/// Sets `on_latest` to `value` on the path from the root to entry row `leaf`. Parent
-/// rows are always earlier rows, so the walk ends.
+/// Sets `on_latest` to `value` on the path from the root to entry row `leaf`. An
+/// entry's parent is an earlier entry of its file (its sequence number is kept), so
+/// the walk ends.
 pub(super) fn mark_latest(tx: &Connection, leaf: Option<i64>, value: i64) -> Result<(), Fail> {
     let Some(leaf) = leaf else { return Ok(()) };
+    let (base, _) = file_keys(key_parts(leaf).0);
     tx.execute(
         "WITH RECURSIVE path(id) AS (
            SELECT ?1
-           UNION SELECT e.parent FROM entries e JOIN path ON e.id = path.id
-                 WHERE e.parent IS NOT NULL AND e.parent < e.id)
+           UNION SELECT ?3 + e.parent FROM entries e JOIN path ON e.id = path.id
+                 WHERE e.parent IS NOT NULL AND ?3 + e.parent < e.id)
          UPDATE entries SET on_latest = ?2 WHERE id IN (SELECT id FROM path)",
-        [leaf, value],
+        [leaf, value, base],
     )?;
     Ok(())
-}
-
-/// Reads the committed bytes of `file` after `state.offset` (up to `size`) and
-/// indexes their entries (the words of their text, and where their line is); a
-/// corrupt line is recorded in `errors`. Returns what it added.
-// The update's state passed through: the file, its record, the update's vocabulary,
-// the redactor every line passes first and the byte count.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn read_new(
-    tx: &Connection,
-    file: &File,
-    path: &Path,
-    size: u64,
-    state: &mut Known,
-    vocabulary: &mut Vocabulary,
-    redactor: Option<&Redactor>,
-    bytes_read: &mut u64,
-) -> Result<Added, Fail> {
-    let mut find_parent =
-        tx.prepare("SELECT id FROM entries WHERE file = ?1 AND entry_id = ?2 ORDER BY id LIMIT 1")?;
-    let mut insert_entry = tx.prepare(
-        "INSERT INTO entries(id, file, entry_id, seq, role, parent, has_text)
-         VALUES(?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0), ?7)",
-    )?;
-    let mut find_role = tx.prepare("SELECT id FROM roles WHERE name = ?1")?;
-    let mut add_role = tx.prepare("INSERT INTO roles(name) VALUES(?1)")?;
-    // The row of each role in `roles`, as it is met.
-    let mut role_rows: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
-    let mut insert_text = tx.prepare("INSERT INTO texts(rowid, words) VALUES(?1, ?2)")?;
-    let mut insert_error =
-        tx.prepare("INSERT INTO errors(file, line, reason, message) VALUES(?1, ?2, ?3, ?4)")?;
-    vocabulary.load(tx)?;
-    let Vocabulary { seen, added, .. } = vocabulary;
-    // The rows of the entries read by this call, by id: the parent of most entries
-    // (earlier files' rows are looked up in the table).
-    let mut rows: std::collections::HashMap<Vec<u8>, i64> = std::collections::HashMap::new();
-    let start = state.offset.max(0) as u64;
-    let mut scanner = LineScanner::resume(MAX_LINE_BYTES, state.lines.max(0) as u64, start);
-    let mut parser = EntryParser::default();
-    let mut buf = vec![0u8; CHUNK];
-    let mut doc = String::new();
-    let mut added_text = Added::default();
-    let mut at = start;
-    let mut failure: Option<Fail> = None;
-    while at < size {
-        let want = usize::try_from(size - at).map_or(CHUNK, |left| left.min(CHUNK));
-        let n = file
-            .read_at(&mut buf[..want], at)
-            .map_err(|e| io_error(IoOp::Read, path, &e))?;
-        if n == 0 {
-            break;
-        }
-        *bytes_read += n as u64;
-        let chunk_at = at;
-        at += n as u64;
-        // Fed one line at a time, so that the end of the line the scanner passes on
-        // is known: the byte after the `\n` that ends the piece fed.
-        let mut piece_start = 0;
-        while piece_start < n {
-            let piece_end =
-                memchr::memchr(b'\n', &buf[piece_start..n]).map_or(n, |i| piece_start + i + 1);
-            let line_end = chunk_at + piece_end as u64;
-            let fed = scanner.feed(&buf[piece_start..piece_end], &mut |line, text| {
-                let outcome = match text {
-                    Err(fault) => insert_error.execute(rusqlite::params![
-                        state.id,
-                        line as i64,
-                        fault.reason(),
-                        fault.to_string()
-                    ]),
-                    Ok(text) => {
-                        let line_at = line_end - 1 - text.len() as u64;
-                        let Some(key) = entry_key(state.id, line_at) else {
-                            return Err(too_far(path));
-                        };
-                        match parser.parse(&as_searched(text, redactor)) {
-                            Err(fault) => {
-                                let e = fault.at_line(line);
-                                let reason = match &e {
-                                    Error::CorruptLine { fault, .. } => fault.reason(),
-                                    _ => "invalid_entry",
-                                };
-                                insert_error.execute(rusqlite::params![
-                                    state.id,
-                                    line as i64,
-                                    reason,
-                                    e.to_string()
-                                ])
-                            }
-                            Ok((_, facts)) => (|| {
-                                let tape = parser.tape();
-                                let json = &tape.text[..];
-                                let parent: Option<i64> = match &facts.parent {
-                                    Some(p) => match rows.get(p.of(json).as_bytes()) {
-                                        Some(&row) => Some(row),
-                                        None => find_parent
-                                            .query_row(
-                                                rusqlite::params![state.id, p.of(json)],
-                                                |r| r.get(0),
-                                            )
-                                            .optional()?,
-                                    },
-                                    None => None,
-                                };
-                                let (role, text) = readable(tape);
-                                let role_row = match role {
-                                    None => 0,
-                                    Some(role) => match role_rows.get(&role) {
-                                        Some(&row) => row,
-                                        None => {
-                                            let row = match find_role
-                                                .query_row([&role], |r| r.get(0))
-                                                .optional()?
-                                            {
-                                                Some(row) => row,
-                                                None => {
-                                                    add_role.execute([&role])?;
-                                                    tx.last_insert_rowid()
-                                                }
-                                            };
-                                            role_rows.insert(role, row);
-                                            row
-                                        }
-                                    },
-                                };
-                                // The words the index holds for the text, as one string.
-                                doc.clear();
-                                let mut count = 0i64;
-                                if let Some(text) = &text {
-                                    added_text.text_bytes += text.len() as i64;
-                                    added_text.text_entries += 1;
-                                    words(text, |word| {
-                                        count += 1;
-                                        if !doc.is_empty() {
-                                            doc.push(' ');
-                                        }
-                                        doc.push_str(word);
-                                        if !seen.contains(word) {
-                                            seen.insert(Box::from(word));
-                                            added.push_str(word);
-                                            added.push('\n');
-                                        }
-                                    });
-                                    added_text.words += count;
-                                }
-                                insert_entry.execute(rusqlite::params![
-                                    key,
-                                    state.id,
-                                    facts.id.of(json),
-                                    state.entries,
-                                    role_row,
-                                    row_or_zero(parent),
-                                    text.is_some(),
-                                ])?;
-                                let row = key;
-                                rows.entry(facts.id.of(json).as_bytes().to_vec())
-                                    .or_insert(row);
-                                state.entries += 1;
-                                state.last_row = Some(row);
-                                match text {
-                                    Some(_) => insert_text.execute(rusqlite::params![row, doc]),
-                                    None => Ok(0),
-                                }
-                            })(),
-                        }
-                    }
-                };
-                if let Err(e) = outcome {
-                    failure.get_or_insert(Fail::Sql(e));
-                }
-                Ok(())
-            });
-            if let Some(fail) = failure.take() {
-                return Err(fail);
-            }
-            fed?;
-            piece_start = piece_end;
-        }
-    }
-    state.offset = scanner.committed_bytes() as i64;
-    state.lines = scanner.lines() as i64;
-    Ok(added_text)
 }
 
 /// A file row free for a new file: the one after the highest, or else the lowest free
@@ -565,22 +759,13 @@ fn free_file_row(tx: &Connection, path: &Path) -> Result<i64, Fail> {
     Err(Fail::Core(io_error(IoOp::Read, path, &e)))
 }
 
-/// A line past the offsets an entry's row can hold ([`entry_key`]: 1 TiB).
-fn too_far(path: &Path) -> Error {
-    let e = std::io::Error::new(
-        std::io::ErrorKind::FileTooLarge,
-        "the search index holds lines of a session file up to 1 TiB",
-    );
-    io_error(IoOp::Read, path, &e)
-}
-
-/// What one [`read_new`] added to a file's index.
+/// What one file's update added to its index.
 #[derive(Default)]
-pub(super) struct Added {
+struct Added {
     /// Bytes of readable text.
     text_bytes: i64,
     /// Entries with readable text.
     text_entries: i64,
-    /// Words ([`words`]) of that text.
+    /// Words ([`words`](super::super::text::words)) of that text.
     words: i64,
 }

@@ -25,9 +25,9 @@ pub(super) const MAX_BLOCKS: i64 = 64;
 #[derive(Default)]
 pub(super) struct Vocabulary {
     /// The words met by this update; when merging, every word of the vocabulary too.
-    pub(super) seen: std::collections::HashSet<Box<str>>,
+    seen: std::collections::HashSet<Box<str>>,
     /// The words met by this update, newline-separated.
-    pub(super) added: String,
+    added: String,
     /// Whether the blocks are merged by this update; decided when the first file is
     /// read.
     merge: Option<bool>,
@@ -52,6 +52,17 @@ impl Vocabulary {
         }
         self.merge = Some(merge);
         Ok(())
+    }
+
+    /// Notes the words of `doc` (space-separated), each new one added once, in order.
+    pub(super) fn meet(&mut self, doc: &str) {
+        for word in doc.split(' ').filter(|w| !w.is_empty()) {
+            if !self.seen.contains(word) {
+                self.seen.insert(Box::from(word));
+                self.added.push_str(word);
+                self.added.push('\n');
+            }
+        }
     }
 
     pub(super) fn save(&mut self, tx: &Connection) -> Result<(), Fail> {
