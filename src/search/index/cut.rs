@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use super::super::text::{readable, words};
-use super::update::hash_tail;
+use super::fingerprint::{hash_block, hash_tail};
 use super::{as_searched, entry_key, io_error};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoOp};
@@ -106,7 +106,7 @@ pub(super) fn cut_file(
         let Some(offset) = cut else {
             return Ok(None);
         };
-        let (head_hash, head_len) = super::update::hash_block(&plan.file, 0, offset.0, &plan.path)?;
+        let (head_hash, head_len) = hash_block(&plan.file, 0, offset.0, &plan.path)?;
         let tail_hash = hash_tail(&plan.file, offset.0, &plan.path)?;
         Ok(Some(End {
             offset: offset.0,

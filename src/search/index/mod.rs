@@ -41,6 +41,7 @@
 //! (candidates, their check against the lines, the ranking).
 
 mod cut;
+mod fingerprint;
 mod lines;
 mod query;
 mod sidecar;

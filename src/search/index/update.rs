@@ -3,8 +3,8 @@
 //! second core, and put in the tables on this one.
 
 use std::collections::{HashMap, VecDeque};
-use std::fs::{File, Metadata, OpenOptions};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::fs::{Metadata, OpenOptions};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::mpsc::{TrySendError, sync_channel};
 
@@ -12,6 +12,7 @@ use rusqlite::{Connection, OptionalExtension, Statement, TransactionBehavior};
 
 use super::super::{SearchError, SearchResult};
 use super::cut::{Cut, End, Item, Message, Parent, Plan, cut_file};
+use super::fingerprint::{hash_block, hash_tail};
 use super::lines::{self, LineWriter};
 use super::vocabulary::Vocabulary;
 use super::{Fail, Found, MAX_FILE_ROW, entry_key, file_keys, io_error, key_parts};
@@ -23,10 +24,6 @@ use crate::store::open_regular_with;
 const LOOKUP: &str = "SELECT id, dev, ino, size, mtime_ns, ctime_ns, head_hash, head_len,
                              tail_hash, offset, lines, entries, last_row
                       FROM files WHERE name = ?1";
-
-/// The first and the last indexed block of a file, whose hashes tell a replaced or
-/// rewritten file from a grown one.
-const BLOCK: u64 = 4096;
 
 /// How an update shares its work between threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,26 +323,6 @@ pub(super) fn ctime_ns(meta: &Metadata) -> i64 {
     meta.ctime()
         .saturating_mul(1_000_000_000)
         .saturating_add(meta.ctime_nsec())
-}
-
-/// The hash of `len` bytes (at most [`BLOCK`]) of `file` from `start`, and the length.
-pub(super) fn hash_block(
-    file: &File,
-    start: u64,
-    len: u64,
-    path: &Path,
-) -> Result<(i64, i64), Error> {
-    let len = len.min(BLOCK) as usize;
-    let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, start)
-        .map_err(|e| io_error(IoOp::Read, path, &e))?;
-    Ok((xxhash_rust::xxh64::xxh64(&buf, 0) as i64, len as i64))
-}
-
-/// The hash of the last indexed block: the [`BLOCK`] bytes (or fewer) before `offset`.
-pub(super) fn hash_tail(file: &File, offset: u64, path: &Path) -> Result<i64, Error> {
-    let len = offset.min(BLOCK);
-    Ok(hash_block(file, offset - len, len, path)?.0)
 }
 
 /// A file being brought up to date: what the index knew of it and what the inserts
