@@ -1,13 +1,18 @@
 //! Reading an index: the base a store opened through its index answers from, read lazily
-//! and checked on every read.
+//! and checked on every read: opening it (the header and what it must match), its
+//! pages, records and lines, the extent of a read, the check of a line against its
+//! record, and the search of an id. The line cache is in `lines.rs`, the read-ahead in
+//! `readahead.rs`, streamed reads in `streamer.rs`.
 
-use std::cell::{Cell, OnceCell, RefCell};
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io::{self};
 use std::path::{Path, PathBuf};
 
+use super::cells::Lazy;
 use super::format::*;
+use super::lines::{Line, Lines, Read};
+use super::readahead::{READ_BYTES, Readahead};
 use crate::entry::{EntryParser, Facts};
 use crate::error::{EntryError, Error, IoFailure, IoOp, LineFault};
 use crate::recover::MAX_LINE_BYTES;
@@ -19,126 +24,6 @@ pub(crate) enum Fault {
     Index,
     /// A line of the file is damaged (`corrupt_line`), or reading failed (`io`).
     Error(Error),
-}
-
-/// Bytes read from the session file in one read: one line, or a run of lines one after
-/// another, starting at `start` in the file.
-pub(super) struct Read {
-    pub(super) start: u64,
-    pub(super) bytes: Box<[u8]>,
-}
-
-/// A line kept in the cache: the read that holds it, and its facts once it was checked.
-pub(super) struct Line {
-    pub(super) read: u32,
-    pub(super) facts: OnceCell<Facts>,
-}
-
-/// The lines read from the session file and kept between reads (up to [`CACHE_BYTES`]
-/// between operations): which positions are held (per group of [`BLOCK`] positions,
-/// made at the first read in it: each position's line number plus one, 0 when not
-/// read), the lines, and the reads' bytes.
-pub(super) struct Lines {
-    pub(super) slots: Lazy<Box<[Cell<u32>]>>,
-    pub(super) lines: Arena<Line>,
-    pub(super) reads: Arena<Read>,
-    /// The id hash → position of each line checked since the cache was last dropped:
-    /// [`Base::find`] of an id already read needs no page of the hash table.
-    pub(super) ids: RefCell<HashMap<u64, u32>>,
-}
-
-impl Lines {
-    fn new(entries: u64) -> Lines {
-        Lines {
-            slots: Lazy::new(entries.div_ceil(BLOCK as u64) as usize),
-            lines: Arena::default(),
-            reads: Arena::default(),
-            ids: RefCell::new(HashMap::new()),
-        }
-    }
-
-    /// The cached line of `position`, if read.
-    fn get(&self, position: u32) -> Option<&Line> {
-        let group = self.slots.get(position as usize / BLOCK)?;
-        let slot = group.get(position as usize % BLOCK)?.get();
-        self.lines.get(slot.checked_sub(1)? as usize)
-    }
-
-    /// Whether the line of `position` is cached (creates nothing).
-    fn has(&self, position: u32) -> bool {
-        self.slots
-            .get(position as usize / BLOCK)
-            .and_then(|group| group.get(position as usize % BLOCK))
-            .is_some_and(|slot| slot.get() != 0)
-    }
-
-    /// Keeps `read`, and the lines of `positions` as held by it (a position already
-    /// held keeps its line).
-    fn keep(&self, read: Read, positions: std::ops::RangeInclusive<u32>) -> Option<()> {
-        let read = u32::try_from(self.reads.push(read)?.0).ok()?;
-        for position in positions {
-            let group = self.slots.cell(position as usize / BLOCK)?;
-            let group = group.get_or_init(|| (0..BLOCK).map(|_| Cell::new(0)).collect());
-            let slot = group.get(position as usize % BLOCK)?;
-            if slot.get() == 0 {
-                let (line, _) = self.lines.push(Line {
-                    read,
-                    facts: OnceCell::new(),
-                })?;
-                slot.set(u32::try_from(line + 1).ok()?);
-            }
-        }
-        Some(())
-    }
-
-    fn clear(&mut self) {
-        self.slots.clear();
-        self.lines.clear();
-        self.reads.clear();
-        self.ids.get_mut().clear();
-    }
-}
-
-/// How many lines one read from the session file takes, so that a read costs about
-/// the lines that are wanted: only its own line for a line read alone (a context's
-/// kept messages far apart in a large file), and for a walk that goes on where the
-/// last read ended (a path walked up from its leaf, a list walked in order; a side
-/// branch of up to a quarter of the last read's lines skipped) twice as many at each
-/// read as at the one before, in the walk's direction, up to [`BLOCK`] lines and
-/// [`READ_BYTES`] (the wanted line is always read whole).
-#[derive(Clone, Copy, Default)]
-pub(super) struct Readahead {
-    /// The positions the last read took, first and last.
-    last: Option<(u32, u32)>,
-    lines: u32,
-}
-
-/// The bytes beyond its own line a read of lines takes at most.
-pub(super) const READ_BYTES: u64 = 256 << 10;
-
-impl Readahead {
-    /// For a line not held at `position`: whether to read the lines before it (the
-    /// walk goes down) and how many lines to read at most.
-    pub(super) fn plan(&mut self, position: u32) -> (bool, u32) {
-        // The walk goes on where the last read ended: at most one line between, or a
-        // quarter of the last read's lines (a side branch the path skips).
-        let reach = (self.lines / 4).max(2);
-        let (down, near) = match self.last {
-            Some((first, _)) if position < first => (true, first - position <= reach),
-            Some((_, last)) if position > last => (false, position - last <= reach),
-            _ => (false, false),
-        };
-        self.lines = if near {
-            self.lines.saturating_mul(2).clamp(2, BLOCK as u32)
-        } else {
-            1
-        };
-        (down, self.lines)
-    }
-
-    pub(super) fn took(&mut self, first: u32, last: u32) {
-        self.last = Some((first, last));
-    }
 }
 
 /// The committed prefix an index covers, read on demand: index pages are checked
@@ -543,17 +428,6 @@ impl Base {
         cached.facts.get().map(|f| (json, f)).ok_or(Fault::Index)
     }
 
-    /// A reader of many lines through one reused buffer instead of the cache: a read
-    /// of a whole path or of every entry costs one read's memory.
-    pub(crate) fn streamer(&self) -> Streamer<'_> {
-        Streamer {
-            base: self,
-            buf: Vec::new(),
-            loaded: None,
-            readahead: Readahead::default(),
-        }
-    }
-
     /// The line length of the entry at `position`.
     pub(crate) fn line_len(&self, position: u32) -> Result<usize, Fault> {
         Ok(self.record(position)?.len as usize)
@@ -643,154 +517,6 @@ impl Base {
     }
 }
 
-/// Cells created on first use, a chunk of [`LAZY_CHUNK`] at a time, so that a base of
-/// millions of entries costs nothing at open for its page and block caches.
-pub(super) struct Lazy<T> {
-    pub(super) chunks: Box<[OnceCell<Chunk<T>>]>,
-    pub(super) len: usize,
-}
-
-pub(super) const LAZY_CHUNK: usize = 256;
-
-/// [`LAZY_CHUNK`] cells.
-pub(super) type Chunk<T> = Box<[OnceCell<T>]>;
-
-impl<T> Lazy<T> {
-    pub(super) fn new(len: usize) -> Lazy<T> {
-        Lazy {
-            chunks: (0..len.div_ceil(LAZY_CHUNK))
-                .map(|_| OnceCell::new())
-                .collect(),
-            len,
-        }
-    }
-
-    /// Cell `i`, `None` past the end.
-    pub(super) fn cell(&self, i: usize) -> Option<&OnceCell<T>> {
-        if i >= self.len {
-            return None;
-        }
-        let chunk = self.chunks.get(i / LAZY_CHUNK)?;
-        let cells = chunk.get_or_init(|| (0..LAZY_CHUNK).map(|_| OnceCell::new()).collect());
-        cells.get(i % LAZY_CHUNK)
-    }
-
-    /// The value of cell `i`, if any (creates nothing).
-    pub(super) fn get(&self, i: usize) -> Option<&T> {
-        self.chunks
-            .get(i / LAZY_CHUNK)
-            .and_then(OnceCell::get)
-            .and_then(|cells| cells.get(i % LAZY_CHUNK))
-            .and_then(OnceCell::get)
-    }
-
-    /// Drops every value.
-    pub(super) fn clear(&mut self) {
-        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
-    }
-}
-
-/// See [`Base::streamer`].
-pub(crate) struct Streamer<'b> {
-    pub(super) base: &'b Base,
-    pub(super) buf: Vec<u8>,
-    /// The positions whose lines `buf` holds (first, last), where they start in the
-    /// file and their bytes' length.
-    pub(super) loaded: Option<(u32, u32, u64, usize)>,
-    pub(super) readahead: Readahead,
-}
-
-impl Streamer<'_> {
-    /// Calls `f` with the entry at `position`, checked as [`Base::entry`] checks it.
-    /// Reading positions in ascending order reads each line once.
-    pub(crate) fn read(
-        &mut self,
-        position: u32,
-        f: &mut dyn FnMut(&[u8], &Facts),
-    ) -> Result<(), Fault> {
-        let base = self.base;
-        if base.lines.has(position) {
-            let (json, facts) = base.entry(position)?;
-            f(json, facts);
-            return Ok(());
-        }
-        let raw = base.record(position)?;
-        let (start, len) = match self.loaded {
-            Some((first, last, start, len)) if (first..=last).contains(&position) => (start, len),
-            _ => {
-                let plan = self.readahead.plan(position);
-                let (first, last, start, end) = base.extent(position, &raw, plan, |_| false)?;
-                self.readahead.took(first, last);
-                base.read_into(&mut self.buf, start, end)?;
-                let len = (end - start) as usize;
-                self.loaded = Some((first, last, start, len));
-                (start, len)
-            }
-        };
-        let line = Base::line_in(&raw, start, self.buf.get(..len).ok_or(Fault::Index)?)?;
-        let facts = base.check(position, &raw, line)?;
-        f(&line[..line.len() - 1], &facts);
-        Ok(())
-    }
-}
-
-/// An append-only list whose items stay where they are while it grows through `&self`,
-/// so that what it holds can be lent out while more is added: chunks of 16, 32, 64, …
-/// items, each made at its first use.
-pub(super) struct Arena<T> {
-    chunks: [OnceCell<Box<[OnceCell<T>]>>; ARENA_CHUNKS],
-    len: Cell<usize>,
-}
-
-const ARENA_FIRST: usize = 16;
-/// Chunks of `ARENA_FIRST << k` items: 16 · (2^28 − 1) items in all, more than a
-/// base has positions.
-const ARENA_CHUNKS: usize = 28;
-
-impl<T> Default for Arena<T> {
-    fn default() -> Arena<T> {
-        Arena {
-            chunks: std::array::from_fn(|_| OnceCell::new()),
-            len: Cell::new(0),
-        }
-    }
-}
-
-impl<T> Arena<T> {
-    /// The chunk of item `i` and its place there.
-    fn locate(i: usize) -> (usize, usize) {
-        let j = i / ARENA_FIRST + 1;
-        let k = (usize::BITS - 1 - j.leading_zeros()) as usize;
-        (k, i - ARENA_FIRST * ((1 << k) - 1))
-    }
-
-    /// Adds `value`; returns its number and a reference to it (`None` when full).
-    pub(super) fn push(&self, value: T) -> Option<(usize, &T)> {
-        let i = self.len.get();
-        let (k, at) = Arena::<T>::locate(i);
-        let chunk = self
-            .chunks
-            .get(k)?
-            .get_or_init(|| (0..ARENA_FIRST << k).map(|_| OnceCell::new()).collect());
-        let cell = chunk.get(at)?;
-        cell.set(value).ok()?;
-        self.len.set(i + 1);
-        Some((i, cell.get()?))
-    }
-
-    /// Item `i`, if added.
-    pub(super) fn get(&self, i: usize) -> Option<&T> {
-        let (k, at) = Arena::<T>::locate(i);
-        self.chunks.get(k)?.get()?.get(at)?.get()
-    }
-
-    /// Drops every item.
-    pub(super) fn clear(&mut self) {
-        self.chunks.iter_mut().for_each(|c| *c = OnceCell::new());
-        self.len.set(0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -873,62 +599,5 @@ mod tests {
         // lines around each would be about 40 times as much).
         let lines: u64 = path[1..].iter().sum();
         assert_eq!(read.load(Ordering::Relaxed) - before, lines);
-    }
-
-    #[test]
-    fn an_arena_keeps_every_item_at_its_number_across_its_chunks() {
-        let mut arena = Arena::default();
-        for i in 0..5000usize {
-            let (n, item) = arena.push(i * 3).unwrap();
-            assert_eq!((n, *item), (i, i * 3));
-        }
-        for i in 0..5000usize {
-            assert_eq!(arena.get(i), Some(&(i * 3)));
-        }
-        assert_eq!(arena.get(5000), None);
-        assert_eq!(Arena::<u8>::locate(15), (0, 15));
-        assert_eq!(Arena::<u8>::locate(16), (1, 0));
-        assert_eq!(Arena::<u8>::locate(47), (1, 31));
-        assert_eq!(Arena::<u8>::locate(48), (2, 0));
-        arena.clear();
-        assert_eq!(arena.get(0), None);
-        assert_eq!(arena.push(7).map(|(n, v)| (n, *v)), Some((0, 7)));
-    }
-
-    #[test]
-    fn a_read_takes_its_own_line_alone_and_more_only_for_a_walk_of_neighbours() {
-        let mut ahead = Readahead::default();
-        // A line far from the last read: itself alone.
-        assert_eq!(ahead.plan(1000), (false, 1));
-        ahead.took(1000, 1000);
-        assert_eq!(ahead.plan(500), (true, 1));
-        ahead.took(500, 500);
-        // Three lines away from the last read: still alone.
-        assert_eq!(ahead.plan(497), (true, 1));
-        ahead.took(497, 497);
-        // Its parent just above (or with one line between): a walk up the file, twice
-        // as many lines at each read.
-        assert_eq!(ahead.plan(496), (true, 2));
-        ahead.took(495, 496);
-        assert_eq!(ahead.plan(493), (true, 4));
-        ahead.took(490, 493);
-        let (mut first, mut lines) = (490u32, 4);
-        for _ in 0..6 {
-            let (down, n) = ahead.plan(first - 1);
-            assert!(down);
-            lines = n;
-            ahead.took(first - n, first - 1);
-            first -= n;
-        }
-        assert_eq!(lines, BLOCK as u32);
-        // A side branch of up to a quarter of that skipped: the walk goes on.
-        assert_eq!(ahead.plan(first - 16), (true, BLOCK as u32));
-        ahead.took(first - 16 - 63, first - 16);
-        // More is a jump: one line.
-        assert_eq!(ahead.plan(first - 16 - 63 - 18), (true, 1));
-        // Then a jump away: one line again; a walk down the file reads ahead after it.
-        assert_eq!(ahead.plan(5000), (false, 1));
-        ahead.took(5000, 5000);
-        assert_eq!(ahead.plan(5001), (false, 2));
     }
 }

@@ -56,7 +56,11 @@
 //! xxHash64 (seed 0): they detect change, they do not resist an adversary.
 
 mod base;
+mod cells;
 pub(super) mod format;
+mod lines;
+mod readahead;
+mod streamer;
 mod writer;
 
 use std::path::{Path, PathBuf};
