@@ -30,7 +30,8 @@ use crate::store::index::format::{PAGE, PER_PAGE, SAMPLE_LEN, SAMPLES, Source};
 use crate::store::index::{Base, Stamp, encode};
 use crate::store::log::Log;
 
-use super::enabled::{PgSink, Shared, lock};
+use super::PgSink;
+use super::connection::{Shared, lock};
 
 /// Bytes read ahead, by where they start: what the open fetched in its one query.
 type Ahead<T> = Vec<(u64, T)>;

@@ -17,7 +17,9 @@ use postgres::types::Type;
 use crate::entry::Entry;
 use crate::error::{Error, IoFailure, IoOp};
 
-use super::enabled::{CREATE_SESSION, connect_with, failure};
+use super::connection::connect_with;
+use super::failure::failure;
+use super::sink::CREATE_SESSION;
 use super::{PgOptions, check_session_id, now_ms};
 
 /// Rows written between two progress reports.

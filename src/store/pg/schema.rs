@@ -22,8 +22,7 @@ use postgres::error::SqlState;
 
 use crate::error::{Error, IoFailure, IoOp};
 
-use super::Secret;
-use super::enabled::failure;
+use super::failure::{Secret, failure};
 
 /// The schema version this library writes and reads: 1, plus one per migration.
 pub(crate) const SCHEMA_VERSION: i32 = 1 + MIGRATIONS.len() as i32;

@@ -31,7 +31,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, IoFailure, IoOp};
 
-use super::Secret;
+use super::failure::Secret;
 
 /// `sslmode`, as libpq names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
