@@ -379,7 +379,8 @@ impl Base {
             return Ok(line);
         }
         let mut readahead = self.readahead.get();
-        let plan = readahead.plan(position);
+        let (down, count) = readahead.plan(position);
+        let plan = (down, count.max(self.jsonl.least_lines()).min(BLOCK as u32));
         let (first, last, start, end) = self.extent(position, raw, plan, |k| self.lines.has(k))?;
         readahead.took(first, last);
         self.readahead.set(readahead);

@@ -81,6 +81,13 @@ impl Hash64 {
 pub(crate) trait Source: Send {
     /// Reads at most `buf.len()` bytes at `at`; a short count means the end.
     fn read_at(&self, buf: &mut [u8], at: u64) -> io::Result<usize>;
+
+    /// The fewest lines a read of lines takes (up to [`BLOCK`]): 1 for a file, whose
+    /// reads cost the bytes they take; more for a medium whose every read costs a
+    /// round trip (the database), so that a walk takes its lines in few reads.
+    fn least_lines(&self) -> u32 {
+        1
+    }
 }
 
 impl Source for File {
