@@ -180,6 +180,62 @@ fn latest_path_only_keeps_only_the_hits_on_the_latest_path() {
     assert!(moved.hits.iter().all(|h| h.on_latest_path));
 }
 
+/// Rule: after every incremental update the entries on the latest path (root to the
+/// last committed entry) are exactly those marked on it, whether the update extends the
+/// latest leaf, forks from an entry far up its path, goes back to a branch left
+/// earlier, or starts a second root (the update moves only the entries on one path and
+/// not the other).
+#[test]
+fn the_latest_path_marks_follow_extensions_forks_and_new_roots_across_updates() {
+    let dir = temp_dir("search-latest-moves-incrementally");
+    let path = dir.join("s.jsonl");
+    // (id, parent) of every entry, in commit order.
+    let mut tree: Vec<(String, Option<String>)> = Vec::new();
+    let mut add = |tree: &mut Vec<(String, Option<String>)>, id: &str, parent: Option<&str>| {
+        append(&path, &user(id, parent, &format!("zqmark entry {id}")));
+        tree.push((id.to_owned(), parent.map(str::to_owned)));
+    };
+    write_file(&path, b"");
+    let check = |tree: &Vec<(String, Option<String>)>, step: &str| {
+        let mut expected = Vec::new();
+        let mut at = tree.last().map(|(id, _)| id.clone());
+        while let Some(id) = at {
+            at = tree.iter().find(|(i, _)| *i == id).and_then(|(_, p)| p.clone());
+            expected.push(id);
+        }
+        expected.sort();
+        let query = SearchQuery::from_json(r#"{"query":"zqmark","limit":1000}"#).expect("query");
+        let result = search(&dir, &query).expect("search");
+        assert_eq!(result.hits.len(), tree.len(), "{step}");
+        let mut marked: Vec<String> = result
+            .hits
+            .iter()
+            .filter(|h| h.on_latest_path)
+            .map(|h| h.entry_id.clone())
+            .collect();
+        marked.sort();
+        assert_eq!(marked, expected, "{step}");
+    };
+    add(&mut tree, "a0", None);
+    for i in 1..8 {
+        let parent = format!("a{}", i - 1);
+        add(&mut tree, &format!("a{i}"), Some(&parent));
+    }
+    check(&tree, "the first index");
+    add(&mut tree, "a8", Some("a7"));
+    check(&tree, "the latest leaf extended");
+    add(&mut tree, "b0", Some("a2"));
+    add(&mut tree, "b1", Some("b0"));
+    check(&tree, "a fork far up the path");
+    add(&mut tree, "c0", Some("a5"));
+    check(&tree, "back to the branch left before, below the fork");
+    add(&mut tree, "r0", None);
+    check(&tree, "a second root");
+    add(&mut tree, "d0", Some("b1"));
+    add(&mut tree, "d1", Some("d0"));
+    check(&tree, "back onto a branch from the second root");
+}
+
 #[test]
 fn the_latest_path_follows_the_last_committed_entry() {
     let dir = chapter_dir("search-latest-moves");

@@ -652,8 +652,7 @@ impl<'t> Inserts<'t> {
         pending.lines.flush(&mut self.write_lines)?;
         let state = &pending.state;
         if state.last_row != pending.old_last {
-            mark_latest(tx, pending.old_last, 0)?;
-            mark_latest(tx, state.last_row, 1)?;
+            move_latest(tx, pending.old_last, state.last_row)?;
         }
         let [dev, ino, size, mtime, ctime] = pending.seen;
         let added = &pending.added;
@@ -695,21 +694,64 @@ pub(super) fn row_or_zero(row: Option<i64>) -> i64 {
     row.unwrap_or(0)
 }
 
-/// Sets `on_latest` to `value` on the path from the root to entry row `leaf`. An
-/// entry's parent is an earlier entry of its file (its sequence number is kept), so
-/// the walk ends.
-pub(super) fn mark_latest(tx: &Connection, leaf: Option<i64>, value: i64) -> Result<(), Fail> {
+/// Sets `on_latest` to `value` on the path from entry row `leaf` up to the root, or up
+/// to entry row `stop` (not included; 0 for none: row ids start at 1). An entry's
+/// parent is an earlier entry of its file (its sequence number is kept), so the walk
+/// ends.
+pub(super) fn mark_latest(
+    tx: &Connection,
+    leaf: Option<i64>,
+    stop: i64,
+    value: i64,
+) -> Result<(), Fail> {
     let Some(leaf) = leaf else { return Ok(()) };
     let (base, _) = file_keys(key_parts(leaf).0);
     tx.execute(
         "WITH RECURSIVE path(id) AS (
-           SELECT ?1
+           SELECT ?1 WHERE ?1 != ?4
            UNION SELECT ?3 + e.parent FROM entries e JOIN path ON e.id = path.id
-                 WHERE e.parent IS NOT NULL AND ?3 + e.parent < e.id)
+                 WHERE e.parent IS NOT NULL AND ?3 + e.parent < e.id
+                   AND ?3 + e.parent != ?4)
          UPDATE entries SET on_latest = ?2 WHERE id IN (SELECT id FROM path)",
-        [leaf, value, base],
+        [leaf, value, base, stop],
     )?;
     Ok(())
+}
+
+/// Moves a file's latest path from the leaf `old` (its path marked) to the leaf `new`,
+/// touching only the entries on one path and not the other: the walk up from `new`
+/// stops at the first entry already marked (where the two paths meet), and the old
+/// path is unmarked from `old` up to that entry. An append that continues the latest
+/// leaf marks one entry, where unmarking and marking both whole paths cost the
+/// session's depth on every search after it.
+fn move_latest(tx: &Connection, old: Option<i64>, new: Option<i64>) -> Result<(), Fail> {
+    let (Some(old), Some(new)) = (old, new) else {
+        // Nothing was marked (a new file), or nothing is to be: whole paths.
+        mark_latest(tx, old, 0, 0)?;
+        return mark_latest(tx, new, 0, 1);
+    };
+    let (base, _) = file_keys(key_parts(new).0);
+    let mut step = tx.prepare("SELECT on_latest, parent FROM entries WHERE id = ?1")?;
+    // The first entry of the new path, from its leaf up, that the old path holds.
+    let mut meet = 0;
+    let mut at = new;
+    while let Some((marked, parent)) = step
+        .query_row([at], |r| {
+            Ok((r.get::<_, i64>(0)? != 0, r.get::<_, Option<i64>>(1)?))
+        })
+        .optional()?
+    {
+        if marked {
+            meet = at;
+            break;
+        }
+        match parent.map(|p| base + p) {
+            Some(up) if up < at => at = up,
+            _ => break,
+        }
+    }
+    mark_latest(tx, Some(old), meet, 0)?;
+    mark_latest(tx, Some(new), meet, 1)
 }
 
 /// A file row free for a new file: the one after the highest, or else the lowest free
