@@ -191,7 +191,7 @@ fn the_latest_path_marks_follow_extensions_forks_and_new_roots_across_updates() 
     let path = dir.join("s.jsonl");
     // (id, parent) of every entry, in commit order.
     let mut tree: Vec<(String, Option<String>)> = Vec::new();
-    let mut add = |tree: &mut Vec<(String, Option<String>)>, id: &str, parent: Option<&str>| {
+    let add = |tree: &mut Vec<(String, Option<String>)>, id: &str, parent: Option<&str>| {
         append(&path, &user(id, parent, &format!("zqmark entry {id}")));
         tree.push((id.to_owned(), parent.map(str::to_owned)));
     };
@@ -200,7 +200,10 @@ fn the_latest_path_marks_follow_extensions_forks_and_new_roots_across_updates() 
         let mut expected = Vec::new();
         let mut at = tree.last().map(|(id, _)| id.clone());
         while let Some(id) = at {
-            at = tree.iter().find(|(i, _)| *i == id).and_then(|(_, p)| p.clone());
+            at = tree
+                .iter()
+                .find(|(i, _)| *i == id)
+                .and_then(|(_, p)| p.clone());
             expected.push(id);
         }
         expected.sort();
