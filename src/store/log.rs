@@ -217,8 +217,22 @@ impl Log {
         hashes: IdHashes,
         line: Option<u64>,
     ) -> Result<Admitted, Error> {
+        let taken = self.find_hashed(id, hashes.id).is_some();
+        self.admit_taken(id, parent_id, hashes, taken, line)
+    }
+
+    /// The tree rules, the id's lookup done by the caller (`taken`): the id is new, and
+    /// the parent, if any, is committed.
+    fn admit_taken(
+        &self,
+        id: &str,
+        parent_id: Option<&str>,
+        hashes: IdHashes,
+        taken: bool,
+        line: Option<u64>,
+    ) -> Result<Admitted, Error> {
         let hash = hashes.id;
-        checks::id_is_new(id, self.find_hashed(id, hash).is_some(), line)?;
+        checks::id_is_new(id, taken, line)?;
         let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
             return Ok(Admitted { hash, parent: NONE });
         };
@@ -239,14 +253,8 @@ impl Log {
         line: Option<u64>,
     ) -> Result<Admitted, Error> {
         let hashes = IdHashes::new(&self.hasher, id, parent_id);
-        let hash = hashes.id;
-        checks::id_is_new(id, self.find_after_base(id, hash).is_some(), line)?;
-        let (Some(parent_id), Some(parent_hash)) = (parent_id, hashes.parent) else {
-            return Ok(Admitted { hash, parent: NONE });
-        };
-        let found = self.find_hashed(parent_id, parent_hash);
-        let parent = checks::parent_is_committed(id, parent_id, found, line)?;
-        Ok(Admitted { hash, parent })
+        let taken = self.find_after_base(id, hashes.id).is_some();
+        self.admit_taken(id, parent_id, hashes, taken, line)
     }
 
     /// For salvage: admits an entry whose parent is missing as an orphan (the caller
