@@ -189,23 +189,15 @@ fn view_cost(runs: usize) {
         render_html(&store, &redacted).expect("a page");
         with.push(start.elapsed().as_secs_f64());
     }
-    // The median is printed beside the fastest run.
-    let (min_with, min_without) = (fastest(&with), fastest(&without));
-    let (with, without) = (median(&mut with), median(&mut without));
     println!(
-        "view: {} ({} bytes of session, {} bytes of page), {runs} runs: fastest {:.1} ms without redaction, {:.1} ms with: +{:.1}%; median {:.1} ms and {:.1} ms: +{:.1}%",
+        "view: {} ({} bytes of session, {} bytes of page), {runs} runs: {}",
         largest
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
         body.len(),
         page_bytes,
-        min_without * 1e3,
-        min_with * 1e3,
-        (min_with / min_without - 1.0) * 100.0,
-        without * 1e3,
-        with * 1e3,
-        (with / without - 1.0) * 100.0
+        cost(&mut with, &mut without, ("without redaction", "with"))
     );
     view_command(&path, runs, &dir);
     let _ = std::fs::remove_dir_all(&dir);
@@ -235,17 +227,28 @@ fn view_command(session: &Path, runs: usize, dir: &Path) {
         without.push(command(false, run));
         with.push(command(true, run));
     }
-    let (min_with, min_without) = (fastest(&with), fastest(&without));
-    let (with, without) = (median(&mut with), median(&mut without));
     println!(
-        "session view FILE -o OUT, {runs} runs: fastest {:.1} ms with --no-redact, {:.1} ms redacting: +{:.1}%; median {:.1} ms and {:.1} ms: +{:.1}%",
+        "session view FILE -o OUT, {runs} runs: {}",
+        cost(&mut with, &mut without, ("with --no-redact", "redacting"))
+    );
+}
+
+/// What redaction adds: the fastest run of each way and the cost between them, then
+/// the medians and theirs (`labels`: how the two ways are named, without first).
+fn cost(with: &mut [f64], without: &mut [f64], labels: (&str, &str)) -> String {
+    let (min_with, min_without) = (fastest(with), fastest(without));
+    let (with, without) = (median(with), median(without));
+    format!(
+        "fastest {:.1} ms {}, {:.1} ms {}: +{:.1}%; median {:.1} ms and {:.1} ms: +{:.1}%",
         min_without * 1e3,
+        labels.0,
         min_with * 1e3,
+        labels.1,
         (min_with / min_without - 1.0) * 100.0,
         without * 1e3,
         with * 1e3,
         (with / without - 1.0) * 100.0
-    );
+    )
 }
 
 /// The fastest run: the one least disturbed by other work on the machine.
