@@ -353,3 +353,61 @@ fn search_never_indexes_a_secret_and_finds_one_only_when_asked() {
     assert_sidecar_holds_no_secret(&plants, &dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The search redacts only what it keeps of an entry (its role and readable text), each
+/// value as it reads in the redacted line (issue 36): a secret in an extension role, in
+/// a JSON text held in a string of a tool call's arguments, or quoted by the message
+/// about a line that is not an entry reaches neither the sidecar nor the search's errors, and
+/// the text around it is still found.
+#[test]
+fn search_keeps_no_secret_from_a_role_the_arguments_or_a_broken_line() {
+    use common::secrets::random;
+    use session::SearchQuery;
+    use session::search::{IndexUse, search};
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const URLSAFE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let anthropic = format!("sk-ant-api03-{}AA", random(URLSAFE, 93, 120));
+    let password = random(ALNUM, 24, 121);
+    let github = format!("ghp_{}", random(ALNUM, 36, 122));
+    // Arguments with a JSON text in one of their strings, as a shell command may hold.
+    let arguments = format!(
+        "{{\"cmd\":\"flamingo deploy\",\"env\":{}}}",
+        serde_json::to_string(&format!("{{\"password\":\"{password}\"}}")).unwrap()
+    );
+    let lines = vec![
+        r#"{"id":"u1","parentId":null,"timestamp":1,"type":"message","message":{"role":"user","content":"flamingo start"}}"#.to_owned(),
+        format!(
+            r#"{{"id":"x1","parentId":"u1","timestamp":2,"type":"message","message":{{"role":"{anthropic}","content":"flamingo role"}}}}"#
+        ),
+        format!(
+            r#"{{"id":"a1","parentId":"x1","timestamp":3,"type":"message","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"bash","arguments":{arguments}}}]}}}}"#
+        ),
+        format!(r#"{{"id":"b1","parentId":"a1","timestamp":4,"type":"{github}"}}"#),
+    ];
+    let dir = temp_dir("secrets-search-kept");
+    write_session(&dir, "kept.jsonl", &lines);
+    let found = search(&dir, &SearchQuery::new("flamingo")).unwrap();
+    assert_eq!(found.index, IndexUse::Sidecar);
+    let ids: BTreeSet<&str> = found.hits.iter().map(|h| h.entry_id.as_str()).collect();
+    assert_eq!(ids, BTreeSet::from(["u1", "x1", "a1"]));
+    let role = found.hits.iter().find(|h| h.entry_id == "x1").unwrap();
+    assert_eq!(role.role, "[REDACTED:anthropic-api-key]");
+    for secret in [&anthropic, &password, &github] {
+        let hits = search(&dir, &SearchQuery::new(secret)).unwrap();
+        assert!(hits.hits.is_empty(), "a secret was found");
+        for hit in &found.hits {
+            assert!(!hit.snippet.contains(secret.as_str()), "{}", hit.snippet);
+        }
+        let errors = format!("{:?}", found.errors);
+        assert!(!errors.contains(secret.as_str()), "{errors}");
+        assert!(errors.contains("[REDACTED:github-token]"), "{errors}");
+        let sidecar = std::fs::read(dir.join(".session-search.db")).unwrap();
+        assert!(
+            !sidecar
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes()),
+            "the sidecar holds a secret"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

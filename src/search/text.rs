@@ -3,7 +3,10 @@
 // Without the engine only the query's terms are used.
 #![cfg_attr(not(feature = "search"), allow(dead_code))]
 
+use std::borrow::Cow;
+
 use crate::json::{Kind, Tape};
+use crate::secrets::Redactor;
 
 /// The role recorded for a compaction entry, whose summary is indexed.
 pub const COMPACTION_ROLE: &str = "compaction";
@@ -14,8 +17,58 @@ pub const COMPACTION_ROLE: &str = "compaction";
 /// compaction's summary (an object summary as its JSON). Thinking, images and metadata
 /// are not indexed. `None` for an entry without such text.
 pub(crate) fn readable(tape: &Tape) -> (Option<String>, Option<String>) {
-    let string = |i: usize| (tape.nodes[i].kind == Kind::String).then(|| tape.string(i));
-    let kind = tape.get(0, "type").and_then(string);
+    readable_with(tape, &mut |_, node, json| match tape.nodes[node].kind {
+        Kind::String if !json => tape.string(node),
+        _ => String::from_utf8_lossy(tape.raw(node)),
+    })
+}
+
+/// [`readable`] as the search holds it: with `redactor`, each secret in the text and
+/// the role replaced by `[REDACTED:<rule>]`, as in the entry's line redacted whole
+/// (each value is redacted as its member in the line would be), but without reading
+/// the rest of the line: thinking, metadata and usage are not searched, so they are
+/// not redacted either. Most texts have no keyword of any rule: they are checked once,
+/// whole, and taken as they are.
+pub(crate) fn readable_redacted(
+    tape: &Tape,
+    redactor: Option<&Redactor>,
+) -> (Option<String>, Option<String>) {
+    let plain = readable(tape);
+    let Some(redactor) = redactor else {
+        return plain;
+    };
+    // A keyword of a value is in the text made of it too, and a member name a value
+    // is judged by (a tool call's arguments are JSON) as well.
+    let may = |t: &Option<String>| {
+        t.as_deref()
+            .is_some_and(|t| redactor.may_hold_secret(t.as_bytes()))
+    };
+    if !may(&plain.0) && !may(&plain.1) {
+        return plain;
+    }
+    readable_with(tape, &mut |key, node, json| match tape.nodes[node].kind {
+        Kind::String if !json => Cow::Owned(
+            redactor
+                .redact_value(Some(key), &tape.string(node))
+                .into_owned(),
+        ),
+        _ => match redactor.redact_json_bytes(tape.raw(node)) {
+            Cow::Borrowed(raw) => String::from_utf8_lossy(raw),
+            Cow::Owned(raw) => Cow::Owned(String::from_utf8_lossy(&raw).into_owned()),
+        },
+    })
+}
+
+/// A value of the readable text, given the member it is the value of, its node and
+/// whether its JSON is asked for: a string's text, or its JSON (always for a value
+/// that is not a string).
+type Value<'t> = dyn FnMut(&str, usize, bool) -> Cow<'t, str> + 't;
+
+/// The role and readable text of the entry on `tape` (see [`readable`]), each piece
+/// taken from `value`.
+fn readable_with<'t>(tape: &'t Tape, value: &mut Value<'t>) -> (Option<String>, Option<String>) {
+    let string = |i: usize| (tape.nodes[i].kind == Kind::String).then_some(i);
+    let kind = tape.get(0, "type").map(|t| tape.string(t));
     match kind.as_deref() {
         Some("message") => {
             let Some(message) = tape.get(0, "message") else {
@@ -24,15 +77,15 @@ pub(crate) fn readable(tape: &Tape) -> (Option<String>, Option<String>) {
             let role = tape
                 .get(message, "role")
                 .and_then(string)
-                .map(|r| r.into_owned());
+                .map(|r| value("role", r, false).into_owned());
             let mut out = String::new();
             if let Some(content) = tape.get(message, "content") {
                 match tape.nodes[content].kind {
-                    Kind::String => push(&mut out, &tape.string(content)),
+                    Kind::String => push(&mut out, &value("content", content, false)),
                     Kind::Array => {
                         for block in tape.elements(content) {
                             if tape.nodes[block].kind == Kind::Object {
-                                block_text(tape, block, &mut out);
+                                block_text(tape, block, value, &mut out);
                             }
                         }
                     }
@@ -42,10 +95,9 @@ pub(crate) fn readable(tape: &Tape) -> (Option<String>, Option<String>) {
             (role, (!out.is_empty()).then_some(out))
         }
         Some("compaction") => {
-            let text = tape.get(0, "summary").map(|s| match tape.nodes[s].kind {
-                Kind::String => tape.string(s).into_owned(),
-                _ => String::from_utf8_lossy(tape.raw(s)).into_owned(),
-            });
+            let text = tape
+                .get(0, "summary")
+                .map(|s| value("summary", s, false).into_owned());
             (
                 Some(COMPACTION_ROLE.to_owned()),
                 text.filter(|t| !t.is_empty()),
@@ -65,26 +117,26 @@ fn push(out: &mut String, text: &str) {
     out.push_str(text);
 }
 
-fn block_text(tape: &Tape, block: usize, out: &mut String) {
+fn block_text<'t>(tape: &'t Tape, block: usize, value: &mut Value<'t>, out: &mut String) {
     let string = |name| {
         tape.get(block, name)
             .filter(|&i| tape.nodes[i].kind == Kind::String)
-            .map(|i| tape.string(i))
     };
-    match string("type").as_deref() {
+    match string("type").map(|t| tape.string(t)).as_deref() {
         Some("thinking") | Some("image") => {}
         Some("toolCall") => {
             if let Some(name) = string("name") {
-                push(out, &name);
+                push(out, &value("name", name, false));
             }
             if let Some(arguments) = tape.get(block, "arguments") {
-                push(out, &String::from_utf8_lossy(tape.raw(arguments)));
+                // Its JSON, whatever it is (a string's with its quotes).
+                push(out, &value("arguments", arguments, true));
             }
         }
         // Text blocks, and extension blocks that carry a text member.
         _ => {
             if let Some(text) = string("text") {
-                push(out, &text);
+                push(out, &value("text", text, false));
             }
         }
     }

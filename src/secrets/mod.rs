@@ -71,6 +71,11 @@ const LINE_TRIGGERS: &[&str] = &[
 /// The bytes of text lowercased at a time for [`QuickTest`]'s case-folded search.
 const FOLD_BLOCK: usize = 16 * 1024;
 
+thread_local! {
+    /// The block [`QuickTest::any`] lowercases text into.
+    static FOLDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A user's rule, as in the options: `{"name": …, "pattern": …}`. The pattern is
 /// `regex` syntax; if it has a group named `secret`, only that group is the secret.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -503,22 +508,23 @@ impl QuickTest {
             return false;
         };
         let overlap = self.folded_longest.saturating_sub(1).min(FOLD_BLOCK / 2);
-        let mut block = vec![0; text.len().min(FOLD_BLOCK)];
-        let mut start = 0;
-        loop {
-            let end = (start + FOLD_BLOCK).min(text.len());
-            let lower = &mut block[..end - start];
-            for (to, from) in lower.iter_mut().zip(&text[start..end]) {
-                *to = from.to_ascii_lowercase();
+        // One block per thread, reused: most texts are short, and allocating (and
+        // zeroing) a block for each was a tenth of this test's time.
+        FOLDED.with_borrow_mut(|block| {
+            let mut start = 0;
+            loop {
+                let end = (start + FOLD_BLOCK).min(text.len());
+                block.clear();
+                block.extend(text[start..end].iter().map(u8::to_ascii_lowercase));
+                if folded.find(&block[..]).is_some() {
+                    return true;
+                }
+                if end == text.len() {
+                    return false;
+                }
+                start = end - overlap;
             }
-            if folded.find(&*lower).is_some() {
-                return true;
-            }
-            if end == text.len() {
-                return false;
-            }
-            start = end - overlap;
-        }
+        })
     }
 }
 

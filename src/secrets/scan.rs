@@ -2,6 +2,8 @@
 //! JSON scanner, each decoded, matched, and (when redacting) rewritten in place in the
 //! raw text.
 
+use std::borrow::Cow;
+
 use super::rules::{self, Check};
 use super::{Finding, Redactor, fingerprint};
 use crate::json::{Kind, MAX_DEPTH, Tape, decode_string_mapped, push_pointer_segment, scan};
@@ -177,14 +179,53 @@ impl Redactor {
         } else {
             inner
         };
-        // A string that holds a JSON text (a Codex tool call's arguments, a raw line
-        // kept by an import) is read as JSON too, so that a secret in it is judged as
-        // in any other JSON: by its member's name as well, and in strings whose quotes
-        // are escaped here. Its edits are mapped back onto this string's raw bytes;
-        // the string is still checked as text, and of two matches that overlap the
-        // earlier (then the longer) is kept.
+        // Only a string with an escape can hold a JSON text with strings in it.
+        let found = self.value_secrets(value, key_bytes, n.escaped, scratch);
+        if !found.is_empty() {
+            let entry_id = entry_id(tape);
+            let pointer = pointer(tape, path);
+            for (edit, mut finding) in found {
+                // Found where this string is: the entry's id, this string's pointer.
+                finding.entry_id = entry_id.clone();
+                finding.pointer = Some(pointer.clone());
+                let (from, to) = if n.escaped {
+                    (offsets[edit.from], offsets[edit.to])
+                } else {
+                    (edit.from, edit.to)
+                };
+                scratch.edits.push(Edit {
+                    from: inner_start + from,
+                    to: inner_start + to,
+                    rule: edit.rule,
+                });
+                findings.push(finding);
+            }
+        }
+        scratch.decoded = decoded;
+        scratch.offsets = offsets;
+    }
+
+    /// The secrets of one decoded string value, as edits of the value (its byte
+    /// ranges), in order and not overlapping, each with its finding (no entry, no
+    /// pointer yet). `key` is the member name it is the value of; `may_hold_json`
+    /// whether it may hold a JSON text with strings in it.
+    ///
+    /// A string that holds a JSON text (a Codex tool call's arguments, a raw line kept
+    /// by an import) is read as JSON too, so that a secret in it is judged as in any
+    /// other JSON: by its member's name as well, and in strings whose quotes are
+    /// escaped here. The string is still checked as text, and of two matches that
+    /// overlap the earlier (then the longer) is kept.
+    fn value_secrets(
+        &self,
+        value: &[u8],
+        key: Option<&[u8]>,
+        may_hold_json: bool,
+        scratch: &mut Scratch,
+    ) -> Vec<(Edit, Finding)> {
         let mut candidates: Vec<(Edit, Finding)> = Vec::new();
-        if n.escaped && scratch.nesting < MAX_NESTING && matches!(value.first(), Some(b'{' | b'['))
+        if may_hold_json
+            && scratch.nesting < MAX_NESTING
+            && matches!(value.first(), Some(b'{' | b'['))
         {
             let mut nested = Scratch {
                 nesting: scratch.nesting + 1,
@@ -195,55 +236,67 @@ impl Redactor {
                 let mut found = Vec::new();
                 self.process_tape(value, &nested_tape, &mut nested, &mut found);
                 // One edit per finding, in the same order.
-                for (edit, finding) in nested.edits.iter().zip(found) {
-                    let edit = Edit {
-                        from: inner_start + offsets[edit.from],
-                        to: inner_start + offsets[edit.to],
-                        rule: edit.rule,
-                    };
-                    candidates.push((edit, finding));
-                }
+                candidates.extend(nested.edits.iter().copied().zip(found));
             }
         }
-        self.string_hits(value, key_bytes, scratch);
-        if !scratch.hits.is_empty() || !candidates.is_empty() {
-            let entry_id = entry_id(tape);
-            let pointer = pointer(tape, path);
-            for (_, finding) in &mut candidates {
-                // Found where this string is: the entry's id, this string's pointer.
-                finding.entry_id = entry_id.clone();
-                finding.pointer = Some(pointer.clone());
-            }
-            for hit in &scratch.hits {
-                let secret = &value[hit.start..hit.end];
-                let (from, to) = if n.escaped {
-                    (offsets[hit.start], offsets[hit.end])
-                } else {
-                    (hit.start, hit.end)
-                };
-                let edit = Edit {
-                    from: inner_start + from,
-                    to: inner_start + to,
-                    rule: hit.rule,
-                };
-                candidates.push((
-                    edit,
-                    self.finding(entry_id.clone(), Some(pointer.clone()), hit, secret),
-                ));
-            }
+        self.string_hits(value, key, scratch);
+        for hit in &scratch.hits {
+            let edit = Edit {
+                from: hit.start,
+                to: hit.end,
+                rule: hit.rule,
+            };
+            let secret = &value[hit.start..hit.end];
+            candidates.push((edit, self.finding(None, None, hit, secret)));
+        }
+        if candidates.len() > 1 {
             candidates.sort_by_key(|(edit, _)| (edit.from, std::cmp::Reverse(edit.to)));
             let mut end = 0;
-            for (edit, finding) in candidates {
-                if edit.from < end {
-                    continue;
+            candidates.retain(|(edit, _)| {
+                let keep = edit.from >= end;
+                if keep {
+                    end = edit.to;
                 }
-                end = edit.to;
-                scratch.edits.push(edit);
-                findings.push(finding);
-            }
+                keep
+            });
         }
-        scratch.decoded = decoded;
-        scratch.offsets = offsets;
+        candidates
+    }
+
+    /// One string value, decoded, with each secret replaced by `[REDACTED:<rule>]`,
+    /// exactly as [`Redactor::redact_json_bytes`] redacts it where it is the value of
+    /// member `key` in a JSON text (borrowed when nothing is redacted). The value of an
+    /// `id` member (see [`is_id_member`]) is never redacted.
+    pub fn redact_value<'a>(&self, key: Option<&str>, value: &'a str) -> Cow<'a, str> {
+        if key.is_some_and(is_id_member) {
+            return Cow::Borrowed(value);
+        }
+        // The prefilter of a JSON text sees its member names; a value alone does not,
+        // so one judged by its member's name skips it.
+        let judged_by_key = key.is_some_and(|key| {
+            self.assignment
+                .as_ref()
+                .is_some_and(|(_, keys)| keys.is_match(key.as_bytes()))
+        });
+        if !judged_by_key && !self.line_may_hold_secret(value.as_bytes()) {
+            return Cow::Borrowed(value);
+        }
+        let mut scratch = Scratch::default();
+        let edits =
+            self.value_secrets(value.as_bytes(), key.map(str::as_bytes), true, &mut scratch);
+        if edits.is_empty() {
+            return Cow::Borrowed(value);
+        }
+        let mut out = Vec::with_capacity(value.len());
+        let mut at = 0;
+        for (edit, _) in &edits {
+            out.extend_from_slice(&value.as_bytes()[at..edit.from]);
+            out.extend_from_slice(&self.rules[edit.rule].replacement);
+            at = edit.to;
+        }
+        out.extend_from_slice(&value.as_bytes()[at..]);
+        // Only ASCII was put in place of whole characters of valid UTF-8.
+        Cow::Owned(String::from_utf8_lossy(&out).into_owned())
     }
 
     /// The secrets in one decoded string, into `scratch.hits`: in order, not

@@ -11,9 +11,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use super::super::text::{readable, words};
+use super::super::text::{readable_redacted, words};
 use super::fingerprint::{hash_block, hash_tail};
-use super::{as_searched, entry_key, io_error};
+use super::{entry_key, io_error, parse};
 use crate::entry::EntryParser;
 use crate::error::{Error, IoOp};
 use crate::recover::{LineScanner, MAX_LINE_BYTES};
@@ -176,8 +176,8 @@ fn cut_lines(
                     Ok(text) => text,
                 };
                 let line_at = line_end - 1 - text.len() as u64;
-                let facts = match parser.parse(&as_searched(text, redactor)) {
-                    Ok((_, facts)) => facts,
+                let facts = match parse(&mut parser, text, redactor) {
+                    Ok(facts) => facts,
                     Err(fault) => {
                         let e = fault.at_line(line);
                         let reason = match &e {
@@ -204,7 +204,7 @@ fn cut_lines(
                     },
                     None => Parent::None,
                 };
-                let (role, text) = readable(tape);
+                let (role, text) = readable_redacted(tape, redactor);
                 let words_of = text.map(|text| {
                     // The words the index holds for the text, as one string.
                     let mut doc = String::new();

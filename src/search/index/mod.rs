@@ -48,7 +48,6 @@ mod sidecar;
 mod update;
 mod vocabulary;
 
-use std::borrow::Cow;
 use std::fs::{self, Metadata};
 use std::io;
 use std::path::Path;
@@ -57,6 +56,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
 use super::{IndexUse, SIDECAR, SearchError, SearchQuery, SearchResult};
+use crate::entry::{EntryParser, Facts, ParseFault};
 pub(super) use crate::error::io_error;
 use crate::error::{Error, IoFailure, IoOp};
 use crate::secrets::Redactor;
@@ -215,14 +215,29 @@ fn walk(dir: &Path) -> Result<(Vec<Found>, Vec<SearchError>), Error> {
     Ok((found, errors))
 }
 
-/// `line` as the search sees it: with every secret `redactor` finds inside its JSON
-/// strings replaced by `[REDACTED:<rule>]` (`None`: as written). The one point where
-/// an entry enters the index, a candidate's check and a snippet, so the sidecar never
-/// holds a secret.
-fn as_searched<'a>(line: &'a [u8], redactor: Option<&Redactor>) -> Cow<'a, [u8]> {
-    match redactor {
-        Some(redactor) => redactor.redact_json_bytes(line),
-        None => Cow::Borrowed(line),
+/// Parses a committed line for the search: the one point where an entry enters the
+/// index, a candidate's check and a snippet. The line is parsed as written; what the
+/// search keeps of it is then taken with [`readable_redacted`](super::text::readable_redacted),
+/// which redacts it, so the sidecar never holds a secret. A line that is not an entry
+/// whose message may quote a secret is parsed again redacted (`redactor`; `None`: as
+/// written), so that the message quotes the value as redaction leaves it.
+fn parse(
+    parser: &mut EntryParser,
+    line: &[u8],
+    redactor: Option<&Redactor>,
+) -> Result<Facts, ParseFault> {
+    match (parser.parse(line), redactor) {
+        (Ok((_, facts)), _) => Ok(facts),
+        // Only an entry's message may quote a value (a JSON error names a place; a
+        // pointer's member names are never redacted), and a value redaction changes
+        // has a rule's keyword in it, quoted or not.
+        (Err(ParseFault::Entry(e)), Some(redactor))
+            if redactor.may_hold_secret(e.message.as_bytes()) =>
+        {
+            let redacted = redactor.redact_json_bytes(line);
+            parser.parse(&redacted).map(|(_, facts)| facts)
+        }
+        (Err(fault), _) => Err(fault),
     }
 }
 

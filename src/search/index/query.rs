@@ -9,12 +9,12 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::super::text::{
-    contains_all, contains_all_ascii, fold_terms, folded, readable, snippet, terms, words,
+    contains_all, contains_all_ascii, fold_terms, folded, readable_redacted, snippet, terms, words,
 };
 use super::super::{Hit, SearchQuery};
 use super::lines::LineReader;
 use super::vocabulary::{expression, term_groups};
-use super::{Fail, SEQ_BITS, as_searched, key_parts};
+use super::{Fail, SEQ_BITS, key_parts, parse};
 use crate::entry::EntryParser;
 use crate::recover::MAX_LINE_BYTES;
 use crate::secrets::Redactor;
@@ -102,12 +102,9 @@ impl<'a> Reader<'a> {
             }
             len = want;
         };
-        let (_, facts) = self
-            .parser
-            .parse(&as_searched(&self.buf[..end], self.redactor))
-            .ok()?;
+        let facts = parse(&mut self.parser, &self.buf[..end], self.redactor).ok()?;
         let tape = self.parser.tape();
-        let text = readable(tape).1?;
+        let text = readable_redacted(tape, self.redactor).1?;
         Some(Line {
             id: facts.id.of(&tape.text).to_owned(),
             text,

@@ -261,3 +261,60 @@ fn a_routable_gitlab_token_is_redacted_whole_but_not_the_full_stop_after_it() {
         "use [REDACTED:gitlab-token]. Next"
     );
 }
+
+/// `redact_value` is the one redaction of a string value, whether it is redacted in
+/// its line or alone (the search redacts only the values it indexes): for each value
+/// and member name, it gives the value the redacted line holds.
+#[test]
+fn a_value_redacted_alone_is_redacted_as_its_member_in_a_line() {
+    let redactor = Redactor::standard().unwrap();
+    let password = random(ALNUM, 24, 90);
+    let key_id = random(HEX, 40, 91);
+    let anthropic = format!("sk-ant-api03-{}AA", random(URLSAFE, 93, 92));
+    let cases: Vec<(&str, String)> = vec![
+        // A vendor's key in text, and the same key where the member holds an id.
+        ("text", format!("use {anthropic} here")),
+        ("toolCallId", anthropic.clone()),
+        // A member named for a secret, judged by its value alone.
+        ("password", password.clone()),
+        ("apiToken", password.clone()),
+        ("password", "see the vault".to_owned()),
+        // A JSON text held in the string, with a member named for a secret and a rule
+        // that spells quotes.
+        (
+            "content",
+            format!(
+                "{{\"password\":\"{password}\",\"note\":\"\\\"private_key_id\\\": \\\"{key_id}\\\"\"}}"
+            ),
+        ),
+        // Escapes in the line: the value is decoded, the redaction the same.
+        ("text", format!("a/b \"{anthropic}\"\n\ttab")),
+        ("text", "nothing to see".to_owned()),
+    ];
+    for (key, value) in &cases {
+        let mut line = String::from("{\"id\":\"v1\",");
+        crate::json::push_string(&mut line, key);
+        line.push(':');
+        crate::json::push_string(&mut line, value);
+        line.push('}');
+        let redacted = redactor.redact_json_strings(&line);
+        let in_line: serde_json::Value = serde_json::from_str(&redacted).unwrap();
+        let alone = redactor.redact_value(Some(key), value);
+        assert_eq!(in_line[*key].as_str(), Some(&*alone), "{key}: {value}");
+    }
+    // The cases redact something: the first, the assignment and the held JSON.
+    assert!(
+        redactor
+            .redact_value(Some("text"), &cases[0].1)
+            .contains("[REDACTED:")
+    );
+    assert!(
+        redactor
+            .redact_value(Some("password"), &password)
+            .contains("[REDACTED:")
+    );
+    assert_eq!(
+        redactor.redact_value(Some("toolCallId"), &anthropic),
+        anthropic
+    );
+}
