@@ -1284,7 +1284,7 @@ SessionStatus session_export(const char *format,
  * (default 20), "roles": [role, …] (default all: "user", "assistant",
  * "toolResult", an extension role, or "compaction" for a compaction's summary),
  * "latestPathOnly": bool (default false), "redact": bool (default true)}. Secrets
- * are never indexed: each entry's text passes through the default rules of
+ * are never indexed: each entry's text and role pass through the default rules of
  * session_secrets first, and every match is [REDACTED:<rule>] in the index, in the
  * check of a hit and in its snippet, so searching for a secret finds nothing.
  * "redact": false searches the text as written, with a temporary index for the call

@@ -32,7 +32,7 @@
 //! A query is bounded: at most [`MAX_QUERY_BYTES`] bytes and [`MAX_TERMS`] different
 //! words (a repeated word counts once), so its cost is linear in its length.
 //!
-//! Secrets are never indexed: the text of every entry passes through the default rules
+//! Secrets are never indexed: the text and role of every entry pass through the default rules
 //! of [`crate::secrets`] first (each match becomes `[REDACTED:<rule>]`), for the index,
 //! the check of a candidate and its snippet alike. `"redact": false` searches the text
 //! as written, with a temporary index: the sidecar only ever holds redacted text.
