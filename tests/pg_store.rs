@@ -1494,79 +1494,124 @@ fn verify_full_checks_a_chain_from_a_ca_in_the_root_file() {
 
 // --- Benchmark (on demand) ------------------------------------------------------------------
 
-/// Appends per second for 1 and 8 clients (each its own store, all on one session, as
-/// workers of one hosted agent would be), against the floor: a bare single-row INSERT
-/// transaction on the same server with as many connections. On demand, never a timed
-/// test: `cargo test --release --test pg_store -- --ignored --nocapture bench_appends`
-/// (PG_BENCH_APPENDS per client, default 2000). It prints figures and asserts nothing
-/// about them.
+/// Appends per second for 1 and 8 clients (each its own store, on one session, as
+/// workers of one hosted agent would be, or each on its own session), against the floor:
+/// a bare single-row INSERT transaction on the same server with as many connections.
+/// The store and the floor alternate in rounds (store, floor, store, floor, ..., each
+/// round on new sessions), so that a burst of load on the shared machine does not land
+/// on one side only; each round prints its two rates and their ratio, each row the
+/// median ratio. On demand, never a timed test:
+/// `cargo test --release --test pg_store -- --ignored --nocapture bench_appends`
+/// (PG_BENCH_APPENDS per client, default 2000; PG_BENCH_ROUNDS, default 5). It prints
+/// figures and asserts nothing about them.
 #[test]
 #[ignore = "a benchmark: run on demand"]
 fn bench_appends_per_second_for_1_and_8_clients_against_a_bare_insert() {
     if !common::pg::available() {
         return;
     }
-    let per_client: usize = std::env::var("PG_BENCH_APPENDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(2000);
+    let setting = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .filter(|&n: &usize| n > 0)
+            .unwrap_or(default)
+    };
+    let per_client = setting("PG_BENCH_APPENDS", 2000);
+    let rounds = setting("PG_BENCH_ROUNDS", 5);
     let c = cluster();
     let conninfo = c.conninfo();
     c.sql(
         "postgres",
         "CREATE TABLE IF NOT EXISTS bench_floor (k bigserial PRIMARY KEY, line text NOT NULL)",
     );
+    let mut medians = Vec::new();
+    for (clients, sessions) in [(1usize, 1usize), (8, 1), (8, 8)] {
+        let mut ratios = Vec::new();
+        for round in 1..=rounds {
+            let store = store_appends_per_second(&conninfo, clients, sessions, per_client);
+            let floor = bare_inserts_per_second(&conninfo, clients, per_client);
+            println!(
+                "{clients} client(s) on {sessions} session(s) x {per_client}, round \
+                 {round}/{rounds}: libsession pg store {store:.0} appends/s; {clients} bare \
+                 INSERT transaction client(s) {floor:.0}/s; ratio {:.2}",
+                store / floor
+            );
+            ratios.push(store / floor);
+        }
+        ratios.sort_by(f64::total_cmp);
+        medians.push((clients, sessions, ratios[ratios.len() / 2], ratios));
+    }
+    for (clients, sessions, median, ratios) in medians {
+        println!(
+            "{clients} client(s) on {sessions} session(s) / {clients} bare client(s): median \
+             ratio {median:.2} of {} rounds (min {:.2}, max {:.2}) (throwaway cluster: Unix \
+             socket, fsync=off)",
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
+}
+
+/// Appends per second of `clients` threads, each with its own store on one of
+/// `sessions` new sessions (round robin), each appending `per_client` entries under
+/// the session's root.
+fn store_appends_per_second(
+    conninfo: &str,
+    clients: usize,
+    sessions: usize,
+    per_client: usize,
+) -> f64 {
+    let names: Vec<String> = (0..sessions).map(|_| session_id("bench")).collect();
+    for session in &names {
+        open(session).append(user("root", None, "root")).unwrap();
+    }
+    let start = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for k in 0..clients {
+            let session = &names[k % sessions];
+            scope.spawn(move || {
+                let store = Store::open_pg(conninfo, session, &PgOptions::default())
+                    .unwrap()
+                    .0;
+                for i in 0..per_client {
+                    let id = format!("c{k}-{i}");
+                    store.append(user(&id, Some("root"), &id)).unwrap();
+                }
+            });
+        }
+    });
+    (clients * per_client) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The floor: single-row INSERT transactions per second (`BEGIN`, a prepared `INSERT`
+/// of a line of a typical length into a table with a `bigserial` key, `COMMIT`) of
+/// `clients` threads, each on its own connection.
+fn bare_inserts_per_second(conninfo: &str, clients: usize, per_client: usize) -> f64 {
     let line = user(
         "x",
         Some("root"),
         "a user message of a typical length, sixty bytes",
     );
-    for (clients, sessions) in [(1usize, 1usize), (8, 1), (8, 8)] {
-        let names: Vec<String> = (0..sessions).map(|_| session_id("bench")).collect();
-        for session in &names {
-            open(session).append(user("root", None, "root")).unwrap();
+    let start = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..clients {
+            let line = &line;
+            scope.spawn(move || {
+                let mut client = postgres::Client::connect(conninfo, postgres::NoTls).unwrap();
+                let insert = client
+                    .prepare("INSERT INTO bench_floor (line) VALUES ($1)")
+                    .unwrap();
+                for _ in 0..per_client {
+                    let mut tx = client.transaction().unwrap();
+                    tx.execute(&insert, &[line]).unwrap();
+                    tx.commit().unwrap();
+                }
+            });
         }
-        let start = std::time::Instant::now();
-        std::thread::scope(|scope| {
-            for k in 0..clients {
-                let (conninfo, session) = (&conninfo, &names[k % sessions]);
-                scope.spawn(move || {
-                    let store = Store::open_pg(conninfo, session, &PgOptions::default())
-                        .unwrap()
-                        .0;
-                    for i in 0..per_client {
-                        let id = format!("c{k}-{i}");
-                        store.append(user(&id, Some("root"), &id)).unwrap();
-                    }
-                });
-            }
-        });
-        let store_rate = (clients * per_client) as f64 / start.elapsed().as_secs_f64();
-        let start = std::time::Instant::now();
-        std::thread::scope(|scope| {
-            for _ in 0..clients {
-                let (conninfo, line) = (&conninfo, &line);
-                scope.spawn(move || {
-                    let mut client = postgres::Client::connect(conninfo, postgres::NoTls).unwrap();
-                    let insert = client
-                        .prepare("INSERT INTO bench_floor (line) VALUES ($1)")
-                        .unwrap();
-                    for _ in 0..per_client {
-                        let mut tx = client.transaction().unwrap();
-                        tx.execute(&insert, &[line]).unwrap();
-                        tx.commit().unwrap();
-                    }
-                });
-            }
-        });
-        let floor_rate = (clients * per_client) as f64 / start.elapsed().as_secs_f64();
-        println!(
-            "{clients} client(s) on {sessions} session(s) x {per_client}: libsession pg store \
-             {store_rate:.0} appends/s; {clients} bare INSERT transaction client(s) \
-             {floor_rate:.0}/s; ratio {:.2} (throwaway cluster: Unix socket, fsync=off)",
-            store_rate / floor_rate
-        );
-    }
+    });
+    (clients * per_client) as f64 / start.elapsed().as_secs_f64()
 }
 
 /// `build_context` of a 50-message kept part on a 100,000-entry session in the
