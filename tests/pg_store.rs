@@ -263,13 +263,13 @@ fn a_schema_newer_than_the_library_is_refused() {
     let conninfo = c.fresh_db();
     let db = conninfo.rsplit("dbname=").next().unwrap().to_owned();
     drop(Store::open_pg(&conninfo, "s", &PgOptions::default()).unwrap());
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "4\n");
-    c.sql(&db, "UPDATE libsession_schema SET version = 5");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "5\n");
+    c.sql(&db, "UPDATE libsession_schema SET version = 6");
     let error = Store::open_pg(&conninfo, "s", &PgOptions::default())
         .err()
         .unwrap();
     assert!(matches!(error, Error::Io(_)), "{error:?}");
-    assert!(error.to_string().contains("version 5"), "{error}");
+    assert!(error.to_string().contains("version 6"), "{error}");
 }
 
 /// The database name of a connection string made by the cluster.
@@ -445,6 +445,47 @@ fn a_row_whose_id_column_disagrees_with_its_line_is_named_not_retried_forever() 
         other => panic!("{other:?}"),
     }
     assert_eq!(store.append(user("fine", Some("u-1"), "x")).unwrap().seq, 6);
+}
+
+#[test]
+fn a_session_row_deleted_outside_libsession_refuses_the_next_append_and_writes_nothing() {
+    // Rule (§14): since version 5 no foreign key ties the rows to their session's row
+    // (libsession deletes none). When one is deleted outside libsession, the rows stay,
+    // and the next append is refused (`io`, kind invalid data), nothing written: by a
+    // handle open before the delete, and by one opened after it (whose open creates
+    // the session's row again, at count 0, and reads the rows).
+    if !common::pg::available() {
+        return;
+    }
+    let session = session_id("deleted-row");
+    let store = open(&session);
+    for line in CHAPTER {
+        store.append(line).unwrap();
+    }
+    let rows = format!("SELECT count(*) FROM libsession_entries WHERE session_id = '{session}'");
+    cluster().sql(
+        "postgres",
+        &format!("DELETE FROM libsession_sessions WHERE session_id = '{session}'"),
+    );
+    let next = user("next", Some("u-1"), "after the delete");
+    let refused = |result: Result<session::Receipt, Error>| match result {
+        Err(Error::Io(failure)) => {
+            assert_eq!(failure.kind, std::io::ErrorKind::InvalidData, "{failure:?}");
+            assert!(
+                failure.message.contains("nothing was written"),
+                "{failure:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    };
+    refused(store.append(&next));
+    let reopened = open(&session);
+    assert_eq!(reopened.len().unwrap(), CHAPTER.len());
+    refused(reopened.append(&next));
+    assert_eq!(
+        cluster().sql("postgres", &rows),
+        format!("{}\n", CHAPTER.len())
+    );
 }
 
 /// A chain of `n` messages `e0` … under one root, then a compaction `c` under the last
@@ -855,7 +896,7 @@ fn a_version_2_database_is_upgraded_with_line_offsets_and_then_opens_through_an_
         .0;
     assert_eq!(
         c.sql(&db, "SELECT version FROM libsession_schema"),
-        "4
+        "5
 "
     );
     let mut expected = String::new();
@@ -931,7 +972,7 @@ fn a_version_3_database_is_upgraded_with_each_sessions_size_and_appends_follow_i
     let store = Store::open_pg(&conninfo, "v3", &PgOptions::default())
         .unwrap()
         .0;
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "4\n");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "5\n");
     let size: usize = lines
         .iter()
         .map(|l| session::parse_entry(l).unwrap().json().len() + 1)
@@ -1059,7 +1100,7 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
         store.entries_json().unwrap(),
         memory.entries_json().unwrap()
     );
-    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "4\n");
+    assert_eq!(c.sql(&db, "SELECT version FROM libsession_schema"), "5\n");
     assert_eq!(
         c.sql(
             &db,
@@ -1067,6 +1108,16 @@ fn a_version_1_database_is_upgraded_in_place_and_keeps_every_row() {
              WHERE table_name = 'libsession_entries' AND column_name IN ('id', 'parent_id')"
         ),
         "bytea\nbytea\n"
+    );
+    // Version 4 → 5: no foreign key from the rows (version 1's on the entries, version
+    // 3's on the indexes) to the session's row is left; the appends below still work.
+    assert_eq!(
+        c.sql(
+            &db,
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid IN \
+             ('libsession_entries'::regclass, 'libsession_index'::regclass)"
+        ),
+        "0\n"
     );
     let nul = user("n\0l", Some("meta-cwd"), "after the upgrade");
     assert_eq!(store.append(&nul).unwrap().seq, 6);
