@@ -1527,8 +1527,8 @@ SessionStatus session_redact(const char *src_path,
  *
  * An open reads the version of the database's libsession tables (libsession_schema,
  * libsession_sessions, libsession_entries, libsession_index) and runs no DDL when
- * they are at this library's version (4). Only when they are missing or older does it
- * take an advisory lock and create them, or upgrade version 1, 2 or 3 in place
+ * they are at this library's version (5). Only when they are missing or older does it
+ * take an advisory lock and create them, or upgrade version 1, 2, 3 or 4 in place
  * keeping every row; a
  * version newer than this library's is refused (SESSION_ERR_IO), never written. A
  * role that only uses the tables therefore needs no CREATE on the schema (which

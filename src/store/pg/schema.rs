@@ -12,7 +12,7 @@
 //! To add version N + 1: append to [`MIGRATIONS`] the statements that turn version N
 //! into N + 1 in place, keeping every row ([`SCHEMA_VERSION`] follows from the list), and
 //! test it on a database written by version N (`tests/pg_store.rs` does so for 1, 2
-//! and 3).
+//! and 3; the version-1 test checks every version since).
 //! A library never writes to a database whose version is newer than its own.
 
 use std::io;
@@ -52,7 +52,7 @@ const VERSION_1: &str = "
     );";
 
 /// `MIGRATIONS[k]` turns version k + 1 into version k + 2.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // 1 → 2: entry ids as bytes. A `text` value cannot hold NUL, which a JSON id may
     // (`"a\u0000b"`), and a B-tree row holds at most about 2.7 KB, which an id may
     // exceed: ids (and parent ids, and a session's latest leaf id) become `bytea`, the
@@ -104,6 +104,29 @@ const MIGRATIONS: [&str; 3] = [
             off + octet_length(convert_to(line, 'UTF8')) + 1 AS bytes
         FROM libsession_entries ORDER BY session_id, seq DESC) e
         WHERE s.session_id = e.session_id;",
+    // 4 → 5: no foreign keys from the rows to the session's row. Each one made every
+    // insert run a referential check (a second lookup and lock of the session's row,
+    // queued and fired at the statement's end) that never finds anything to refuse:
+    // an append inserts only the row that its own UPDATE of the session's row
+    // returned (the row exists and is locked by that statement until it commits), a
+    // copy inserts after creating and locking the session's row in its transaction,
+    // and an index is written by a handle whose open found or created that row.
+    // libsession deletes no session's row (no role it runs as needs DELETE on
+    // `libsession_sessions`); a row deleted outside it leaves the session's rows,
+    // and the next append to that session is refused (its count is then below
+    // what the handle read, or its next `seq` taken), nothing written. The keys
+    // are found by what they join rather than by name.
+    "
+    DO $$
+    DECLARE k record;
+    BEGIN
+        FOR k IN SELECT conrelid::regclass AS t, conname FROM pg_constraint
+            WHERE contype = 'f' AND confrelid = 'libsession_sessions'::regclass
+            AND conrelid IN ('libsession_entries'::regclass, 'libsession_index'::regclass)
+        LOOP
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', k.t, k.conname);
+        END LOOP;
+    END $$;",
 ];
 
 /// Makes sure the tables are there at [`SCHEMA_VERSION`]: reads the version and, only
