@@ -1610,8 +1610,10 @@ SessionStatus session_redact(const char *src_path,
  *   process (at most 8; the oldest is closed first) for the next open with the same
  *   conninfo and durability, which then skips the login: a worker that opens and
  *   closes a store per turn logs in once. Kept: the connection, its
- *   synchronous_commit and its prepared insert; nothing else (a store runs no
- *   transaction across calls). A kept connection is only used by the process that
+ *   synchronous_commit, its jit (off: every open turns JIT compilation off for
+ *   its connection, since compiling a lookup of a few rows took 100 ms or more)
+ *   and its prepared insert; nothing else (a store runs no transaction across
+ *   calls). A kept connection is only used by the process that
  *   made it, and one that died meanwhile (a server restart, an idle timeout) or whose
  *   tables changed version is dropped and a new one made, never an error. false: the
  *   store's connection is its own, closed by session_store_close.

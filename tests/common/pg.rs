@@ -391,6 +391,12 @@ impl Cluster {
             self.socket.display(),
             self.port
         );
+        // Settings for a benchmark run (`PG_SERVER_SETTINGS="-c shared_buffers=1GB"`):
+        // the tests never set it.
+        if let Ok(extra) = std::env::var("PG_SERVER_SETTINGS") {
+            options.push(' ');
+            options.push_str(&extra);
+        }
         match &self.cert {
             None => options.push_str(" -c listen_addresses=''"),
             Some(cert) => options.push_str(&format!(

@@ -205,6 +205,16 @@ fn lines(sink: &PgSink) -> Lines {
 /// covered row ends). These are the reads [`Base::open`] makes; any it makes beyond
 /// them (a large roots page) is read on demand. `$2` records per page, `$3` the page
 /// size, `$4` samples, `$5` a sample's length.
+///
+/// Each row lookup is a subquery of its own (`OFFSET 0` keeps the planner from merging
+/// it into a join) that only the index on the column it looks up can serve as a
+/// range, whatever the statistics say of the session's size: a session newer than the
+/// table's last `ANALYZE` is estimated at one row, any index starting with
+/// `session_id` then looks as cheap, and the lookups became a scan of every row of the
+/// session per sample (30,000–40,000 buffers a call at 5,000 entries, where this reads
+/// about 150). The last covered row is found by its key as a row comparison (only the
+/// primary key can serve it; `seq = …` made any order by `seq` moot), a sampled
+/// region by a range ordered by `off`.
 const OPEN_INDEX: &str = "
     WITH i AS (
         SELECT entries, image, octet_length(image)::int8 AS len,
@@ -213,16 +223,19 @@ const OPEN_INDEX: &str = "
         FROM libsession_index WHERE session_id = $1 ORDER BY entries DESC LIMIT 1),
     c AS (
         SELECT e.off AS last_off, e.off + octet_length(convert_to(e.line, 'UTF8')) + 1 AS covered
-        FROM i JOIN libsession_entries e ON e.session_id = $1 AND e.seq = i.entries - 1),
+        FROM i, LATERAL (SELECT off, line FROM libsession_entries
+            WHERE (session_id, seq) >= ($1, i.entries - 1)
+            AND (session_id, seq) <= ($1, i.entries - 1) OFFSET 0) e),
     r AS (
         SELECT DISTINCT x.off, x.line FROM c, LATERAL (
-            SELECT off, line FROM libsession_entries WHERE session_id = $1 AND off = c.last_off
+            (SELECT off, line FROM libsession_entries WHERE session_id = $1 AND off = c.last_off
+                ORDER BY off OFFSET 0)
             UNION ALL
             SELECT y.off, y.line FROM generate_series(0, $4 - 1) k, LATERAL (
                 SELECT off, line FROM libsession_entries WHERE session_id = $1
                 AND off >= (SELECT coalesce(max(off), 0) FROM libsession_entries
                             WHERE session_id = $1 AND off <= c.covered / $4 * k)
-                AND off < c.covered / $4 * k + $5) y) x)
+                AND off < c.covered / $4 * k + $5 ORDER BY off OFFSET 0) y) x)
     SELECT i.entries, i.len,
         substring(i.image FROM 1 FOR $3::int4),
         i.rec_at, substring(i.image FROM (i.rec_at + 1)::int4 FOR $3::int4),

@@ -170,7 +170,9 @@ impl PgSink {
         // A standby (or a server that takes no writes) serves a read-only store: it
         // reads a prefix of the session's commit order and creates nothing. The
         // same round trip sets the durability (`synchronous_commit`, for this
-        // connection) and reads the tables' version.
+        // connection), turns JIT compilation off for this connection (a statement
+        // the planner costs above `jit_above_cost` was compiled first: 100–140 ms
+        // for a lookup of a few rows) and reads the tables' version.
         let durability = match options.durability {
             Some(Durability::None) => Some("off"),
             Some(_) => Some("on"),
@@ -181,7 +183,8 @@ impl PgSink {
                 "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', \
                  EXISTS (SELECT 1 FROM libsession_sessions WHERE session_id = $1), \
                  (SELECT max(version) FROM libsession_schema), \
-                 CASE WHEN $2::text IS NOT NULL THEN set_config('synchronous_commit', $2, false) END",
+                 CASE WHEN $2::text IS NOT NULL THEN set_config('synchronous_commit', $2, false) END, \
+                 set_config('jit', 'off', false)",
                 &[(&session_id, Type::TEXT), (&durability, Type::TEXT)],
             )
             .map_err(|e| io(&e))?;
