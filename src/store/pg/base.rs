@@ -212,9 +212,11 @@ fn lines(sink: &PgSink) -> Lines {
 /// table's last `ANALYZE` is estimated at one row, any index starting with
 /// `session_id` then looks as cheap, and the lookups became a scan of every row of the
 /// session per sample (30,000–40,000 buffers a call at 5,000 entries, where this reads
-/// about 150). The last covered row is found by its key as a row comparison (only the
-/// primary key can serve it; `seq = …` made any order by `seq` moot), a sampled
-/// region by a range ordered by `off`.
+/// about 150). The last covered row is the newest below the index's count, a sampled
+/// region a range ordered by `off`: an order only the index on that column gives
+/// without a sort (`seq = …` made any order by `seq` moot, and a row comparison, which
+/// only the primary key serves, is estimated so loosely that a session of 100,000 rows
+/// was read whole).
 const OPEN_INDEX: &str = "
     WITH i AS (
         SELECT entries, image, octet_length(image)::int8 AS len,
@@ -224,8 +226,7 @@ const OPEN_INDEX: &str = "
     c AS (
         SELECT e.off AS last_off, e.off + octet_length(convert_to(e.line, 'UTF8')) + 1 AS covered
         FROM i, LATERAL (SELECT off, line FROM libsession_entries
-            WHERE (session_id, seq) >= ($1, i.entries - 1)
-            AND (session_id, seq) <= ($1, i.entries - 1) OFFSET 0) e),
+            WHERE session_id = $1 AND seq < i.entries ORDER BY seq DESC LIMIT 1) e),
     r AS (
         SELECT DISTINCT x.off, x.line FROM c, LATERAL (
             (SELECT off, line FROM libsession_entries WHERE session_id = $1 AND off = c.last_off
