@@ -329,6 +329,36 @@ fn claude_code_and_codex_send_what_libsession_resumes() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// Where the agent's items and ours first differ, for a failure's message: the item's
+/// index and, in the two items' JSON, the first character that differs with 120
+/// characters on each side of it, from the agent and from us (a whole item may be a
+/// tool output of many kilobytes, and the difference far into it); then the note.
+fn difference_detail(result: &Value) -> String {
+    let difference = &result["firstDifference"];
+    let (agent, ours) = (
+        difference["agent"].to_string(),
+        difference["ours"].to_string(),
+    );
+    let at = agent
+        .chars()
+        .zip(ours.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let window = |text: &str| -> String {
+        text.chars()
+            .skip(at.saturating_sub(120))
+            .take(240)
+            .collect()
+    };
+    format!(
+        "item {}, its JSON first differs at character {at}: agent …{}… ours …{}… {}",
+        difference["index"],
+        window(&agent),
+        window(&ours),
+        result["note"]
+    )
+}
+
 /// Exports whose request differs from libsession's context for a reason of the agent's
 /// own that no profile models, and the reason; the test checks that they still differ.
 const EXPORT_DIFFERS: &[(&str, &str)] = &[
@@ -430,10 +460,7 @@ fn claude_code_and_codex_resume_what_libsession_exports_to_them() {
                 "equal, listed as differing".to_owned()
             }
             _ => {
-                let mut detail = format!("{} {}", result["firstDifference"], result["note"]);
-                if let Some((cut, _)) = detail.char_indices().nth(1500) {
-                    detail.truncate(cut);
-                }
+                let detail = difference_detail(result);
                 failures.push(format!("{name}: {status}: {detail}"));
                 format!("**{status}**")
             }
