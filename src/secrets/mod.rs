@@ -390,14 +390,8 @@ impl Redactor {
         if scratch.hits.is_empty() {
             return Cow::Borrowed(text);
         }
-        let mut out = Vec::with_capacity(text.len());
-        let mut at = 0;
-        for hit in &scratch.hits {
-            out.extend_from_slice(&text.as_bytes()[at..hit.start]);
-            out.extend_from_slice(&self.rules[hit.rule].replacement);
-            at = hit.end;
-        }
-        out.extend_from_slice(&text.as_bytes()[at..]);
+        let spans = scratch.hits.iter().map(|h| (h.start, h.end, h.rule));
+        let out = self.replaced(text.as_bytes(), spans);
         Cow::Owned(String::from_utf8_lossy(&out).into_owned())
     }
 

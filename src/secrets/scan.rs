@@ -88,15 +88,8 @@ impl Redactor {
         if !redact || scratch.edits.is_empty() {
             return None;
         }
-        let mut out = Vec::with_capacity(json.len());
-        let mut at = 0;
-        for edit in &scratch.edits {
-            out.extend_from_slice(&json[at..edit.from]);
-            out.extend_from_slice(&self.rules[edit.rule].replacement);
-            at = edit.to;
-        }
-        out.extend_from_slice(&json[at..]);
-        Some(out)
+        let spans = scratch.edits.iter().map(|e| (e.from, e.to, e.rule));
+        Some(self.replaced(json, spans))
     }
 
     /// Checks every string value of a scanned text.
@@ -287,16 +280,28 @@ impl Redactor {
         if edits.is_empty() {
             return Cow::Borrowed(value);
         }
-        let mut out = Vec::with_capacity(value.len());
-        let mut at = 0;
-        for (edit, _) in &edits {
-            out.extend_from_slice(&value.as_bytes()[at..edit.from]);
-            out.extend_from_slice(&self.rules[edit.rule].replacement);
-            at = edit.to;
-        }
-        out.extend_from_slice(&value.as_bytes()[at..]);
+        let spans = edits.iter().map(|(e, _)| (e.from, e.to, e.rule));
+        let out = self.replaced(value.as_bytes(), spans);
         // Only ASCII was put in place of whole characters of valid UTF-8.
         Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// `text` with each span `(from, to, rule)` (in order, not overlapping) replaced by
+    /// the rule's `[REDACTED:<rule>]`, every other byte as it is.
+    pub(super) fn replaced(
+        &self,
+        text: &[u8],
+        spans: impl IntoIterator<Item = (usize, usize, usize)>,
+    ) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len());
+        let mut at = 0;
+        for (from, to, rule) in spans {
+            out.extend_from_slice(&text[at..from]);
+            out.extend_from_slice(&self.rules[rule].replacement);
+            at = to;
+        }
+        out.extend_from_slice(&text[at..]);
+        out
     }
 
     /// The secrets in one decoded string, into `scratch.hits`: in order, not
